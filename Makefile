@@ -1,0 +1,38 @@
+# The two commands of the README: `make demo` and `make test`. Both build .venv when it is
+# missing or older than the pinned requirements, then run with the hub switched off.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: venv demo demo-sample test test-long bench clean-venv
+
+venv: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) scripts/demo.py
+
+demo-sample: $(STAMP)
+	$(PY) scripts/demo.py --sample ../shared/data/musique-sample
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-long: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""builders stage of the lab (see docs/contracts.md)."""

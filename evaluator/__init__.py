@@ -1,0 +1,1 @@
+"""evaluator stage of the lab (see docs/contracts.md)."""

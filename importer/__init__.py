@@ -1,0 +1,1 @@
+"""importer stage of the lab (see docs/contracts.md)."""

@@ -1,0 +1,69 @@
+"""Atomic, never-overwriting artifact files (DESIGN §3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from protocols.errors import RefusedInput
+
+
+def refuse_existing(*paths: str | Path) -> None:
+    """Refuse any output path that already exists (a file, a directory or a dangling link)."""
+    for path in paths:
+        if os.path.lexists(path):
+            raise RefusedInput(f"refusing to overwrite existing output: {path}")
+
+
+def refuse_same_path(**named: str | Path) -> None:
+    """Refuse two roles (say output and measurements) that resolve to the same file."""
+    seen: dict[str, str] = {}
+    for role, path in named.items():
+        resolved = os.path.realpath(path)
+        if resolved in seen:
+            raise RefusedInput(f"--{seen[resolved]} and --{role} name the same path: {path}")
+        seen[resolved] = role.replace("_", "-")
+
+
+def save(path: str | Path, value: Any) -> None:
+    """Write JSON atomically: temp file in the same directory, fsync, rename, fsync the directory.
+
+    A crash at any point leaves either no file or the complete file, never a torn one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_json(path: str | Path, what: str = "file") -> Any:
+    """Read a JSON artifact, refusing a missing file or malformed JSON with a precise message."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle, parse_constant=_refuse_constant)
+    except FileNotFoundError:
+        raise RefusedInput(f"{what} not found: {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise RefusedInput(f"{what} {path} is not valid JSON: {exc}") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} is not allowed")

@@ -1,0 +1,1 @@
+"""server stage of the lab (see docs/contracts.md)."""
