@@ -1,0 +1,199 @@
+"""`document_title_graph_v1`: typed relations between documents from their titles alone (DESIGN §5.1).
+
+The builder sees a projection of exactly {id, title, paragraph_text} per document, so no question,
+answer or judgment can shape an edge. `same_entity` joins documents with identical normalized
+titles; `semantic_related` points from a paragraph to every document whose whole normalized title
+it mentions. Each eligible title is indexed under its rarest token, so a paragraph is only compared
+with the few titles that share such a token with it: linear in corpus size in practice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from builders.normalize import MIN_SINGLE_TOKEN_CHARS, normalize_text, normalized_tokens, title_is_eligible
+from protocols.artifacts import document_id
+from protocols.canonical import digest
+from protocols.errors import RefusedInput
+
+FORMAT = "relations_v1"
+METHOD = "document_title_graph_v1"
+PROJECTION_FIELDS = ("id", "title", "paragraph_text")
+SAME_ENTITY = "same_entity"
+SEMANTIC_RELATED = "semantic_related"
+KINDS = (SAME_ENTITY, SEMANTIC_RELATED)
+
+POLICY = {
+    "method": METHOD,
+    "inputs": list(PROJECTION_FIELDS),
+    "normalization": "unicode NFKC, casefold, \\w+ tokens joined by one space",
+    "same_entity": {
+        "match": "identical normalized titles",
+        "neighbors_per_document": 4,
+        "neighbor_order": "target id ascending",
+        "assertion": "one per unordered pair, source = smaller id",
+    },
+    "semantic_related": {
+        "text": "paragraph_text only, normalized, title excluded",
+        "match": "whole normalized title, space-delimited",
+        "eligible_titles": "non-empty, not all digits, several tokens or >= "
+                           f"{MIN_SINGLE_TOKEN_CHARS} characters",
+        "skip": "documents with the source's own normalized title",
+        "candidate_order": "normalized title length descending, target id ascending",
+        "targets_per_document": 8,
+        "direction": "mentioning -> mentioned",
+    },
+    "edge_id": "edge- + digest([source, target, kind])",
+    "evidence_ref": {
+        "same_entity": "title-sha256:<digest(normalized title)>",
+        "semantic_related": "document-sha256:<digest(source document)>:title-sha256:<digest(normalized title)>",
+    },
+}
+SAME_ENTITY_NEIGHBORS = POLICY["same_entity"]["neighbors_per_document"]
+MENTION_TARGETS = POLICY["semantic_related"]["targets_per_document"]
+
+
+class GraphInputError(RefusedInput):
+    """A projection the builder refuses: extra fields, duplicate ids, ids that do not match text."""
+
+
+def project(source: dict) -> list[dict]:
+    """The builder's only view of a source.json value: {id, title, paragraph_text}, sorted by id."""
+    documents = [{key: doc[key] for key in PROJECTION_FIELDS} for doc in source["documents"]]
+    return sorted(documents, key=lambda d: d["id"])
+
+
+def build_relations(projection: list[dict], source_digest: str) -> dict:
+    """The whole relations.json value for a projection (see docs/contracts.md)."""
+    documents = _checked_projection(projection)
+    relations = _relations(documents)
+    return {
+        "format": FORMAT,
+        "method": METHOD,
+        "policy": POLICY,
+        "policy_digest": digest(POLICY),
+        "source_digest": source_digest,
+        "projection": documents,
+        "projection_digest": digest(documents),
+        "relations": relations,
+        "relations_digest": digest(relations),
+        "counts": {kind: sum(1 for r in relations if r["kind"] == kind) for kind in KINDS},
+    }
+
+
+def rebuild(relations_file: dict) -> dict:
+    """Rebuild a relations.json value from the projection and source digest it records."""
+    if not isinstance(relations_file, dict) or "projection" not in relations_file or "source_digest" not in relations_file:
+        raise GraphInputError("relations file has no projection or source_digest to rebuild from")
+    return build_relations(relations_file["projection"], relations_file["source_digest"])
+
+
+def verify_relations(relations_file: dict, source: dict | None = None) -> None:
+    """Refuse a relations.json value that its own projection does not reproduce byte for byte,
+    or (given the source) whose projection or source digest is not that source's."""
+    if digest(rebuild(relations_file)) != digest(relations_file):
+        raise GraphInputError("relations file differs from the rebuild of its own projection")
+    if source is not None:
+        if relations_file["source_digest"] != digest(source):
+            raise GraphInputError("relations file source_digest is not the digest of the given source")
+        if relations_file["projection"] != project(source):
+            raise GraphInputError("relations file projection is not the projection of the given source")
+
+
+def _checked_projection(projection: Any) -> list[dict]:
+    if not isinstance(projection, list):
+        raise GraphInputError("projection: expected a list of documents")
+    seen: set[str] = set()
+    for i, doc in enumerate(projection):
+        if not isinstance(doc, dict):
+            raise GraphInputError(f"projection[{i}]: expected an object")
+        if set(doc) != set(PROJECTION_FIELDS):
+            extra = sorted(set(doc) - set(PROJECTION_FIELDS))
+            missing = sorted(set(PROJECTION_FIELDS) - set(doc))
+            reason = f"unexpected field(s) {extra}" if extra else f"missing field(s) {missing}"
+            raise GraphInputError(
+                f"projection[{i}]: {reason}; the graph builder accepts exactly id, title, paragraph_text"
+            )
+        for key in PROJECTION_FIELDS:
+            if not isinstance(doc[key], str):
+                raise GraphInputError(f"projection[{i}].{key}: expected a string")
+        if doc["id"] in seen:
+            raise GraphInputError(f"projection[{i}].id: duplicate id {doc['id']!r}")
+        seen.add(doc["id"])
+        if doc["id"] != document_id(doc["title"], doc["paragraph_text"]):
+            raise GraphInputError(
+                f"projection[{i}].id: {doc['id']!r} does not match the digest of its title and paragraph_text"
+            )
+    return sorted(({key: doc[key] for key in PROJECTION_FIELDS} for doc in projection),
+                  key=lambda d: d["id"])
+
+
+def _relations(documents: list[dict]) -> list[dict]:
+    revision = digest(POLICY)
+    titles: dict[str, list[str]] = defaultdict(list)
+    own_title: dict[str, str] = {}
+    for doc in documents:  # sorted by id, so every title's id list is ascending
+        title = normalize_text(doc["title"])
+        own_title[doc["id"]] = title
+        titles[title].append(doc["id"])
+    title_refs = {title: "title-sha256:" + digest(title) for title in titles}
+    by_rarest = _index_by_rarest_token(title for title in titles if title_is_eligible(title))
+
+    edges: dict[tuple[str, str, str], dict] = {}
+    for doc in documents:
+        title = own_title[doc["id"]]
+        for other in [x for x in titles[title] if x != doc["id"]][:SAME_ENTITY_NEIGHBORS]:
+            source, target = sorted((doc["id"], other))
+            _add(edges, source, target, SAME_ENTITY, title_refs[title], revision)
+        mentioned = _mentioned_titles(doc["paragraph_text"], title, by_rarest)
+        candidates = sorted(((t, target) for t in mentioned for target in titles[t]),
+                            key=lambda pair: (-len(pair[0]), pair[1]))[:MENTION_TARGETS]
+        if candidates:
+            document_ref = "document-sha256:" + digest(doc) + ":"
+            for t, target in candidates:
+                _add(edges, doc["id"], target, SEMANTIC_RELATED, document_ref + title_refs[t], revision)
+    return [edges[key] for key in sorted(edges, key=lambda k: edges[k]["id"])]
+
+
+def _index_by_rarest_token(eligible: Iterable[str]) -> dict[str, list[str]]:
+    """Each title under its rarest token (fewest eligible titles, then the token): any paragraph
+    containing the title contains that token, and rare tokens keep the candidate lists short."""
+    eligible = sorted(eligible)
+    frequency = Counter(token for title in eligible for token in set(title.split(" ")))
+    index: dict[str, list[str]] = defaultdict(list)
+    for title in eligible:
+        token = min(set(title.split(" ")), key=lambda t: (frequency[t], t))
+        index[token].append(title)
+    return index
+
+
+def _mentioned_titles(paragraph_text: str, own: str, by_rarest: dict[str, list[str]]) -> set[str]:
+    tokens = normalized_tokens(paragraph_text)
+    padded = " " + " ".join(tokens) + " "
+    found = set()
+    for token in set(tokens):
+        for title in by_rarest.get(token, ()):
+            if title != own and f" {title} " in padded:
+                found.add(title)
+    return found
+
+
+def _add(edges: dict, source: str, target: str, kind: str, evidence: str, revision: str) -> None:
+    key = (source, target, kind)
+    if key in edges:
+        return
+    edges[key] = {
+        "id": "edge-" + digest([source, target, kind]),
+        "kind": kind,
+        "source": source,
+        "target": target,
+        "provenance": {
+            "origin": "tool_observation",
+            "method": METHOD,
+            "method_revision": revision,
+            "evidence_ref": evidence,
+            "model": None,
+        },
+    }

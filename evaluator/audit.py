@@ -1,0 +1,172 @@
+"""audit: re-verify a private report against its fixture, relations and protocol.
+
+Checks, each reported as `ok <check>` or `FAIL <check> <location>: <what>`:
+- inputs: protocol, fixture and relations cross-checked (graph rebuilt from its projection);
+- hash_chain: protocol, source, fixture, relations, plan and state digests;
+- plan: its digests are the chain's, its jobs are the seeded order, the report ran exactly them;
+- fences: plan, state, before, after and every page carry the same fence; store digest unchanged;
+- pages: every stored page recomputed independently (scores, contributions, proofs, expansion);
+- cross_method: anchors = the seed method's top 4, depth zero = hybrid v2;
+- repetitions: every job of a (query, method) repeated the ranking and proofs of the stored page;
+- metrics: every per-query metric and every derived block recomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from evaluator import plan as plans
+from evaluator.export import consistency_failures
+from evaluator.inputs import load_frozen
+from evaluator.verify import Checker, cross_method_failures, proof_digest, ranking_digest
+from protocols.canonical import digest
+from protocols.files import load_json
+
+
+@dataclass
+class Audit:
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)
+
+    def check(self, name: str, compute: Callable[[], list[str]]) -> None:
+        try:
+            found = compute()
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            # a report edited into the wrong shape fails the check instead of crashing the audit
+            found = [f"malformed report: {type(exc).__name__}: {exc}"]
+        if found:
+            self.failures.extend((name, f) for f in found)
+        else:
+            self.passed.append(name)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def lines(self) -> list[str]:
+        return [f"ok {name}" for name in self.passed] + [f"FAIL {name} {what}" for name, what in self.failures]
+
+
+def audit(report_path, fixture_path, relations_path, protocol_path,
+          log: Callable[[str], None] = print) -> Audit:
+    result = Audit()
+    frozen = load_frozen(protocol_path, fixture_path, relations_path)
+    result.passed.append("inputs")
+    report = load_json(report_path, "report")
+    result.check("status", lambda: [] if report.get("status") == "complete" else
+                 [f"status: {report.get('status')!r} ({(report.get('failure') or {}).get('message')})"])
+    result.check("hash_chain", lambda: chain_failures(report, frozen))
+    result.check("plan", lambda: plan_failures(report, frozen))
+    result.check("fences", lambda: fence_failures(report))
+    result.check("pages", lambda: page_failures(report, frozen, Checker(frozen, report["state"])))
+    result.check("cross_method", lambda: cross_failures(report, frozen))
+    result.check("repetitions", lambda: repetition_failures(report))
+    result.check("metrics", lambda: metric_failures(report, frozen))
+    for line in result.lines():
+        log(line)
+    return result
+
+
+def metric_failures(report, frozen) -> list[str]:
+    if report.get("status") != "complete":
+        return ["status: the metrics of an unfinished report are not audited"]
+    return [f for f in consistency_failures(report, frozen.fixture) if not f.startswith("hash_chain")]
+
+
+def chain_failures(report, frozen) -> list[str]:
+    chain = report.get("hash_chain") or {}
+    out = []
+    for name in ("protocol", "source", "fixture", "relations"):
+        if chain.get(name) != frozen.digests[name]:
+            out.append(f"hash_chain.{name}: {chain.get(name)}, the given {name} has {frozen.digests[name]}")
+    for name in ("plan", "state", "protocol"):
+        if chain.get(name) != digest(report.get(name)):
+            out.append(f"hash_chain.{name}: not the digest of the report's embedded {name}")
+    state = report.get("state") or {}
+    for name in ("protocol", "fixture", "relations"):
+        if (state.get("inputs") or {}).get(name) != frozen.digests[name]:
+            out.append(f"state.inputs.{name}: the lab was prepared from another {name}")
+    return out
+
+
+def plan_failures(report, frozen) -> list[str]:
+    plan = report["plan"]
+    out = []
+    for name, value in plan["digests"].items():
+        if report["hash_chain"].get(name) != value:
+            out.append(f"plan.digests.{name}: differs from hash_chain.{name}")
+    expected = plans.seeded_jobs(plan["queries"], plan["methods"], plan["repetitions"], frozen.protocol["protocol_seed"])
+    if plan["jobs"] != expected:
+        out.append("plan.jobs: not the seeded shuffle of the protocol seed")
+    want_queries = [q["id"] for q in frozen.split_queries(frozen.protocol["evaluation"]["split"])]
+    if plan["queries"] != want_queries or plan["methods"] != sorted(frozen.protocol["methods"]):
+        out.append("plan.queries/methods: not the protocol's split and methods")
+    ran = [[j["query_id"], j["method"], j["repetition"]] for j in sorted(report["jobs"], key=lambda j: j["order"])]
+    if report.get("status") == "complete" and ran != plan["jobs"]:
+        first = next((i for i, (a, b) in enumerate(zip(ran, plan["jobs"])) if a != b), min(len(ran), len(plan["jobs"])))
+        out.append(f"jobs[{first}]: the report did not run the plan's jobs in order")
+    return out
+
+
+def fence_failures(report) -> list[str]:
+    fence = report["plan"]["fence"]
+    out = []
+    for where, value in (("state.fence", report["state"].get("fence")), ("before.fence", report["before"]["fence"]),
+                         ("after.fence", (report.get("after") or {}).get("fence"))):
+        if value != fence:
+            out.append(f"{where}: {value}, plan fence {fence}")
+    after = report.get("after") or {}
+    if after.get("store_digest") != report["before"]["store_digest"]:
+        out.append("after.store_digest: differs from before.store_digest")
+    for i, row in enumerate(report["rows"]):
+        if row["page"].get("fence") != fence:
+            out.append(f"rows[{i}] (query {row['query_id']}, method {row['method']}).page.fence: {row['page'].get('fence')}")
+    return out
+
+
+def page_failures(report, frozen, checker: Checker) -> list[str]:
+    out = []
+    queries = frozen.queries
+    for i, row in enumerate(report["rows"]):
+        for failure in checker.check_page(queries[row["query_id"]], row["method"], row["page"], report["plan"]["fence"]):
+            out.append(f"rows[{i}] {failure}")
+        docs = [checker.doc_of.get(r) for r in row["records"]]
+        if docs != row["ranking"]:
+            out.append(f"rows[{i}] query {row['query_id']}, method {row['method']}, ranking: document ids are not "
+                       f"the prepared documents of its records")
+    return out
+
+
+def cross_failures(report, frozen) -> list[str]:
+    pages: dict[str, dict] = {}
+    for row in report["rows"]:
+        pages.setdefault(row["query_id"], {})[row["method"]] = row["page"]
+    out = []
+    for query_id in sorted(pages):
+        out.extend(str(f) for f in cross_method_failures(query_id, pages[query_id], frozen.protocol["methods"],
+                                                         frozen.protocol["ranking_profiles"]))
+    return out
+
+
+def repetition_failures(report) -> list[str]:
+    rows = {(r["query_id"], r["method"]): r for r in report["rows"]}
+    out = []
+    for i, row in enumerate(report["rows"]):
+        if ranking_digest(row["page"]) != row["ranking_digest"] or proof_digest(row["page"]) != row["proof_digest"]:
+            out.append(f"rows[{i}] query {row['query_id']}, method {row['method']}: stored digests do not match its page")
+    for job in report["jobs"]:
+        row = rows.get((job["query_id"], job["method"]))
+        if row is None:
+            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}: no row")
+        elif (job["ranking_digest"], job["proof_digest"]) != (row["ranking_digest"], row["proof_digest"]):
+            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}, repetition "
+                       f"{job['repetition']}: ranking or proofs differ from the first repetition")
+    if report.get("status") == "complete":
+        counts: dict[tuple, int] = {}
+        for job in report["jobs"]:
+            counts[(job["query_id"], job["method"])] = counts.get((job["query_id"], job["method"]), 0) + 1
+        for key, n in sorted(counts.items()):
+            if n != report["plan"]["repetitions"]:
+                out.append(f"query {key[0]}, method {key[1]}: {n} repetitions, plan has {report['plan']['repetitions']}")
+    return out

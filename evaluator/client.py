@@ -1,0 +1,149 @@
+"""HTTP client of the lab: one `httpx.Client`, one method per route, errors as `LabError`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+
+class LabError(Exception):
+    """An error answer of the lab: HTTP status, the error code and message of its JSON body."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def encode(value: Any) -> bytes:
+    # Compact and NaN-refusing, so the client never sends what the server would have to reject.
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+class LabClient:
+    def __init__(self, access: dict, scope: str | None = None, timeout: float = 60.0):
+        self.access = access
+        self.scope = scope or access["scope"]
+        self.http = httpx.Client(base_url=access["base_url"], timeout=timeout,
+                                 headers={"Authorization": f"Bearer {access['token']}"})
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> LabClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ plumbing
+
+    def request(self, method: str, path: str, body: Any = None, params: dict | None = None) -> httpx.Response:
+        """The raw response (no error check); `body` is JSON-encoded unless it is already bytes."""
+        content = body if isinstance(body, (bytes, type(None))) else encode(body)
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        return self.http.request(method, path, content=content, params=params, headers=headers)
+
+    def _call(self, method: str, path: str, body: Any = None, params: dict | None = None) -> Any:
+        return self._checked(self.request(method, path, body, params)).json()
+
+    @staticmethod
+    def _checked(response: httpx.Response) -> httpx.Response:
+        if response.status_code >= 400:
+            try:
+                error = response.json()["error"]
+                code, message = error["code"], error["message"]
+            except (ValueError, KeyError, TypeError):
+                code, message = "unparsable_error", response.text[:500]
+            raise LabError(response.status_code, code, message)
+        return response
+
+    def _scoped(self, tail: str) -> str:
+        return f"/api/v1/scopes/{self.scope}/{tail}"
+
+    # ------------------------------------------------------------ service routes
+
+    def health(self) -> dict:
+        return self._call("GET", "/health")
+
+    def identity(self) -> dict:
+        return self._call("GET", "/api/v1/identity")
+
+    def catalog(self) -> dict:
+        return self._call("GET", "/api/v1/catalog")
+
+    def mint_credential(self, scope: str, ttl_seconds: int) -> dict:
+        return self._call("POST", "/api/v1/credentials", {"scope": scope, "ttl_seconds": ttl_seconds})
+
+    # ------------------------------------------------------------ writes
+
+    def create_memories(self, items: list[dict]) -> dict:
+        return self._call("POST", self._scoped("memories"), {"items": items})
+
+    def update_memories(self, items: list[dict]) -> dict:
+        return self._call("POST", self._scoped("memories/update"), {"items": items})
+
+    def attach_embeddings(self, items: list[dict]) -> dict:
+        return self._call("POST", self._scoped("embeddings"), {"items": items})
+
+    def assert_relations(self, items: list[dict]) -> dict:
+        return self._call("POST", self._scoped("relations"), {"items": items})
+
+    # ------------------------------------------------------------ reads
+
+    def read_memories(self, ids: list[str]) -> list[dict]:
+        return self._call("POST", self._scoped("memories/read"), {"ids": ids})["records"]
+
+    def list_memories(self, after: str | None = None, limit: int = 100) -> dict:
+        return self._call("GET", self._scoped("memories"), params=_page(after, limit))
+
+    def read_embeddings(self, record_ids: list[str], space_id: str) -> list[dict]:
+        body = {"record_ids": record_ids, "space_id": space_id}
+        return self._call("POST", self._scoped("embeddings/read"), body)["bindings"]
+
+    def read_relations(self, ids: list[str]) -> list[dict]:
+        return self._call("POST", self._scoped("relations/read"), {"ids": ids})["relations"]
+
+    def list_relations(self, after: str | None = None, limit: int = 100) -> dict:
+        return self._call("GET", self._scoped("relations"), params=_page(after, limit))
+
+    def journal(self, after: int = 0, limit: int = 1000) -> dict:
+        return self._call("GET", self._scoped("journal"), params={"after": after, "limit": limit})
+
+    def fence(self) -> dict:
+        return self._call("GET", self._scoped("fence"))
+
+    def digest(self) -> dict:
+        return self._call("GET", self._scoped("digest"))
+
+    # ------------------------------------------------------------ searches
+
+    def search(self, method: str, body: dict) -> tuple[dict, int, int, float]:
+        """(page, server retrieval micros, response bytes, client-side HTTP seconds)."""
+        content = encode(body)
+        started = time.perf_counter()
+        response = self.http.post(self._scoped(f"search/{method}"), content=content,
+                                  headers={"Content-Type": "application/json"})
+        seconds = time.perf_counter() - started
+        self._checked(response)
+        return response.json(), int(response.headers["X-Lab-Retrieval-Micros"]), len(response.content), seconds
+
+    def search_lexical(self, body: dict) -> tuple[dict, int, int, float]:
+        return self.search("lexical", body)
+
+    def search_semantic(self, body: dict) -> tuple[dict, int, int, float]:
+        return self.search("semantic", body)
+
+    def search_hybrid(self, body: dict) -> tuple[dict, int, int, float]:
+        return self.search("hybrid", body)
+
+    def search_graph(self, body: dict) -> tuple[dict, int, int, float]:
+        return self.search("graph", body)
+
+
+def _page(after: str | None, limit: int) -> dict:
+    return {"limit": limit} if after is None else {"after": after, "limit": limit}

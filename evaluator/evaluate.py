@@ -1,0 +1,291 @@
+"""evaluate: run a frozen protocol against a prepared lab, read-only, and write the private report.
+
+Sequence (DESIGN §8), each step a precondition of the next:
+1. refuse an existing report; load and cross-check protocol, fixture, relations (graph rebuilt
+   from its projection) and generation; load the state (complete, bound to these inputs);
+2. identity equals the state's lab; catalog equals the protocol's frozen ranking_profiles;
+3. snapshot: every memory, binding and relation read and compared; the fence equals the fence the
+   state recorded after prepare (nothing was written since);
+4. pin the plan (an existing plan must be byte-identical);
+5. warm-up: each method once with the smallest development query (validated, not measured);
+6. the seeded shuffle of (query, method, repetition) jobs, one client, no retries; each page is
+   validated against the independent recomputation; repetitions must repeat ranking and proofs;
+7. cross-method checks per query (anchors = the seed method's top 4, depth zero = hybrid v2);
+8. snapshot again: same fence, same store digest, same content; identity unchanged;
+9. derived blocks (metrics, aggregates, latency, statistics), status complete.
+
+Any failure after step 4 saves the report with status "failed", the rows so far and the failure.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator import plan as plans
+from evaluator.client import LabClient, LabError
+from evaluator.inputs import Frozen, load_frozen
+from evaluator.monitor import ResourceMonitor
+from evaluator.report import REPORT_FORMAT, derive, payload_bytes, row_metrics, uses_query_vector
+from evaluator.snapshot import snapshot
+from evaluator.state import StateError, load_state
+from evaluator.verify import Checker, cross_method_failures, proof_digest, ranking_digest
+from protocols.canonical import digest
+from protocols.cli import Progress
+from protocols.errors import RefusedInput
+from protocols.files import refuse_existing, refuse_same_path, save
+
+SAVE_EVERY_SECONDS = 5.0
+
+
+class CampaignFailed(Exception):
+    """A check failed during the campaign; the report was saved with status failed."""
+
+
+class CatalogMismatch(RefusedInput):
+    """The lab's ranking catalog is not the protocol's frozen copy."""
+
+
+@dataclass
+class Paths:
+    fixture: Path
+    relations: Path
+    credential: Path
+    state: Path
+    protocol: Path
+    generation: Path
+    plan: Path
+    report: Path
+
+
+def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
+    """The request of one method for one query, exactly as the protocol fixes it."""
+    route = spec["route"]
+    vector = {"query_vector": [float(x) for x in frozen.query_vectors[query["id"]]], "space_id": frozen.space_id}
+    if route == "lexical":
+        return {"profile": spec["profile"], "query": query["question"], "limit": spec["limit"]}
+    if route == "semantic":
+        return {"profile": spec["profile"], **vector, "limit": spec["limit"], "min_score": spec["min_score"]}
+    if route == "hybrid":
+        return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"]}
+    body = {"profile": spec["profile"], "seed": spec["seed"], "query": query["question"], "limit": spec["limit"],
+            "expansion": spec["expansion"]}
+    return {**body, **vector} if spec["seed"] == "hybrid" else body
+
+
+def check_catalog(catalog: Mapping, protocol: Mapping) -> None:
+    served = catalog.get("profiles") or {}
+    frozen = protocol["ranking_profiles"]
+    for name in sorted(set(served) | set(frozen)):
+        if name not in served:
+            raise CatalogMismatch(f"catalog: profile {name} of the protocol is not served by the lab")
+        if name in frozen and digest(served[name]) != digest(frozen[name]):
+            keys = sorted(k for k in set(served[name]) | set(frozen[name]) if served[name].get(k) != frozen[name].get(k))
+            raise CatalogMismatch(f"catalog: profile {name} differs from the protocol's frozen copy (fields: {', '.join(keys)})")
+
+
+def load_bound_state(path: Path, frozen: Frozen) -> tuple[dict, str]:
+    state = load_state(path)
+    if state["status"] != "complete":
+        raise StateError(f"state {path} is not complete (status {state['status']}); finish prepare first")
+    want = {k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}
+    if state["inputs"] != want:
+        changed = sorted(k for k in want if state["inputs"].get(k) != want[k])
+        raise StateError(f"state {path} was prepared from other inputs ({', '.join(changed)} digest differs)")
+    if state["space_id"] != frozen.space_id:
+        raise StateError(f"state {path} is bound to another embedding space")
+    return state, digest(state)
+
+
+def evaluate(paths: Paths, access: dict, server_pid: int,
+             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> dict:
+    refuse_same_path(plan=paths.plan, report=paths.report)
+    refuse_existing(paths.report)
+    frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
+    state, state_digest = load_bound_state(paths.state, frozen)
+    with LabClient(access) as client:
+        identity = client.identity()
+        lab = {"lab_id": identity["lab_id"], "scope": access["scope"], "journal_id": identity["journal_id"]}
+        if lab != state["lab"]:
+            raise StateError(f"the credential reaches lab {lab}, the state was prepared in {state['lab']}")
+        check_catalog(client.catalog(), frozen.protocol)
+        before = snapshot(client, frozen, state)
+        if before["fence"] != state["fence"]:
+            raise StateError(f"fence {before['fence']} moved since prepare ({state['fence']}): the lab was written to")
+        plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"])
+        plan_digest = plans.pin(paths.plan, plan)
+        log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
+        refuse_existing(paths.report)
+        report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
+        campaign = Campaign(client, frozen, state, plan, report, paths.report, log)
+        with ResourceMonitor(server_pid) as monitor:
+            try:
+                campaign.run(identity)
+            except (LabError, RefusedInput, CampaignError, OSError) as exc:
+                campaign.fail(exc)
+            except Exception as exc:  # an HTTP transport error, a lab that died mid-request
+                campaign.fail(exc)
+            finally:
+                monitor.stop()
+                report["resources"] = monitor.summary()
+        if report["status"] == "failed":
+            save(paths.report, report)
+            raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report})")
+        report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries).items() if k != "row_metrics"})
+        report["status"] = "complete"
+        save(paths.report, report)
+    return report
+
+
+class CampaignError(Exception):
+    """A check that failed during the campaign (page, repetition, fence, snapshot)."""
+
+    def __init__(self, message: str, where: dict | None = None):
+        super().__init__(message)
+        self.where = where or {}
+
+
+def new_report(frozen: Frozen, plan: dict, plan_digest: str, state: dict, state_digest: str, lab: dict,
+               before: dict) -> dict:
+    chain = {**{k: frozen.digests[k] for k in ("protocol", "source", "fixture", "relations", "generation")},
+             "plan": plan_digest, "state": state_digest}
+    return {
+        "format": REPORT_FORMAT,
+        "status": "running",
+        "protocol_version": frozen.protocol["protocol_version"],
+        "hash_chain": chain,
+        "lab": lab,
+        "space_id": frozen.space_id,
+        # the protocol, plan and state themselves, so audit and export need nothing but the report,
+        # the fixture and the relations; their digests are in the hash chain
+        "protocol": frozen.protocol,
+        "plan": plan,
+        "state": state,
+        "before": before,
+        "after": None,
+        "warmup": [],
+        "rows": [],
+        "jobs": [],
+        "cross_checks": None,
+        "failure": None,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished_at": None,
+    }
+
+
+class Campaign:
+    def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log):
+        self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
+        self.report, self.path, self.log = report, path, log
+        self.checker = Checker(frozen, state)
+        self.queries = frozen.queries
+        self.methods = frozen.protocol["methods"]
+        self.encode_ms = {q["id"]: q["elapsed_ms"] for q in frozen.generation["queries"]}
+        self.rows: dict[tuple[str, str], dict] = {}
+        self.job: dict | None = None
+        self.last_save = time.monotonic()
+
+    def run(self, identity: dict) -> None:
+        self.warm_up()
+        progress = Progress("evaluate", len(self.plan["jobs"]), unit="jobs")
+        for order, (query_id, method, repetition) in enumerate(self.plan["jobs"]):
+            self.job = {"order": order, "query_id": query_id, "method": method, "repetition": repetition}
+            self.run_job(order, query_id, method, repetition)
+            progress.advance()
+            if time.monotonic() - self.last_save >= SAVE_EVERY_SECONDS:
+                self.save_partial()
+        self.job = None
+        self.cross_checks()
+        after = snapshot(self.client, self.frozen, self.state)
+        self.report["after"] = after
+        before = self.report["before"]
+        if after["fence"] != before["fence"]:
+            raise CampaignError(f"fence moved during the campaign: before {before['fence']}, after {after['fence']}",
+                                {"field": "fence"})
+        if after["store_digest"] != before["store_digest"] or after["content_digest"] != before["content_digest"]:
+            raise CampaignError("lab content changed during the campaign (store digest differs)", {"field": "store_digest"})
+        if self.client.identity() != identity:
+            raise CampaignError("lab identity changed during the campaign", {"field": "identity"})
+        self.report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    def search(self, method: str, query: dict):
+        spec = self.methods[method]
+        return self.client.search(spec["route"], search_body(spec, query, self.frozen))
+
+    def validate(self, query: dict, method: str, page: dict) -> None:
+        failures = self.checker.check_page(query, method, page, self.plan["fence"])
+        if failures:
+            raise CampaignError(f"page check failed: {failures[0]}" + (f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""),
+                                failures[0].as_dict())
+
+    def warm_up(self) -> None:
+        query = self.queries[self.plan["warmup"]["query_id"]]
+        for method in self.plan["warmup"]["methods"]:
+            page, micros, size, seconds = self.search(method, query)
+            self.validate(query, method, page)
+            self.report["warmup"].append({"query_id": query["id"], "method": method, "retrieval_micros": micros,
+                                          "http_ms": seconds * 1000.0, "page_digest": digest(page)})
+
+    def run_job(self, order: int, query_id: str, method: str, repetition: int) -> None:
+        query = self.queries[query_id]
+        page, micros, size, seconds = self.search(method, query)
+        rank_digest, prf_digest = ranking_digest(page), proof_digest(page)
+        key = (query_id, method)
+        if key in self.rows:
+            first = self.rows[key]
+            if (first["ranking_digest"], first["proof_digest"]) != (rank_digest, prf_digest):
+                what = "ranking" if first["ranking_digest"] != rank_digest else "proofs"
+                raise CampaignError(f"query {query_id}, method {method}, repetition {repetition}: {what} differ "
+                                    f"from the first repetition", {"query": query_id, "method": method, "field": what})
+            if page.get("fence") != self.plan["fence"]:
+                raise CampaignError(f"query {query_id}, method {method}: fence {page.get('fence')} moved",
+                                    {"query": query_id, "method": method, "field": "fence"})
+        else:
+            self.validate(query, method, page)
+            self.rows[key] = self.new_row(query, method, page, rank_digest, prf_digest)
+            self.report["rows"].append(self.rows[key])
+        http_ms = seconds * 1000.0
+        encode = self.encode_ms[query_id] if uses_query_vector(self.methods[method]) else 0.0
+        self.report["jobs"].append({
+            "order": order, "query_id": query_id, "method": method, "repetition": repetition,
+            "retrieval_micros": micros, "http_ms": http_ms, "embed_plus_http_ms": encode + http_ms,
+            "response_bytes": size, "page_digest": digest(page), "ranking_digest": rank_digest,
+            "proof_digest": prf_digest,
+        })
+
+    def new_row(self, query: dict, method: str, page: dict, rank_digest: str, prf_digest: str) -> dict:
+        records = [h["id"] for h in page["hits"]]
+        ranking = [self.checker.doc_of[r] for r in records]
+        return {
+            "query_id": query["id"], "category": query["category"], "hop": query["hop"], "method": method,
+            "ranking": ranking, "records": records, "scores": [h["score"] for h in page["hits"]],
+            "metrics": row_metrics(ranking, query, self.frozen.protocol["evaluation"]),
+            "page_digest": digest(page), "ranking_digest": rank_digest, "proof_digest": prf_digest,
+            "payload_bytes": payload_bytes(page), "work": page.get("work") or {},
+            "stop_reasons": page.get("stop_reasons") or [], "coverage": page.get("coverage") or {},
+            "page": page,
+        }
+
+    def cross_checks(self) -> None:
+        checked = 0
+        for query_id in self.plan["queries"]:
+            pages = {m: self.rows[(query_id, m)]["page"] for m in self.plan["methods"] if (query_id, m) in self.rows}
+            failures = cross_method_failures(query_id, pages, self.methods, self.frozen.protocol["ranking_profiles"])
+            if failures:
+                raise CampaignError(f"cross-method check failed: {failures[0]}", failures[0].as_dict())
+            checked += 1
+        self.report["cross_checks"] = {"queries": checked, "anchors_equal_seed_top": True, "depth_zero_equals_base": True}
+
+    def save_partial(self) -> None:
+        save(self.path, self.report)
+        self.last_save = time.monotonic()
+
+    def fail(self, exc: BaseException) -> None:
+        where = getattr(exc, "where", {}) or {}
+        self.report["status"] = "failed"
+        self.report["failure"] = {"type": type(exc).__name__, "message": str(exc), "where": where, "job": self.job}
+        self.report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.log(f"evaluate: FAILED: {exc}")

@@ -1,0 +1,208 @@
+"""export: the public report, TREC runs and qrels, and a Markdown summary, from a private report.
+
+Nothing is copied on trust: the rankings are bound to the fixture (every hit's payload is the
+fixture document it names), every metric and aggregate is recomputed, and any difference from what
+the private report states refuses the export. The public report keeps the hashes that bind what it
+strips (texts, vectors, proofs, scope, credentials): the hash chain, page and proof digests and the
+digest of the private report itself.
+
+Outputs, from `--output PUBLIC.json`: PUBLIC.json, PUBLIC.runs/<method>.run (TREC run format),
+PUBLIC.qrels (TREC qrels) and PUBLIC.md. All are refused when any exists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from evaluator.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences
+from evaluator.verify import proof_digest, ranking_digest
+from protocols.canonical import digest
+from protocols.errors import RefusedInput
+from protocols.files import load_json, refuse_existing, save
+
+PUBLIC_FORMAT = "graph_evaluation_public_v1"
+
+
+class ExportRefused(RefusedInput):
+    """A private report that is failed, unfinished, or inconsistent with itself or the fixture."""
+
+
+def output_paths(public: str | Path) -> dict[str, Path]:
+    public = Path(public)
+    stem = public.with_suffix("") if public.suffix == ".json" else public
+    return {"public": public, "runs": Path(f"{stem}.runs"), "qrels": Path(f"{stem}.qrels"),
+            "summary": Path(f"{stem}.md")}
+
+
+def consistency_failures(report: Mapping, fixture: Mapping) -> list[str]:
+    """Everything export requires of a private report, as a list of located failures."""
+    out = []
+    if report.get("format") != REPORT_FORMAT:
+        return [f"format: {report.get('format')!r} is not {REPORT_FORMAT}"]
+    if report.get("status") != "complete":
+        failure = (report.get("failure") or {}).get("message")
+        return [f"status: the report is {report.get('status')!r}, not complete" + (f" ({failure})" if failure else "")]
+    chain = report["hash_chain"]
+    if chain.get("fixture") != digest(fixture):
+        out.append(f"hash_chain.fixture: {chain.get('fixture')} is not the digest of the given fixture ({digest(fixture)})")
+    if chain.get("source") != digest(fixture["source"]):
+        out.append("hash_chain.source: not the digest of the fixture's source")
+    for name in ("protocol", "plan", "state"):
+        if chain.get(name) != digest(report[name]):
+            out.append(f"hash_chain.{name}: not the digest of the report's {name}")
+    if fixture["source"]["protocol"]["digest"] != digest(report["protocol"]):
+        out.append("protocol: not the protocol the fixture's source was imported with")
+    documents = {d["id"]: d for d in fixture["source"]["documents"]}
+    for i, row in enumerate(report["rows"]):
+        where = f"rows[{i}] (query {row['query_id']}, method {row['method']})"
+        page = row["page"]
+        if digest(page) != row["page_digest"]:
+            out.append(f"{where}.page_digest: not the digest of the stored page")
+        if ranking_digest(page) != row["ranking_digest"] or proof_digest(page) != row["proof_digest"]:
+            out.append(f"{where}: ranking or proof digest does not match the stored page")
+        hits = page.get("hits") or []
+        if [h["id"] for h in hits] != row["records"] or [h["score"] for h in hits] != row["scores"]:
+            out.append(f"{where}.records: differ from the stored page's hits")
+        for rank, (doc_id, hit) in enumerate(zip(row["ranking"], hits), start=1):
+            doc = documents.get(doc_id)
+            meta = hit["payload"].get("metadata", {})
+            if doc is None or meta.get("document_id") != doc_id or hit["payload"].get("content") != doc["text"]:
+                out.append(f"{where}.ranking[{rank - 1}]: {doc_id} is not the fixture document of hit {rank}")
+                break
+        if len(row["ranking"]) != len(hits):
+            out.append(f"{where}.ranking: {len(row['ranking'])} documents for {len(hits)} hits")
+    queries = {q["id"]: q for q in fixture["source"]["queries"]}
+    derived = derive(report, report["protocol"], queries)
+    for i, row in enumerate(report["rows"]):
+        key = f"{row['query_id']}|{row['method']}"
+        for diff in differences(row["metrics"], derived["row_metrics"][key]):
+            out.append(f"rows[{i}] (query {row['query_id']}, method {row['method']}).metrics.{diff}")
+    for key in DERIVED_KEYS:
+        out.extend(f"{key}.{diff}" for diff in differences(report.get(key), derived[key]))
+    return out
+
+
+def export(report_path, fixture_path, output) -> dict[str, Path]:
+    paths = output_paths(output)
+    refuse_existing(*paths.values())
+    report = load_json(report_path, "report")
+    fixture = load_json(fixture_path, "fixture")
+    if not isinstance(report, dict) or not isinstance(fixture, dict):
+        raise ExportRefused("report and fixture must be JSON objects")
+    try:
+        failures = consistency_failures(report, fixture)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExportRefused(f"report {report_path} is malformed: {type(exc).__name__}: {exc}") from None
+    if failures:
+        shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
+        raise ExportRefused(f"refusing to export {report_path}: {shown}")
+    public = public_report(report)
+    refuse_existing(*paths.values())
+    save(paths["public"], public)
+    write_runs(paths["runs"], report)
+    write_qrels(paths["qrels"], report, fixture)
+    write_text(paths["summary"], summary_markdown(public))
+    return paths
+
+
+PUBLIC_ROW_KEYS = ("query_id", "category", "hop", "method", "ranking", "scores", "metrics", "page_digest",
+                   "ranking_digest", "proof_digest", "payload_bytes", "work", "stop_reasons", "coverage")
+
+
+def public_report(report: Mapping) -> dict:
+    protocol = report["protocol"]
+    plan = report["plan"]
+    return {
+        "format": PUBLIC_FORMAT,
+        "protocol_version": report["protocol_version"],
+        "private_report_digest": digest(report),
+        "hash_chain": report["hash_chain"],
+        "evaluation": protocol["evaluation"],
+        "methods": protocol["methods"],
+        "ranking_profiles_digest": digest(protocol["ranking_profiles"]),
+        "space_id": report["space_id"],
+        "plan": {k: plan[k] for k in ("seed", "split", "queries", "methods", "repetitions", "warmup", "job_order")},
+        "lab": {"lab_id": report["lab"]["lab_id"], "journal_id": report["lab"]["journal_id"]},
+        "fences": {"before": report["before"]["fence"], "after": report["after"]["fence"]},
+        "store_digests": {"before": report["before"]["store_digest"], "after": report["after"]["store_digest"]},
+        "rows": [{k: row[k] for k in PUBLIC_ROW_KEYS} for row in report["rows"]],
+        "jobs": report["jobs"],
+        **{k: report[k] for k in DERIVED_KEYS},
+        "resources": {k: v for k, v in report["resources"].items() if k != "series"},
+        "started_at": report["started_at"],
+        "finished_at": report["finished_at"],
+    }
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "x", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def write_runs(directory: Path, report: Mapping) -> None:
+    directory.mkdir(parents=True, exist_ok=False)
+    for method in report["plan"]["methods"]:
+        rows = sorted((r for r in report["rows"] if r["method"] == method), key=lambda r: r["query_id"])
+        lines = [f"{row['query_id']} Q0 {doc} {rank} {score!r} {method}"
+                 for row in rows for rank, (doc, score) in enumerate(zip(row["ranking"], row["scores"]), start=1)]
+        write_text(directory / f"{method}.run", "\n".join(lines) + "\n")
+
+
+def write_qrels(path: Path, report: Mapping, fixture: Mapping) -> None:
+    wanted = set(report["plan"]["queries"])
+    lines = [f"{q['id']} 0 {doc} {grade}" for q in fixture["source"]["queries"] if q["id"] in wanted
+             for doc, grade in sorted(q["judgments"].items())]
+    write_text(path, "\n".join(lines) + "\n")
+
+
+def _f(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def summary_markdown(public: Mapping) -> str:
+    methods = public["plan"]["methods"]
+    agg, lat = public["aggregates"], public["latency"]
+    lines = [f"# {public['protocol_version']}: graph-assisted retrieval evaluation", "",
+             f"Private report digest `{public['private_report_digest']}`; fixture `{public['hash_chain']['fixture']}`; "
+             f"{len(public['plan']['queries'])} {public['plan']['split']} queries, {public['plan']['repetitions']} "
+             f"repetitions.", "", "## Methods", "",
+             "| method | nDCG@10 | judged R@10 | R@2 | R@5 | all supports@10 | no support@10 | chain cov@10 | "
+             "full chain@10 | retrieval p50/p95 ms | HTTP p50/p95 ms | embed+HTTP p50/p95 ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m in methods:
+        a, l = agg["methods"][m], lat[m]
+        lines.append(f"| {m} | {_f(a['ndcg@10'])} | {_f(a['judged_recall@10'])} | {_f(a['recall@2'])} | "
+                     f"{_f(a['recall@5'])} | {_f(a['all_supports@10'])} | {_f(a['no_support@10'])} | "
+                     f"{_f(a['chain_coverage@10'])} | {_f(a['full_chain_hit@10'])} | "
+                     f"{l['retrieval_ms']['p50']:.2f} / {l['retrieval_ms']['p95']:.2f} | "
+                     f"{l['http_ms']['p50']:.2f} / {l['http_ms']['p95']:.2f} | "
+                     f"{l['embed_plus_http_ms']['p50']:.2f} / {l['embed_plus_http_ms']['p95']:.2f} |")
+    lines += ["", "## nDCG@10 by category", "", "| category | queries | " + " | ".join(methods) + " |",
+              "|---|---|" + "---|" * len(methods)]
+    for category, per in agg["categories"].items():
+        n = next(iter(per.values()))["queries"]
+        lines.append(f"| {category} | {n} | " + " | ".join(_f(per[m]["ndcg@10"]) for m in methods) + " |")
+    stats = public.get("statistics")
+    if stats:
+        lines += ["", "## Paired comparisons", "",
+                  f"Paired bootstrap, {stats['resamples']} resamples, {stats['confidence']:.0%} percentile interval, "
+                  f"seed {stats['seed']} ({stats['rng']}).", "",
+                  "| candidate | baseline | metric | label | candidate | baseline | delta | interval | W/L/T |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for c in stats["contrasts"]:
+            lines.append(f"| {c['candidate']} | {c['baseline']} | {c['metric']} | {c['label']} | "
+                         f"{_f(c['candidate_mean'])} | {_f(c['baseline_mean'])} | {c['mean_delta']:+.3f} | "
+                         f"[{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}] | {c['wins']}/{c['losses']}/{c['ties']} |")
+    cuts = public["cuts"]
+    lines += ["", "## Cuts and work", "", "| method | any stop | budget cut | mean adjacency examined | mean nodes admitted |",
+              "|---|---|---|---|---|"]
+    for m in methods:
+        w = public["work"][m]
+        lines.append(f"| {m} | {_f(cuts[m]['any_stop_fraction'])} | {_f(cuts[m]['budget_cut_fraction'])} | "
+                     f"{w.get('adjacency_examined', 0):.1f} | {w.get('nodes_admitted', 0):.1f} |")
+    return "\n".join(lines) + "\n"

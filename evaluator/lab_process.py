@@ -1,0 +1,93 @@
+"""Start and stop a real lab server as a subprocess (tests, benchmarks, the demo).
+
+Never imports `server`: the lab is reached only through its command line, its access file and
+HTTP, exactly as a user would reach it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "retrieval_lab.py"
+
+
+class LabStartError(RuntimeError):
+    """The lab exited or did not become healthy; the message carries its output."""
+
+
+@dataclass
+class LabProcess:
+    process: subprocess.Popen
+    access: dict
+    access_file: Path
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM, wait, return the exit code (0 for a clean shutdown)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise LabStartError(f"lab pid {self.pid} ignored SIGTERM for {timeout}s; killed") from None
+
+    def kill(self) -> int:
+        """SIGKILL: the crash a durable store must survive."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        return self.process.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen: bool = False,
+              extra_args: tuple[str, ...] = (), timeout: float = 60.0) -> LabProcess:
+    """Run `scripts/retrieval_lab.py`, wait for its access file and a healthy /health."""
+    access_file = Path(access_file)
+    args = [sys.executable, str(SCRIPT), str(dbdir), str(access_file), str(port), *extra_args]
+    if reopen:
+        args.append("--reopen")
+    fd, log_name = tempfile.mkstemp(prefix="retrieval-lab-", suffix=".log")
+    with os.fdopen(fd, "wb") as log:
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    log_path = Path(log_name)
+    deadline = time.monotonic() + timeout
+    access = None
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LabStartError(f"lab exited with code {process.returncode}:\n{log_path.read_text(errors='replace')}")
+        if access is None and access_file.exists():
+            access = json.loads(access_file.read_text())  # written atomically: complete or absent
+            if access.get("pid") != process.pid:
+                process.kill()
+                raise LabStartError(f"{access_file} names pid {access.get('pid')}, started {process.pid}")
+        if access is not None and _healthy(access["base_url"]):
+            return LabProcess(process, access, access_file, log_path)
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    raise LabStartError(f"lab not healthy after {timeout}s:\n{log_path.read_text(errors='replace')}")
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        return httpx.get(f"{base_url}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False

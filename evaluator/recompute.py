@@ -1,0 +1,286 @@
+"""Independent recomputation of every retrieval method from the frozen inputs (DESIGN §7).
+
+Nothing here is shared with `server/`: the tokenizer, BM25, cosine, fusion and path strengths are
+written again from the specification, so a page that agrees with them was checked, not echoed.
+
+- BM25 and cosine are computed in float64 (cosine from the fixture's float32 vectors), so they
+  agree with the server's floats only up to rounding: channel orders are compared with a tolerance
+  and a near-tie may be ordered either way (`near_tie` below), never a real difference.
+- Fusion and final graph scores are rank-derived, so they are exact `Fraction`s and compared exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+# rounding room between float64 recomputation and the server's arithmetic (float32 matrices for
+# cosine, another summation order for BM25): far below any real score difference
+BM25_TOLERANCE = 1e-9
+COSINE_TOLERANCE = 2e-6
+STRENGTH_RELATIVE_TOLERANCE = 1e-9
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Maximal runs of Unicode letters and digits (`str.isalnum`, so `_` splits), each lowercased."""
+    tokens, current = [], []
+    for char in text:
+        if char.isalnum():
+            current.append(char)
+        elif current:
+            tokens.append("".join(current).lower())
+            current = []
+    if current:
+        tokens.append("".join(current).lower())
+    return tokens
+
+
+@dataclass
+class Bm25:
+    """BM25 (k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5))) over a fixed set of records."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    term_frequencies: dict[str, Counter] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
+    postings: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, texts: Mapping[str, str], k1: float = 1.2, b: float = 0.75) -> "Bm25":
+        index = cls(k1=k1, b=b)
+        for record_id, text in texts.items():
+            tokens = bm25_tokens(text)
+            counts = Counter(tokens)
+            index.term_frequencies[record_id] = counts
+            index.lengths[record_id] = len(tokens)
+            for term in counts:
+                index.postings.setdefault(term, []).append(record_id)
+        return index
+
+    @property
+    def average_length(self) -> float:
+        return math.fsum(self.lengths.values()) / len(self.lengths) if self.lengths else 0.0
+
+    def idf(self, term: str) -> float:
+        n = len(self.lengths)
+        df = len(self.postings.get(term, ()))
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str) -> dict[str, float]:
+        """Score of every record holding at least one query term (terms deduplicated)."""
+        terms = list(dict.fromkeys(bm25_tokens(query)))
+        avgdl = self.average_length
+        out: dict[str, float] = {}
+        for term in terms:
+            idf = self.idf(term)
+            for record_id in self.postings.get(term, ()):
+                tf = self.term_frequencies[record_id][term]
+                norm = self.k1 * (1.0 - self.b + self.b * self.lengths[record_id] / avgdl)
+                out[record_id] = out.get(record_id, 0.0) + idf * tf * (self.k1 + 1.0) / (tf + norm)
+        return out
+
+
+def cosines(query: np.ndarray, vectors: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Exact cosine in float64 of the query against every record's vector, clamped to [-1, 1]."""
+    q = np.asarray(query, dtype=np.float64)
+    qn = float(np.linalg.norm(q))
+    out = {}
+    for record_id, vec in vectors.items():
+        v = np.asarray(vec, dtype=np.float64)
+        value = float(np.dot(q, v)) / (qn * float(np.linalg.norm(v)))
+        out[record_id] = min(1.0, max(-1.0, value))
+    return out
+
+
+def ordered(scores: Mapping[str, float], depth: int | None = None, min_score: float | None = None) -> list[tuple[str, float]]:
+    """Score descending, ties by record id ascending; optionally only scores >= min_score."""
+    items = [(rid, s) for rid, s in scores.items() if min_score is None or s >= min_score]
+    items.sort(key=lambda item: (-item[1], item[0]))
+    return items if depth is None else items[:depth]
+
+
+def rrf(channels: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int) -> dict[str, dict]:
+    """Exact weighted reciprocal rank fusion: per record, 1-based channel ranks and exact score."""
+    fused: dict[str, dict] = {}
+    for name, ranking in channels.items():
+        weight = Fraction(weights[name])
+        for rank, record_id in enumerate(ranking, start=1):
+            entry = fused.setdefault(record_id, {"ranks": {}, "score": Fraction(0)})
+            entry["ranks"][name] = rank
+            entry["score"] += weight / (k + rank)
+    return fused
+
+
+def fused_order(fused: Mapping[str, Mapping]) -> list[str]:
+    return sorted(fused, key=lambda rid: (-fused[rid]["score"], rid))
+
+
+def final_graph_score(base_rank: int | None, graph_rank: int | None, profile: Mapping) -> Fraction:
+    rule = profile["final_score"]
+    offset = rule["offset"]
+    score = Fraction(0)
+    if base_rank is not None:
+        score += Fraction(rule["base_weight"]) / (offset + base_rank)
+    if graph_rank is not None:
+        score += Fraction(rule["graph_weight"]) / (offset + graph_rank)
+    return score
+
+
+def parse_fraction(text: str, where: str) -> Fraction:
+    try:
+        numerator, denominator = text.split("/")
+        return Fraction(int(numerator), int(denominator))
+    except (AttributeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{where}: {text!r} is not an exact rational p/q") from None
+
+
+# ---- graph paths -------------------------------------------------------------------------------
+#
+# The expansion follows DESIGN §7 and the budget rules the lab documents: breadth-first from the
+# anchors in rank order, level by level; each frontier node's positive-weight adjacency (both
+# directions, every kind) is examined in relation-id order; an examined entry costs one unit of
+# max_scan, a newly admitted edge one unit of max_edges, a newly reached node one unit of max_nodes;
+# the first budget that would be exceeded stops everything. Strengths are exact rationals of the
+# recomputed float64 cosines, so structural ties (the same node, lexical affinity 1) stay ties.
+
+
+@dataclass(frozen=True)
+class Edge:
+    relation_id: str
+    kind: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Path:
+    """A walk from an anchor: exact strength, anchor rank and steps (relation id, direction, to)."""
+
+    anchor: str
+    anchor_rank: int
+    strength: Fraction
+    steps: tuple[tuple[str, str, str], ...]
+
+    @property
+    def hops(self) -> int:
+        return len(self.steps)
+
+
+@dataclass
+class Expansion:
+    depth_of: dict[str, int]
+    edges: dict[str, Edge]  # admitted, in admission order
+    stop_reasons: list[str]
+    adjacency_examined: int = 0
+
+
+def adjacency(edges: Iterable[Edge]) -> dict[str, list[tuple[str, str, str, str]]]:
+    """node -> [(relation id, direction, kind, other end)] sorted, both directions."""
+    out: dict[str, list[tuple[str, str, str, str]]] = {}
+    for edge in edges:
+        out.setdefault(edge.source, []).append((edge.relation_id, "forward", edge.kind, edge.target))
+        out.setdefault(edge.target, []).append((edge.relation_id, "backward", edge.kind, edge.source))
+    for entries in out.values():
+        entries.sort()
+    return out
+
+
+def expand(anchors: Sequence[str], adj: Mapping[str, list], edges: Mapping[str, Edge], weights: Mapping[str, float],
+           limits: Mapping[str, int]) -> Expansion:
+    result = Expansion(depth_of={a: 0 for a in anchors}, edges={}, stop_reasons=[])
+    frontier = list(anchors)
+
+    def positive(node):
+        return [e for e in adj.get(node, ()) if weights.get(e[2], 0.0) > 0]
+
+    for depth in range(1, limits["max_depth"] + 1):
+        following = []
+        for node in frontier:
+            for relation_id, _direction, _kind, other in positive(node):
+                if result.adjacency_examined == limits["max_scan"]:
+                    result.stop_reasons.append("scan_limit")
+                    return result
+                result.adjacency_examined += 1
+                if relation_id in result.edges:
+                    continue
+                if len(result.edges) == limits["max_edges"]:
+                    result.stop_reasons.append("edge_limit")
+                    return result
+                if other not in result.depth_of:
+                    if len(result.depth_of) == limits["max_nodes"]:
+                        result.stop_reasons.append("node_limit")
+                        return result
+                    result.depth_of[other] = depth
+                    following.append(other)
+                result.edges[relation_id] = edges[relation_id]
+        frontier = following
+    if any(positive(node) for node in frontier):
+        result.stop_reasons.append("depth_limit")
+    return result
+
+
+def affinity(cosine: float | None, profile: Mapping, lexical_seed: bool) -> Fraction:
+    rule = profile["affinity"]
+    if lexical_seed:
+        return Fraction(rule["lexical_seed_affinity"])
+    value = rule["missing_embedding_cosine"] if cosine is None else cosine
+    return Fraction(rule["base"]) + Fraction(rule["scale"]) * Fraction(max(value, 0.0))
+
+
+def step_factor(kind: str, destination_affinity: Fraction, profile: Mapping) -> Fraction:
+    return Fraction(profile["step_factor"]) * Fraction(profile["kind_weights"].get(kind, 0.0)) * destination_affinity
+
+
+def anchor_strength(rank: int, profile: Mapping) -> Fraction:
+    rule = profile["anchor_strength"]
+    return Fraction(rule["numerator"]) / (rule["offset"] + rank)
+
+
+def better(a: Path, b: Path) -> bool:
+    """Path preference: strength desc, hops asc, anchor rank asc, relation ids in order."""
+    key_a = (-a.strength, a.hops, a.anchor_rank, tuple(s[0] for s in a.steps))
+    key_b = (-b.strength, b.hops, b.anchor_rank, tuple(s[0] for s in b.steps))
+    return key_a < key_b
+
+
+def strongest_paths(anchors: Sequence[str], expansion: Expansion, affinities: Mapping[str, Fraction],
+                    profile: Mapping, max_depth: int) -> dict[str, Path]:
+    """Strongest walk of at most max_depth admitted edges to every reachable node.
+
+    Layer j holds the best walk of exactly j steps to each node; a best (j+1)-step walk extends a
+    best j-step walk, since every factor is positive.
+    """
+    incident: dict[str, list[tuple[Edge, str, str]]] = {}
+    for edge in expansion.edges.values():
+        incident.setdefault(edge.source, []).append((edge, "forward", edge.target))
+        incident.setdefault(edge.target, []).append((edge, "backward", edge.source))
+    layer = {a: Path(a, r, anchor_strength(r, profile), ()) for r, a in enumerate(anchors, start=1)}
+    best = dict(layer)
+    for _ in range(max_depth):
+        following: dict[str, Path] = {}
+        for node, path in layer.items():
+            for edge, direction, other in incident.get(node, ()):
+                factor = step_factor(edge.kind, affinities[other], profile)
+                walk = Path(path.anchor, path.anchor_rank, path.strength * factor,
+                            path.steps + ((edge.relation_id, direction, other),))
+                if other not in following or better(walk, following[other]):
+                    following[other] = walk
+        for node, walk in following.items():
+            if node not in best or better(walk, best[node]):
+                best[node] = walk
+        layer = following
+    return best
+
+
+def graph_order(paths: Mapping[str, Path]) -> list[str]:
+    """Graph rank: strength desc, hops asc, anchor rank asc, record id asc."""
+    return sorted(paths, key=lambda rid: (-paths[rid].strength, paths[rid].hops, paths[rid].anchor_rank, rid))
+
+
+def near_tie(a: float, b: float, tolerance: float) -> bool:
+    return abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))

@@ -1,0 +1,157 @@
+"""The private report: per-query rows, per-job measurements and everything derived from them.
+
+`derive(report, frozen)` recomputes every metric, aggregate, latency summary and contrast from the
+rows, jobs and the fixture's judgments alone; evaluate stores its result, export and audit call it
+again and compare, so a number in a report is never trusted for being in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
+
+from evaluator import metrics, statistics
+from protocols.canonical import canonical, digest
+
+REPORT_FORMAT = "graph_evaluation_report_v1"
+DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics")
+
+
+class Row(TypedDict):
+    query_id: str
+    category: str
+    hop: int
+    method: str
+    ranking: list[str]  # document ids, best first
+    records: list[str]  # lab record ids, best first
+    scores: list[float]
+    metrics: dict[str, float]
+    page_digest: str  # of the first repetition's page
+    ranking_digest: str
+    proof_digest: str
+    payload_bytes: int
+    work: dict
+    stop_reasons: list[str]
+    coverage: dict
+    page: dict  # the full page of the first repetition (private: payloads, proofs)
+
+
+class Job(TypedDict):
+    order: int
+    query_id: str
+    method: str
+    repetition: int
+    retrieval_micros: int
+    http_ms: float
+    embed_plus_http_ms: float
+    response_bytes: int
+    page_digest: str
+    ranking_digest: str
+    proof_digest: str
+
+
+def uses_query_vector(spec: Mapping) -> bool:
+    return spec["route"] in ("semantic", "hybrid") or spec.get("seed") == "hybrid"
+
+
+def payload_bytes(page: Mapping) -> int:
+    return sum(len(canonical(hit["payload"])) for hit in page.get("hits") or [])
+
+
+def row_metrics(ranking: Sequence[str], query: Mapping, evaluation: Mapping) -> dict[str, float]:
+    return metrics.query_metrics(ranking, query["judgments"], query["evidence_chain"], evaluation["k"],
+                                 evaluation["recall_cutoffs"])
+
+
+def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping]) -> dict:
+    """Every derived block of a report, recomputed from its rows and jobs, the protocol and the
+    fixture's queries (judgments, evidence chains)."""
+    evaluation = protocol["evaluation"]
+    rows = []
+    for row in report["rows"]:
+        query = queries[row["query_id"]]
+        rows.append({**row, "metrics": row_metrics(row["ranking"], query, evaluation)})
+    derived = {"row_metrics": {f"{r['query_id']}|{r['method']}": r["metrics"] for r in rows}}
+    derived["aggregates"] = metrics.aggregate(rows)
+    derived["latency"] = latency(report["jobs"])
+    derived["sizes"] = sizes(report["jobs"], rows)
+    derived["work"], derived["cuts"] = work_and_cuts(rows)
+    methods = {r["method"] for r in rows}
+    primary = evaluation["primary_contrast"]
+    complete = all(len({r["query_id"] for r in rows if r["method"] == m}) == len(report["plan"]["queries"])
+                   for m in protocol["methods"]) and methods == set(protocol["methods"])
+    if complete and primary["candidate"] in methods:
+        derived["statistics"] = {
+            "rng": statistics.RNG_DESCRIPTION,
+            "seed": protocol["protocol_seed"],
+            "resamples": evaluation["bootstrap"]["resamples"],
+            "confidence": evaluation["bootstrap"]["confidence"],
+            "tie_tolerance": evaluation["tie_tolerance"],
+            "contrasts": statistics.contrasts(statistics.per_query_table(rows), evaluation, protocol["protocol_seed"]),
+        }
+    else:
+        derived["statistics"] = None
+    return derived
+
+
+def latency(jobs: Sequence[Mapping]) -> dict:
+    by_method: dict[str, dict[str, list[float]]] = {}
+    for job in sorted(jobs, key=lambda j: j["order"]):
+        bucket = by_method.setdefault(job["method"], {"retrieval_ms": [], "http_ms": [], "embed_plus_http_ms": []})
+        bucket["retrieval_ms"].append(job["retrieval_micros"] / 1000.0)
+        bucket["http_ms"].append(job["http_ms"])
+        bucket["embed_plus_http_ms"].append(job["embed_plus_http_ms"])
+    return {m: {k: metrics.latency_summary(v) for k, v in b.items()} for m, b in sorted(by_method.items())}
+
+
+def sizes(jobs: Sequence[Mapping], rows: Sequence[Mapping]) -> dict:
+    out: dict[str, dict] = {}
+    for method in sorted({j["method"] for j in jobs}):
+        response = [j["response_bytes"] for j in jobs if j["method"] == method]
+        payload = [r["payload_bytes"] for r in rows if r["method"] == method]
+        out[method] = {"response_bytes_mean": sum(response) / len(response),
+                       "response_bytes_max": max(response),
+                       "payload_bytes_mean": sum(payload) / len(payload) if payload else 0.0}
+    return out
+
+
+def work_and_cuts(rows: Sequence[Mapping]) -> tuple[dict, dict]:
+    work: dict[str, dict] = {}
+    cuts: dict[str, dict] = {}
+    for method in sorted({r["method"] for r in rows}):
+        mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["query_id"])
+        names = sorted({k for r in mine for k in r["work"]})
+        work[method] = {k: sum(r["work"].get(k, 0) for r in mine) / len(mine) for k in names}
+        reasons = sorted({s for r in mine for s in r["stop_reasons"]})
+        cuts[method] = {
+            "queries": len(mine),
+            "any_stop_fraction": sum(1 for r in mine if r["stop_reasons"]) / len(mine),
+            "budget_cut_fraction": sum(1 for r in mine if any(s != "depth_limit" for s in r["stop_reasons"])) / len(mine),
+            "by_reason": {s: sum(1 for r in mine if s in r["stop_reasons"]) / len(mine) for s in reasons},
+            "incomplete_coverage_fraction": sum(1 for r in mine if not r["coverage"].get("complete", True)) / len(mine),
+        }
+    return work, cuts
+
+
+def differences(stored: Mapping, derived: Mapping, path: str = "") -> list[str]:
+    """Paths at which a stored derived block differs from its recomputation (exact comparison)."""
+    if isinstance(stored, Mapping) and isinstance(derived, Mapping):
+        out = []
+        for key in sorted(set(stored) | set(derived), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in stored or key not in derived:
+                out.append(f"{where}: present on one side only")
+            else:
+                out.extend(differences(stored[key], derived[key], where))
+        return out
+    if isinstance(stored, list) and isinstance(derived, list) and len(stored) == len(derived):
+        out = []
+        for i, (a, b) in enumerate(zip(stored, derived)):
+            out.extend(differences(a, b, f"{path}[{i}]"))
+        return out
+    return [] if digest(stored) == digest(derived) else [f"{path}: stored {_short(stored)}, recomputed {_short(derived)}"]
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,79 @@
+"""What the lab holds, read in full and compared with the fixture, the graph and the state.
+
+Evaluate takes one snapshot before the first retrieval and one after the last; both must equal the
+prepared content exactly, and the two must be equal to each other (same fence, same store digest),
+or the campaign did not measure one fixed state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evaluator.client import LabClient
+from evaluator.inputs import Frozen
+from evaluator.prepare import memory_payload
+from protocols.canonical import digest
+from protocols.errors import RefusedInput
+
+PAGE = 500
+
+
+class StoreMismatch(RefusedInput):
+    """The lab's content is not the prepared fixture and graph."""
+
+
+def list_all(fetch, key: str) -> list[dict]:
+    out, after = [], None
+    while True:
+        answer = fetch(after=after, limit=PAGE)
+        out.extend(answer[key])
+        after = answer.get("next")
+        if not after:
+            return out
+
+
+def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
+    """Read every memory, binding and relation; refuse any difference; return the fence and digests."""
+    fence = client.fence()
+    doc_of = {entry["id"]: doc for doc, entry in state["memories"].items()}
+    documents = frozen.documents
+    records = list_all(client.list_memories, "records")
+    ids = [r["id"] for r in records]
+    if sorted(ids) != sorted(doc_of):
+        extra, missing = sorted(set(ids) - set(doc_of)), sorted(set(doc_of) - set(ids))
+        raise StoreMismatch(f"lab memories differ from the state: extra {extra[:3]}, missing {missing[:3]}")
+    for record in records:
+        doc = doc_of[record["id"]]
+        if record["revision"] != state["memories"][doc]["revision"]:
+            raise StoreMismatch(f"memory {record['id']} ({doc}) is at revision {record['revision']}, "
+                                f"prepared {state['memories'][doc]['revision']}")
+        if record["payload"] != memory_payload(documents[doc]):
+            raise StoreMismatch(f"memory {record['id']} ({doc}): payload differs from the fixture document")
+    bindings = []
+    for i in range(0, len(ids), PAGE):
+        bindings.extend(client.read_embeddings(sorted(ids)[i:i + PAGE], frozen.space_id))
+    current = {b["record_id"]: b for b in bindings if b.get("current")}
+    for record_id, doc in doc_of.items():
+        binding = current.get(record_id)
+        want = state["bindings"][doc]
+        if binding is None or binding["binding_id"] != want["binding_id"] \
+                or binding["vector_sha256"] != frozen.doc_receipts[doc]:
+            raise StoreMismatch(f"embedding of {record_id} ({doc}) is not the frozen vector")
+    relations = list_all(client.list_relations, "relations")
+    by_lab = {entry["id"]: edge for edge, entry in state["relations"].items()}
+    graph = {r["id"]: r for r in frozen.relations["relations"]}
+    if sorted(r["id"] for r in relations) != sorted(by_lab):
+        raise StoreMismatch("lab relations differ from the prepared graph")
+    for rel in relations:
+        edge = graph[by_lab[rel["id"]]]
+        want = {"kind": edge["kind"], "source": state["memories"][edge["source"]],
+                "target": state["memories"][edge["target"]], "provenance": edge["provenance"]}
+        if {k: rel.get(k) for k in want} != want:
+            raise StoreMismatch(f"relation {rel['id']} ({edge['id']}) differs from the graph")
+    return {
+        "fence": fence,
+        "store_digest": client.digest(),
+        "content_digest": digest({"records": records, "relations": relations,
+                                  "bindings": sorted([b["binding_id"], b["vector_sha256"]] for b in current.values())}),
+        "counts": {"memories": len(records), "bindings": len(current), "relations": len(relations)},
+    }

@@ -1,0 +1,438 @@
+"""Page validation: every search page is recomputed from the frozen inputs and compared.
+
+`Checker` holds what the recomputation needs (record maps from the state, BM25 over the fixture
+texts, the fixture vectors, the relations under their lab ids) and `check_page` returns a list of
+`Failure`s, each naming the query, method, rank and field, so evaluate can stop on the first and
+audit can print them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from evaluator import recompute as rc
+from evaluator.inputs import Frozen
+from protocols.canonical import digest
+
+
+@dataclass(frozen=True)
+class Failure:
+    query: str
+    method: str
+    rank: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"query {self.query}, method {self.method}" + (f", rank {self.rank}" if self.rank else "")
+        return f"{where}, {self.field}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "method": self.method, "rank": self.rank, "field": self.field,
+                "message": self.message}
+
+
+class Checker:
+    def __init__(self, frozen: Frozen, state: Mapping):
+        self.frozen = frozen
+        self.profiles = frozen.protocol["ranking_profiles"]
+        self.methods = frozen.protocol["methods"]
+        self.doc_of = {entry["id"]: doc for doc, entry in state["memories"].items()}
+        self.record_of = {doc: entry["id"] for doc, entry in state["memories"].items()}
+        self.revision_of = {entry["id"]: entry["revision"] for entry in state["memories"].values()}
+        self.bindings = {self.record_of[doc]: receipt for doc, receipt in state["bindings"].items()}
+        documents = frozen.documents
+        self.texts = {self.record_of[d]: documents[d]["text"] for d in documents}
+        self.payloads = {self.record_of[d]: {"content": documents[d]["text"],
+                                             "metadata": {"document_id": d, "title": documents[d]["title"]}}
+                         for d in documents}
+        self.vectors = {self.record_of[d]: v.astype(np.float64) for d, v in frozen.doc_vectors.items()}
+        self.bm25 = rc.Bm25.build(self.texts)
+        self.edges: dict[str, rc.Edge] = {}
+        self.relation_revision: dict[str, int] = {}
+        for rel in frozen.relations["relations"]:
+            lab = state["relations"][rel["id"]]
+            self.edges[lab["id"]] = rc.Edge(lab["id"], rel["kind"], self.record_of[rel["source"]],
+                                            self.record_of[rel["target"]])
+            self.relation_revision[lab["id"]] = lab["revision"]
+        self.adjacency = rc.adjacency(self.edges.values())
+        self._cosine_cache: dict[str, dict[str, float]] = {}
+
+    # ---- recomputed channels ---------------------------------------------------------------
+
+    def lexical(self, query: dict) -> dict[str, float]:
+        return self.bm25.scores(query["question"])
+
+    def cosines(self, query: dict) -> dict[str, float]:
+        if query["id"] not in self._cosine_cache:
+            self._cosine_cache[query["id"]] = rc.cosines(self.frozen.query_vectors[query["id"]], self.vectors)
+        return self._cosine_cache[query["id"]]
+
+    def hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
+        profile = self.profiles[profile_name]
+        channels = profile["channels"]
+        lists = {
+            "lexical": rc.ordered(self.lexical(query), channels["lexical"]["depth"]),
+            "semantic": rc.ordered(self.cosines(query), channels["semantic"]["depth"],
+                                   min_score=self.frozen.protocol["evaluation"]["min_score"]),
+        }
+        fused = rc.rrf({c: [rid for rid, _ in lst] for c, lst in lists.items()},
+                       {c: channels[c]["weight"] for c in channels}, profile["k"])
+        return fused, rc.fused_order(fused), lists
+
+    # ---- the page ----------------------------------------------------------------------------
+
+    def check_page(self, query: dict, method: str, page: Mapping, fence: Mapping | None) -> list[Failure]:
+        spec = self.methods[method]
+        out: list[Failure] = []
+
+        def fail(rank, field, message):
+            out.append(Failure(query["id"], method, rank, field, message))
+
+        if page.get("method") != spec["route"]:
+            fail(None, "method", f"{page.get('method')!r}, expected {spec['route']!r}")
+        if page.get("profile") != spec["profile"]:
+            fail(None, "profile", f"{page.get('profile')!r}, expected {spec['profile']!r}")
+        if page.get("profile_digest") != digest(self.profiles[spec["profile"]]):
+            fail(None, "profile_digest", "is not the digest of the protocol's frozen profile")
+        if fence is not None and page.get("fence") != fence:
+            fail(None, "fence", f"{page.get('fence')} differs from the pinned fence {fence}")
+        uses_vector = spec["route"] in ("semantic", "hybrid") or spec.get("seed") == "hybrid"
+        if uses_vector:
+            want = {"space_id": self.frozen.space_id, "vector_sha256": self.frozen.query_receipts[query["id"]]}
+            if page.get("query_receipt") != want:
+                fail(None, "query_receipt", f"{page.get('query_receipt')} is not the fixture's query vector {want}")
+        hits = page.get("hits") or []
+        if len(hits) > spec["limit"]:
+            fail(None, "hits", f"{len(hits)} hits, limit {spec['limit']}")
+        for i, hit in enumerate(hits, start=1):
+            self._check_hit(hit, i, uses_vector, fail)
+        if out:
+            return out
+        route = spec["route"]
+        if route == "lexical":
+            self._check_single(query, hits, "lexical", self.lexical(query), rc.BM25_TOLERANCE, spec, fail)
+        elif route == "semantic":
+            self._check_single(query, hits, "semantic", self.cosines(query), rc.COSINE_TOLERANCE, spec, fail)
+        elif route == "hybrid":
+            self._check_hybrid(query, hits, spec, fail)
+        elif route == "graph":
+            self._check_graph(query, page, spec, fail)
+        else:
+            fail(None, "method", f"unknown route {route!r}")
+        return out
+
+    def _check_hit(self, hit, i, uses_vector, fail) -> None:
+        if hit.get("rank") != i:
+            fail(i, "rank", f"hit {i} carries rank {hit.get('rank')}")
+        rid = hit.get("id")
+        if rid not in self.doc_of:
+            fail(i, "id", f"{rid!r} is not a record of the prepared fixture")
+            return
+        if hit.get("revision") != self.revision_of[rid]:
+            fail(i, "revision", f"{hit.get('revision')}, prepared revision {self.revision_of[rid]}")
+        if hit.get("payload") != self.payloads[rid]:
+            fail(i, "payload", f"payload of {rid} differs from fixture document {self.doc_of[rid]}")
+        receipt = hit.get("embedding_receipt")
+        if receipt is None and not uses_vector:
+            return
+        binding = self.bindings[rid]
+        want = {"binding_id": binding["binding_id"], "record_id": rid, "revision": self.revision_of[rid],
+                "space_id": self.frozen.space_id, "vector_sha256": self.frozen.doc_receipts[self.doc_of[rid]]}
+        have = {k: (receipt or {}).get(k) for k in want}
+        if have != want:
+            bad = sorted(k for k in want if have[k] != want[k])
+            fail(i, "embedding_receipt", f"{', '.join(bad)} differ from the frozen binding")
+
+    def _check_single(self, query, hits, channel, scores, tol, spec, fail) -> None:
+        min_score = spec.get("min_score")
+        mine = rc.ordered(scores, min_score=min_score)
+        expected = min(len(mine), spec["limit"])
+        if len(hits) != expected:
+            fail(None, "hits", f"{len(hits)} hits, recomputation gives {expected}")
+        for i, hit in enumerate(hits, start=1):
+            rid = hit["id"]
+            if rid not in scores:
+                fail(i, "id", f"{rid} does not match the query at all in the recomputation")
+                continue
+            score = scores[rid]
+            if not rc.near_tie(hit.get("score", float("nan")), score, tol):
+                fail(i, "score", f"{hit.get('score')} but recomputed {score!r}")
+            entry = (hit.get("channels") or {}).get(channel) or {}
+            if entry.get("rank") != i or not rc.near_tie(entry.get("raw_score", float("nan")), score, tol):
+                fail(i, f"channels.{channel}", f"rank {entry.get('rank')} raw {entry.get('raw_score')}")
+            if i <= len(mine) and not rc.near_tie(scores[mine[i - 1][0]], score, tol):
+                fail(i, "id", f"{rid} (recomputed {score!r}) where the recomputation ranks {mine[i - 1][0]} "
+                              f"({mine[i - 1][1]!r})")
+        self._check_order(hits, fail, exact=False)
+
+    def _check_order(self, hits, fail, exact: bool) -> None:
+        for i in range(1, len(hits)):
+            a, b = hits[i - 1], hits[i]
+            ka = rc.parse_fraction(a["score_exact"], "score_exact") if exact else a["score"]
+            kb = rc.parse_fraction(b["score_exact"], "score_exact") if exact else b["score"]
+            if ka < kb or (ka == kb and not a["id"] < b["id"]):
+                fail(i + 1, "order", f"{b['id']} ({b['score']}) may not follow {a['id']} ({a['score']})")
+
+    def _check_exact(self, hit, i, channel_values: dict[str, Fraction], fail) -> Fraction | None:
+        """Contributions and score of a rank-derived hit, compared as exact rationals."""
+        total = Fraction(0)
+        for channel, value in channel_values.items():
+            entry = (hit.get("channels") or {}).get(channel) or {}
+            got = entry.get("contribution_exact")
+            try:
+                have = rc.parse_fraction(got, f"channels.{channel}.contribution_exact") if got is not None else Fraction(0)
+            except ValueError as exc:
+                fail(i, f"channels.{channel}.contribution_exact", str(exc))
+                return None
+            if have != value:
+                fail(i, f"channels.{channel}.contribution_exact", f"{got}, recomputed {value}")
+            if entry.get("contribution") is not None and entry["contribution"] != float(value):
+                fail(i, f"channels.{channel}.contribution", f"{entry['contribution']} is not float({value})")
+            total += value
+        try:
+            score = rc.parse_fraction(hit.get("score_exact"), "score_exact")
+        except ValueError as exc:
+            fail(i, "score_exact", str(exc))
+            return None
+        if score != total:
+            fail(i, "score_exact", f"{hit.get('score_exact')} is not the sum of its contributions ({total})")
+        if hit.get("score") != float(score):
+            fail(i, "score", f"{hit.get('score')} is not float({hit.get('score_exact')})")
+        return score
+
+    def _check_hybrid(self, query, hits, spec, fail) -> None:
+        profile = self.profiles[spec["profile"]]
+        fused, order, lists = self.hybrid(query, spec["profile"])
+        raw = {c: dict(lst) for c, lst in lists.items()}
+        tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+        for i, hit in enumerate(hits, start=1):
+            values = {}
+            for channel, spec_c in profile["channels"].items():
+                entry = (hit.get("channels") or {}).get(channel)
+                rank = entry.get("rank") if entry else None
+                mine = fused.get(hit["id"], {"ranks": {}})["ranks"].get(channel)
+                if rank != mine and not self._channel_near_tie(lists[channel], hit["id"], rank, tolerance[channel]):
+                    fail(i, f"channels.{channel}.rank", f"{rank}, recomputed {mine}")
+                if rank is not None and not rc.near_tie(entry.get("raw_score", float("nan")),
+                                                        raw[channel].get(hit["id"], float("nan")), tolerance[channel]):
+                    fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
+                                                             f"{raw[channel].get(hit['id'])}")
+                values[channel] = Fraction(0) if rank is None else Fraction(spec_c["weight"]) / (profile["k"] + rank)
+            self._check_exact(hit, i, values, fail)
+        self._check_order(hits, fail, exact=True)
+        want = order[: spec["limit"]]
+        have = [h["id"] for h in hits]
+        if have != want and not self._explained_by_near_ties(have, want, lists, tolerance):
+            first = next(i for i, (a, b) in enumerate(zip(have + [None] * 99, want + [None] * 99)) if a != b)
+            fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                                  f"{want[first] if first < len(want) else None}")
+
+    @staticmethod
+    def _channel_near_tie(lst: list[tuple[str, float]], rid: str, rank: int | None, tol: float) -> bool:
+        """A reported channel rank that differs from ours only inside a run of near-equal scores."""
+        scores = dict(lst)
+        if rank is None:
+            return rid not in scores or (len(lst) > 0 and rc.near_tie(scores[rid], lst[-1][1], tol))
+        if rank < 1 or rank > len(lst):
+            return False
+        return rid in scores and rc.near_tie(scores[rid], lst[rank - 1][1], tol)
+
+    @staticmethod
+    def _explained_by_near_ties(have, want, lists, tolerance) -> bool:
+        """True when every document on which the two fused lists differ sits in a channel near-tie."""
+        ambiguous = set()
+        for channel, lst in lists.items():
+            for j in range(1, len(lst)):
+                if lst[j - 1][1] != lst[j][1] and rc.near_tie(lst[j - 1][1], lst[j][1], tolerance[channel]):
+                    ambiguous.update((lst[j - 1][0], lst[j][0]))
+        differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
+        return bool(differing) and differing <= ambiguous
+
+    # ---- graph -------------------------------------------------------------------------------
+
+    def base_list(self, query: dict, profile: dict, seed: str) -> tuple[list[str], dict[str, float]]:
+        depth = profile["base_depth"]
+        if seed == "lexical":
+            return [rid for rid, _ in rc.ordered(self.lexical(query), depth)], {}
+        _, order, _ = self.hybrid(query, profile["seed_profiles"][seed])
+        return order[:depth], self.cosines(query)
+
+    def _check_graph(self, query, page, spec, fail) -> None:
+        profile = self.profiles[spec["profile"]]
+        seed = spec["seed"]
+        hits = page["hits"]
+        base, cos = self.base_list(query, profile, seed)
+        base_rank = {rid: r for r, rid in enumerate(base, start=1)}
+        anchors = base[: profile["anchors"]]
+        want_anchors = [{"id": rid, "revision": self.revision_of[rid], "rank": r} for r, rid in enumerate(anchors, 1)]
+        if page.get("anchors") != want_anchors:
+            fail(None, "anchors", f"{page.get('anchors')}, recomputed top {profile['anchors']} of the base list "
+                                  f"{want_anchors}")
+            return
+        lexical_seed = seed == "lexical"
+        returned = {r.get("id"): r for r in page.get("relations") or []}
+        used: set[str] = set()
+        graph_ranks: dict[str, int] = {}
+        for i, hit in enumerate(hits, start=1):
+            channels = hit.get("channels") or {}
+            b = (channels.get("base") or {}).get("rank")
+            g = (channels.get("graph") or {}).get("rank")
+            if b != base_rank.get(hit["id"]):
+                fail(i, "channels.base.rank", f"{b}, recomputed {base_rank.get(hit['id'])}")
+            rule = profile["final_score"]
+            values = {"base": Fraction(0) if b is None else Fraction(rule["base_weight"]) / (rule["offset"] + b),
+                      "graph": Fraction(0) if g is None else Fraction(rule["graph_weight"]) / (rule["offset"] + g)}
+            self._check_exact(hit, i, values, fail)
+            proof = hit.get("proof")
+            if g is None:
+                if proof is not None:
+                    fail(i, "proof", "a hit without a graph rank carries a proof")
+                continue
+            graph_ranks[hit["id"]] = g
+            if proof is None:
+                fail(i, "proof", "a hit with a graph rank carries no proof")
+                continue
+            self._check_proof(hit, i, proof, profile, cos, lexical_seed, returned, used, fail)
+        self._check_order(hits, fail, exact=True)
+        if set(returned) != used:
+            extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
+            fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
+        for rid, rel in returned.items():
+            edge = self.edges.get(rid)
+            if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != self.relation_revision[rid]:
+                fail(None, f"relations[{rid}]", "not a prepared relation of that kind and revision")
+        self._check_expansion(page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, fail)
+
+    def _affinity(self, rid: str, cos: Mapping[str, float], profile, lexical_seed: bool) -> float:
+        return rc.affinity(cos.get(rid), profile, lexical_seed)
+
+    def _check_proof(self, hit, i, proof, profile, cos, lexical_seed, returned, used, fail) -> None:
+        anchor = proof.get("anchor") or {}
+        rank = anchor.get("rank")
+        if not isinstance(rank, int) or not 1 <= rank <= profile["anchors"]:
+            fail(i, "proof.anchor.rank", f"{rank} is not an anchor rank")
+            return
+        strength = rc.anchor_strength(rank, profile)
+        node = anchor.get("id")
+        steps = proof.get("steps") or []
+        if proof.get("hops") != len(steps):
+            fail(i, "proof.hops", f"{proof.get('hops')} with {len(steps)} steps")
+        for j, step in enumerate(steps):
+            where = f"proof.steps[{j}]"
+            edge = self.edges.get(step.get("relation_id"))
+            if edge is None:
+                fail(i, f"{where}.relation_id", f"{step.get('relation_id')} is not a prepared relation")
+                return
+            used.add(edge.relation_id)
+            if edge.relation_id not in returned:
+                fail(i, f"{where}.relation_id", f"{edge.relation_id} is not among the page's relations")
+            direction = step.get("direction")
+            ends = (edge.source, edge.target) if direction == "forward" else (edge.target, edge.source)
+            if direction not in ("forward", "backward") or (step.get("from") or {}).get("id") != node \
+                    or ends[0] != node or (step.get("to") or {}).get("id") != ends[1]:
+                fail(i, where, f"does not continue the path at {node} along {edge.relation_id} {direction}")
+                return
+            node = ends[1]
+            if step.get("kind") != edge.kind:
+                fail(i, f"{where}.kind", f"{step.get('kind')}, relation is {edge.kind}")
+            weight = profile["kind_weights"].get(edge.kind, 0.0)
+            if step.get("weight") != weight:
+                fail(i, f"{where}.weight", f"{step.get('weight')}, profile weight {weight}")
+            value = self._affinity(node, cos, profile, lexical_seed)
+            aff = step.get("affinity") or {}
+            if not lexical_seed:
+                if not rc.near_tie(aff.get("cosine") if aff.get("cosine") is not None else float("nan"),
+                                   cos.get(node, float("nan")), rc.COSINE_TOLERANCE):
+                    fail(i, f"{where}.affinity.cosine", f"{aff.get('cosine')}, recomputed {cos.get(node)!r}")
+                receipt = aff.get("embedding_receipt") or {}
+                if receipt.get("vector_sha256") != self.frozen.doc_receipts[self.doc_of[node]]:
+                    fail(i, f"{where}.affinity.embedding_receipt", "is not the frozen vector of the destination")
+            if not rc.near_tie(aff.get("value", float("nan")), float(value), rc.COSINE_TOLERANCE):
+                fail(i, f"{where}.affinity.value", f"{aff.get('value')}, recomputed {float(value)!r}")
+            factor = rc.step_factor(edge.kind, value, profile)
+            if not rc.near_tie(step.get("factor", float("nan")), float(factor), rc.COSINE_TOLERANCE):
+                fail(i, f"{where}.factor", f"{step.get('factor')}, recomputed {float(factor)!r}")
+            strength *= factor
+        if node != hit["id"]:
+            fail(i, "proof.steps", f"path ends at {node}, not at the hit {hit['id']}")
+        if not rc.near_tie(proof.get("strength", float("nan")), float(strength), rc.COSINE_TOLERANCE):
+            fail(i, "proof.strength", f"{proof.get('strength')}, recomputed {float(strength)!r}")
+
+    def _check_expansion(self, page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, fail) -> None:
+        """The whole expansion, paths and final ranking recomputed and compared with the page."""
+        expansion = rc.expand(anchors, self.adjacency, self.edges, profile["kind_weights"], spec["expansion"])
+        if list(page.get("stop_reasons") or []) != expansion.stop_reasons:
+            fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {expansion.stop_reasons}")
+        work = page.get("work") or {}
+        if work.get("adjacency_examined") != expansion.adjacency_examined:
+            fail(None, "work.adjacency_examined", f"{work.get('adjacency_examined')}, recomputed "
+                                                  f"{expansion.adjacency_examined}")
+        affinities = {rid: self._affinity(rid, cos, profile, lexical_seed) for rid in expansion.depth_of}
+        paths = rc.strongest_paths(anchors, expansion, affinities, profile, spec["expansion"]["max_depth"])
+        order = rc.graph_order(paths)
+        graph_rank = {rid: r for r, rid in enumerate(order, start=1)}
+        candidates = set(base_rank) | set(graph_rank)
+        final = {rid: rc.final_graph_score(base_rank.get(rid), graph_rank.get(rid), profile) for rid in candidates}
+        want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
+        have = [h["id"] for h in hits]
+        strengths = [float(paths[r].strength) for r in order]
+        near = any(strengths[j - 1] != strengths[j] and rc.near_tie(strengths[j - 1], strengths[j], rc.COSINE_TOLERANCE)
+                   for j in range(1, len(strengths)))
+        for i, hit in enumerate(hits, start=1):
+            g = ((hit.get("channels") or {}).get("graph") or {}).get("rank")
+            if g != graph_rank.get(hit["id"]) and not near:
+                fail(i, "channels.graph.rank", f"{g}, recomputed {graph_rank.get(hit['id'])}")
+            proof, mine = hit.get("proof"), paths.get(hit["id"])
+            if proof is not None and mine is not None:
+                if not rc.near_tie(proof.get("strength", float("nan")), float(mine.strength), rc.COSINE_TOLERANCE):
+                    fail(i, "proof.strength", f"{proof.get('strength')} is not the strongest path ({float(mine.strength)!r})")
+                elif [s.get("relation_id") for s in proof.get("steps") or []] != [s[0] for s in mine.steps] and not near:
+                    fail(i, "proof.steps", f"path {[s.get('relation_id') for s in proof.get('steps') or []]}, "
+                                           f"preferred path {[s[0] for s in mine.steps]}")
+        if have != want and not near:
+            first = next(i for i, (a, b) in enumerate(zip(have + [None] * 99, want + [None] * 99)) if a != b)
+            fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed final ranking has "
+                                  f"{want[first] if first < len(want) else None}")
+
+
+def ranking_digest(page: Mapping) -> str:
+    """What must be identical across repetitions: ids, ranks, scores (exact ones included)."""
+    return digest([[h["id"], h["rank"], h["score"], h.get("score_exact")] for h in page.get("hits") or []])
+
+
+def proof_digest(page: Mapping) -> str:
+    return digest({"anchors": page.get("anchors"), "relations": page.get("relations"),
+                   "proofs": [h.get("proof") for h in page.get("hits") or []]})
+
+
+def cross_method_failures(query_id: str, pages: Mapping[str, Mapping], methods: Mapping[str, Mapping],
+                          profiles: Mapping) -> list[Failure]:
+    """Anchors = the seed method's top 4 page; depth zero = the hybrid v2 page, for one query."""
+    out = []
+    hybrid_methods = {spec["profile"]: name for name, spec in methods.items() if spec["route"] == "hybrid"}
+    lexical_methods = [name for name, spec in methods.items() if spec["route"] == "lexical"]
+    for name, spec in methods.items():
+        if spec["route"] != "graph" or name not in pages:
+            continue
+        profile = profiles[spec["profile"]]
+        seed_profile = profile["seed_profiles"][spec["seed"]]
+        baseline = hybrid_methods.get(seed_profile) if spec["seed"] == "hybrid" else (lexical_methods or [None])[0]
+        if baseline is None or baseline not in pages:
+            continue
+        top = [h["id"] for h in pages[baseline]["hits"][: profile["anchors"]]]
+        anchors = [a["id"] for a in pages[name].get("anchors") or []]
+        if anchors != top:
+            out.append(Failure(query_id, name, None, "anchors", f"{anchors} differ from the top "
+                                                                f"{profile['anchors']} of {baseline} {top}"))
+        if spec["expansion"]["max_depth"] == 0:
+            have = [h["id"] for h in pages[name]["hits"]]
+            want = [h["id"] for h in pages[baseline]["hits"]]
+            if have != want:
+                out.append(Failure(query_id, name, None, "hits", f"depth zero ranking {have} differs from "
+                                                                 f"{baseline} {want}"))
+    return out

@@ -1,0 +1,126 @@
+"""The import command end to end: verify, select, assemble, build the graph, then write.
+
+Order matters: outputs are refused, the protocol validated and every pinned file hashed before
+anything is parsed, and nothing is written until the source and relations are both complete and
+valid, so a refused import leaves no file behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from importer.musique import PinnedFile, pinned_files, stream_rows, verify_hash
+from importer.selection import select_rows
+from importer.source import build_source
+from protocols.canonical import digest
+from protocols.errors import RefusedInput
+from protocols.files import refuse_existing, refuse_same_path, save
+from protocols.schema import load_protocol
+
+
+class SelectionMismatch(RefusedInput):
+    """The selection differs from the ids the protocol publishes."""
+
+
+def import_source(
+    protocol_path: str | Path, source_dir: str | Path, output: str | Path, relations: str | Path
+) -> dict:
+    """Import MuSiQue files pinned by a protocol into source.json and relations.json.
+
+    Returns a summary: paths written, digests, queries per split and category, documents and
+    relations by kind.
+    """
+    # The graph builder is a separate stage; the import command is the one place both run in.
+    from builders.graph import build_relations, project
+
+    refuse_same_path(output=output, relations=relations)
+    refuse_existing(output, relations)
+    protocol = load_protocol(protocol_path)
+    files = pinned_files(protocol, source_dir)
+    for pinned in files.values():
+        verify_hash(pinned)
+    selected, file_rows = select_cohort(protocol, files)
+    source = build_source(protocol, file_rows, selected)
+    source_digest = digest(source)
+    graph = build_relations(project(source), source_digest)
+    refuse_existing(output, relations)
+    save(output, source)
+    save(relations, graph)
+    return {
+        "output": str(output),
+        "relations": str(relations),
+        "source_digest": source_digest,
+        "relations_digest": digest(graph),
+        "queries": source["counts"]["queries"],
+        "categories": source["counts"]["categories"],
+        "documents": source["counts"]["documents"],
+        "relation_counts": graph["counts"],
+    }
+
+
+def select_cohort(
+    protocol: dict, files: Mapping[str, PinnedFile]
+) -> tuple[dict[str, list[dict]], dict[str, int]]:
+    """Selected full rows per split (in selection order) and the row count of each file.
+
+    Two streamed passes per file: the first keeps only id, question and answerable of every row
+    (the official train file is too large to hold whole), the second keeps the chosen rows.
+    """
+    selection = protocol["selection"]
+    light: dict[str, list[dict]] = {}
+    for role in {split["source"] for split in selection["splits"].values()}:
+        light[role] = [
+            {"id": row["id"], "question": row["question"], "answerable": row["answerable"]}
+            for _, row in stream_rows(files[role])
+        ]
+    chosen_ids: dict[str, list[str]] = {}
+    taken_questions: list[str] = []
+    for split in selection["order"]:
+        spec = selection["splits"][split]
+        counts = {int(hop): n for hop, n in spec["counts"].items()}
+        rows = select_rows(light[spec["source"]], counts, selection["seed"], taken_questions)
+        chosen_ids[split] = [row["id"] for row in rows]
+        taken_questions.extend(row["question"] for row in rows)
+    compare_expected(selection.get("expected_ids"), chosen_ids)
+    full = _read_chosen(files, selection, chosen_ids)
+    return full, {role: len(rows) for role, rows in light.items()} | _unused_roles(files, light)
+
+
+def compare_expected(expected: Mapping[str, Any] | None, chosen: Mapping[str, list[str]]) -> None:
+    """Stop on any difference from the protocol's published ids (null means none published)."""
+    if expected is None:
+        return
+    for split, ids in expected.items():
+        if ids is None:
+            continue
+        if ids != chosen[split]:
+            missing = sorted(set(ids) - set(chosen[split]))
+            extra = sorted(set(chosen[split]) - set(ids))
+            raise SelectionMismatch(
+                f"selection of split {split!r} differs from the protocol's expected_ids: "
+                f"{len(missing)} expected id(s) not selected {missing[:5]}, "
+                f"{len(extra)} selected id(s) not expected {extra[:5]}"
+            )
+
+
+def _read_chosen(
+    files: Mapping[str, PinnedFile], selection: dict, chosen_ids: Mapping[str, list[str]]
+) -> dict[str, list[dict]]:
+    wanted: dict[str, dict[str, str]] = {}
+    for split, ids in chosen_ids.items():
+        role = selection["splits"][split]["source"]
+        for row_id in ids:
+            wanted.setdefault(role, {})[row_id] = split
+    found: dict[str, dict[str, dict]] = {split: {} for split in chosen_ids}
+    for role, ids in wanted.items():
+        for _, row in stream_rows(files[role]):
+            if row["id"] in ids:
+                found[ids[row["id"]]][row["id"]] = row
+    return {split: [found[split][row_id] for row_id in chosen_ids[split]] for split in selection["order"]}
+
+
+def _unused_roles(files: Mapping[str, PinnedFile], read: Mapping[str, list]) -> dict[str, int]:
+    """Row counts of pinned files no split draws from (hashed, but counted only for provenance)."""
+    return {role: sum(1 for _ in stream_rows(pinned)) for role, pinned in files.items() if role not in read}

@@ -1,0 +1,282 @@
+"""Loading and validating a frozen protocol file, field by field.
+
+A protocol is checked completely before any stage uses it: every field's type and allowed values,
+hop counts keyed "2"/"3"/"4", methods that reference existing ranking profiles of the matching
+family, a primary contrast between existing methods, expected ids that agree with the counts.
+Each failure names the field path and the reason. New method routes (a later protocol version)
+are added in ROUTES, the one table that ties a route to its profile family and its own fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protocols.artifacts import HOPS, hop_category
+from protocols.errors import RefusedInput
+from protocols.fields import Fields, join
+from protocols.files import load_json
+
+
+class ProtocolError(RefusedInput):
+    """A protocol file that is missing, malformed or breaks the protocol format."""
+
+
+SELECTION_VERSIONS = ("musique_identifier_strata_v1",)
+GRAPH_BUILDERS = ("document_title_graph_v1",)
+RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
+                  "contradicts")
+HOP_KEYS = tuple(str(h) for h in HOPS)
+TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
+            "graph_builder", "evaluation", "methods", "ranking_profiles")
+EXPANSION_KEYS = ("max_depth", "max_nodes", "max_edges", "max_scan")
+
+
+@dataclass(frozen=True)
+class Route:
+    """What a method of this route must look like: its profile family and its own fields."""
+
+    family: str
+    fields: tuple[str, ...] = ()
+    check: Callable[[Fields, dict, str, dict], None] | None = None
+    optional: tuple[str, ...] = field(default=())
+
+
+def _check_semantic_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
+    f.number(method["min_score"], join(path, "min_score"), low=-1.0, high=1.0)
+
+
+def _check_graph_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
+    seeds = profiles[method["profile"]].get("seed_profiles", {})
+    f.string(method["seed"], join(path, "seed"), allowed=sorted(seeds))
+    _check_expansion(f, method["expansion"], join(path, "expansion"))
+
+
+def _check_rescue_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
+    f.string(method["graph_mode"], join(path, "graph_mode"), allowed=("auto", "force", "off"))
+
+
+ROUTES: dict[str, Route] = {
+    "lexical": Route("lexical"),
+    "semantic": Route("semantic", ("min_score",), _check_semantic_method),
+    "hybrid": Route("hybrid"),
+    "graph": Route("graph", ("seed", "expansion"), _check_graph_method),
+    "rescue": Route("rescue", ("graph_mode",), _check_rescue_method),  # protocol v2 (docs/rescue.md)
+}
+FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
+
+
+def load_protocol(path: str | Path) -> dict:
+    """Read and validate a protocol file; raise ProtocolError naming the field on any fault."""
+    try:
+        value = load_json(path, "protocol")
+    except ProtocolError:
+        raise
+    except RefusedInput as exc:
+        raise ProtocolError(str(exc)) from None
+    try:
+        return validate_protocol(value)
+    except ProtocolError as exc:
+        raise ProtocolError(f"protocol {path}: {exc}") from None
+
+
+def validate_protocol(value: Any) -> dict:
+    """Return `value` unchanged when it is a valid protocol; else raise ProtocolError."""
+    f = Fields(ProtocolError)
+    f.obj(value, "", TOP_KEYS)
+    f.string(value["protocol_version"], "protocol_version")
+    f.string(value["title"], "title")
+    dataset = f.obj(value["dataset"], "dataset", ("name", "license", "attribution"))
+    for key in ("name", "license", "attribution"):
+        f.string(dataset[key], join("dataset", key))
+    _check_source_files(f, value["source_files"])
+    _check_selection(f, value["selection"], value["source_files"])
+    f.integer(value["protocol_seed"], "protocol_seed", minimum=0)
+    builder = f.obj(value["graph_builder"], "graph_builder", ("method",))
+    f.string(builder["method"], "graph_builder.method", allowed=GRAPH_BUILDERS)
+    profiles = _check_profiles(f, value["ranking_profiles"])
+    methods = _check_methods(f, value["methods"], profiles)
+    _check_evaluation(f, value["evaluation"], methods, value["selection"]["splits"])
+    return value
+
+
+def _check_source_files(f: Fields, files: Any) -> None:
+    f.mapping(files, "source_files")
+    for role, entry in files.items():
+        path = join("source_files", role)
+        f.obj(entry, path, ("name", "sha256"))
+        name = f.string(entry["name"], join(path, "name"))
+        # names are looked up inside --source-dir; a path here could point anywhere
+        if "/" in name or "\\" in name or name in (".", ".."):
+            f.fail(join(path, "name"), f"must be a plain file name, got {name!r}")
+        f.hex64(entry["sha256"], join(path, "sha256"))
+
+
+def _check_selection(f: Fields, selection: Any, files: dict) -> None:
+    f.obj(selection, "selection", ("version", "seed", "order", "splits", "expected_ids"))
+    f.string(selection["version"], "selection.version", allowed=SELECTION_VERSIONS)
+    f.string(selection["seed"], "selection.seed")
+    splits = f.mapping(selection["splits"], "selection.splits")
+    order = f.strings(selection["order"], "selection.order", nonempty=True, unique=True)
+    for i, name in enumerate(order):
+        if name not in splits:
+            f.fail(join("selection.order", i), f"{name!r} is not a split of selection.splits")
+    for name in splits:
+        if name not in order:
+            f.fail(join("selection.splits", name), "is missing from selection.order")
+    for name, split in splits.items():
+        path = join("selection.splits", name)
+        f.obj(split, path, ("source", "counts"))
+        f.string(split["source"], join(path, "source"), allowed=sorted(files))
+        counts = f.obj(split["counts"], join(path, "counts"), HOP_KEYS)
+        for hop in HOP_KEYS:
+            f.integer(counts[hop], join(join(path, "counts"), hop), minimum=0)
+    expected = selection["expected_ids"]
+    if expected is None:
+        return
+    f.obj(expected, "selection.expected_ids", (), optional=sorted(splits))
+    for name, ids in expected.items():
+        if ids is not None:
+            _check_expected_ids(f, ids, join("selection.expected_ids", name), splits[name]["counts"])
+
+
+def _check_expected_ids(f: Fields, ids: Any, path: str, counts: dict) -> None:
+    f.strings(ids, path)
+    f.ascending(ids, path, "id")
+    per_hop = {hop: 0 for hop in HOP_KEYS}
+    for i, row_id in enumerate(ids):
+        strata = hop_category(row_id)
+        if strata is None:
+            f.fail(join(path, i), f"unknown hop prefix in {row_id!r}")
+        per_hop[str(strata[0])] += 1
+    for hop in HOP_KEYS:
+        if per_hop[hop] != counts[hop]:
+            f.fail(path, f"holds {per_hop[hop]} {hop}-hop ids, counts ask for {counts[hop]}")
+
+
+def _check_profiles(f: Fields, profiles: Any) -> dict:
+    f.mapping(profiles, "ranking_profiles")
+    for name, profile in profiles.items():
+        path = join("ranking_profiles", name)
+        f.obj(profile, path, ("family", "tie_break"), extra=True)
+        family = f.string(profile["family"], join(path, "family"), allowed=FAMILIES)
+        f.string(profile["tie_break"], join(path, "tie_break"))
+        if family == "hybrid":
+            _check_hybrid_profile(f, profile, path, profiles)
+        elif family == "graph":
+            _check_graph_profile(f, profile, path, profiles)
+    return profiles
+
+
+def _check_hybrid_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:
+    f.obj(profile, path, ("channels", "k"), extra=True)
+    channels = f.mapping(profile["channels"], join(path, "channels"))
+    for channel, entry in channels.items():
+        where = join(join(path, "channels"), channel)
+        f.obj(entry, where, ("profile", "weight", "depth"))
+        f.string(entry["profile"], join(where, "profile"), allowed=sorted(profiles))
+        f.number(entry["weight"], join(where, "weight"), low=0.0)
+        f.integer(entry["depth"], join(where, "depth"), minimum=1)
+    f.integer(profile["k"], join(path, "k"), minimum=1)
+
+
+def _check_graph_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:
+    f.obj(profile, path, ("seed_profiles", "base_depth", "anchors", "expansion_defaults",
+                          "kind_weights"), extra=True)
+    seeds = f.mapping(profile["seed_profiles"], join(path, "seed_profiles"))
+    for seed, target in seeds.items():
+        f.string(target, join(join(path, "seed_profiles"), seed), allowed=sorted(profiles))
+    f.integer(profile["base_depth"], join(path, "base_depth"), minimum=1)
+    f.integer(profile["anchors"], join(path, "anchors"), minimum=1)
+    _check_expansion(f, profile["expansion_defaults"], join(path, "expansion_defaults"))
+    weights = f.obj(profile["kind_weights"], join(path, "kind_weights"), RELATION_KINDS)
+    for kind in RELATION_KINDS:
+        f.number(weights[kind], join(join(path, "kind_weights"), kind), low=0.0)
+
+
+def _check_expansion(f: Fields, expansion: Any, path: str) -> None:
+    f.obj(expansion, path, EXPANSION_KEYS)
+    f.integer(expansion["max_depth"], join(path, "max_depth"), minimum=0)
+    for key in EXPANSION_KEYS[1:]:
+        f.integer(expansion[key], join(path, key), minimum=1)
+
+
+def _check_methods(f: Fields, methods: Any, profiles: dict) -> dict:
+    f.mapping(methods, "methods")
+    for name, method in methods.items():
+        path = join("methods", name)
+        if not isinstance(method, dict):
+            f.fail(path, "expected an object")
+        if "route" not in method:
+            f.fail(join(path, "route"), "missing field")
+        route_name = f.string(method["route"], join(path, "route"), allowed=sorted(ROUTES))
+        route = ROUTES[route_name]
+        f.obj(method, path, ("route", "profile", "limit") + route.fields, optional=route.optional)
+        profile = f.string(method["profile"], join(path, "profile"))
+        if profile not in profiles:
+            f.fail(join(path, "profile"), f"{profile!r} is not a ranking profile of this protocol")
+        if profiles[profile]["family"] != route.family:
+            f.fail(join(path, "profile"),
+                   f"profile {profile!r} is of family {profiles[profile]['family']!r}, route {route_name!r} needs {route.family!r}")
+        f.integer(method["limit"], join(path, "limit"), minimum=1)
+        if route.check is not None:
+            route.check(f, method, path, profiles)
+    return methods
+
+
+EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min_score", "scan_limit",
+                   "bootstrap", "tie_tolerance", "primary_contrast", "exploratory_contrasts",
+                   "contrast_metrics")
+
+
+def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -> None:
+    f.obj(evaluation, "evaluation", EVALUATION_KEYS, optional=("exploratory_analyses",))
+    if "exploratory_analyses" in evaluation:  # protocol v2: declared, labelled exploratory
+        _check_exploratory_analyses(f, evaluation["exploratory_analyses"], methods)
+    f.string(evaluation["split"], "evaluation.split", allowed=sorted(splits))
+    k = f.integer(evaluation["k"], "evaluation.k", minimum=1)
+    cutoffs = f.array(evaluation["recall_cutoffs"], "evaluation.recall_cutoffs", nonempty=True)
+    for i, cutoff in enumerate(cutoffs):
+        f.integer(cutoff, join("evaluation.recall_cutoffs", i), minimum=1)
+        if cutoff > k:
+            f.fail(join("evaluation.recall_cutoffs", i), f"{cutoff} exceeds evaluation.k = {k}")
+    f.ascending(cutoffs, "evaluation.recall_cutoffs", "cutoff")
+    f.integer(evaluation["repetitions"], "evaluation.repetitions", minimum=1)
+    f.string(evaluation["warmup"], "evaluation.warmup")
+    f.number(evaluation["min_score"], "evaluation.min_score", low=-1.0, high=1.0)
+    f.integer(evaluation["scan_limit"], "evaluation.scan_limit", minimum=1)
+    bootstrap = f.obj(evaluation["bootstrap"], "evaluation.bootstrap", ("resamples", "confidence", "order"))
+    f.integer(bootstrap["resamples"], "evaluation.bootstrap.resamples", minimum=1)
+    confidence = f.number(bootstrap["confidence"], "evaluation.bootstrap.confidence")
+    if not 0.0 < confidence < 1.0:
+        f.fail("evaluation.bootstrap.confidence", f"must lie strictly between 0 and 1, got {confidence}")
+    f.string(bootstrap["order"], "evaluation.bootstrap.order")
+    f.number(evaluation["tie_tolerance"], "evaluation.tie_tolerance", low=0.0)
+    contrast = f.obj(evaluation["primary_contrast"], "evaluation.primary_contrast",
+                     ("candidate", "baseline", "label"))
+    for role in ("candidate", "baseline"):
+        f.string(contrast[role], join("evaluation.primary_contrast", role), allowed=sorted(methods))
+    if contrast["candidate"] == contrast["baseline"]:
+        f.fail("evaluation.primary_contrast.baseline", "must differ from the candidate")
+    f.string(contrast["label"], "evaluation.primary_contrast.label")
+    f.string(evaluation["exploratory_contrasts"], "evaluation.exploratory_contrasts")
+    f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True, unique=True)
+
+
+def _check_exploratory_analyses(f: Fields, analyses: Any, methods: dict) -> None:
+    path = "evaluation.exploratory_analyses"
+    f.obj(analyses, path, ("label",), extra=True)
+    f.string(analyses["label"], join(path, "label"), allowed=("exploratory",))
+    for name, analysis in analyses.items():
+        if isinstance(analysis, dict) and "methods" in analysis:
+            for i, method in enumerate(f.strings(analysis["methods"], join(join(path, name), "methods"), nonempty=True)):
+                if method not in methods:
+                    f.fail(join(join(join(path, name), "methods"), i), f"{method!r} is not a method of this protocol")
+    budget = analyses.get("budget_curve")
+    if budget is not None:
+        budgets = f.array(budget.get("budgets"), join(path, "budget_curve.budgets"), nonempty=True)
+        for i, value in enumerate(budgets):
+            f.integer(value, join(join(path, "budget_curve.budgets"), i), minimum=1)
+        f.ascending(budgets, join(path, "budget_curve.budgets"), "budget")

@@ -1,0 +1,34 @@
+"""Audit a private report against its fixture, relations and protocol.
+
+    python scripts/audit_graph_evaluation.py --report REPORT --fixture F --relations R --protocol P
+
+Prints `ok <check>` for each check that holds and `FAIL <check> <location>: <what>` for each
+failure; exit code 0 only when every check holds (1 otherwise, 2 for unreadable inputs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evaluator.audit import audit  # noqa: E402
+from protocols.cli import run  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", required=True, type=Path, help="private report written by evaluate")
+    parser.add_argument("--fixture", required=True, type=Path)
+    parser.add_argument("--relations", required=True, type=Path)
+    parser.add_argument("--protocol", required=True, type=Path)
+    args = parser.parse_args(argv)
+    result = audit(args.report, args.fixture, args.relations, args.protocol)
+    print(f"audit: {'all checks hold' if result.ok else f'{len(result.failures)} failure(s)'}")
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

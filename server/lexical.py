@@ -1,0 +1,72 @@
+"""`bm25_v1` (DESIGN §7) over a scope's inverted index.
+
+score(d) = sum over distinct query terms t present in d, in first-occurrence order, of
+idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl)), with
+idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), N = current records of the scope (records with
+no tokens count too), |d| = token count, avgdl = total tokens / N. Only documents holding a
+query term are ranked; ties go to the smaller record id.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from server.indexes import ScopeIndex
+from server.profiles import PROFILES
+from server.ranking import top_by_score
+from server.tokenize import bm25_tokens
+
+_PROFILE = PROFILES["bm25_v1"]
+K1 = _PROFILE["k1"]
+B = _PROFILE["b"]
+
+
+@dataclass(frozen=True)
+class LexicalRanking:
+    ids: list[str]  # best first
+    scores: list[float]
+    matched: int  # documents holding at least one query term
+    terms: list[str]  # the deduplicated query terms
+
+
+def query_terms(query: str) -> list[str]:
+    return list(dict.fromkeys(bm25_tokens(query)))
+
+
+def _length_norms(index: ScopeIndex) -> np.ndarray:
+    inverted = index.lexical
+    lengths = np.array(inverted.lengths, dtype=np.float64)
+    avgdl = inverted.total_length / inverted.documents
+    return K1 * (1.0 - B + B * lengths / avgdl)
+
+
+def bm25(index: ScopeIndex, query: str, limit: int) -> LexicalRanking:
+    terms = query_terms(query)
+    inverted = index.lexical
+    n = inverted.documents
+    slots_total = len(index.slot_ids)
+    scores = np.zeros(slots_total, dtype=np.float64)
+    matched = np.zeros(slots_total, dtype=bool)
+    if n and inverted.total_length:
+        norms = inverted.derived("bm25_v1_norms", lambda: _length_norms(index))
+        for term in terms:
+            postings = inverted.postings(term)
+            if postings is None:
+                continue
+            slots, tfs = postings
+            df = len(slots)
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            scores[slots] += idf * (tfs * (K1 + 1.0)) / (tfs + norms[slots])
+            matched[slots] = True
+    hit_slots = np.flatnonzero(matched)
+    best = top_by_score(scores[hit_slots], index.id_rank()[hit_slots], limit)
+    chosen = hit_slots[best]
+    return LexicalRanking(
+        ids=[index.slot_ids[s] for s in chosen.tolist()],
+        scores=scores[chosen].tolist(),
+        matched=len(hit_slots),
+        terms=terms,
+    )

@@ -1,0 +1,127 @@
+"""`retrieval-lab DBDIR ACCESSFILE PORT [--host 127.0.0.1] [--scope lab] [--reopen]`.
+
+Order matters: refuse bad arguments, open (or create) the store, bind the socket, mint the token,
+write the access file, and only then serve, so a client that sees the access file can connect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import socket
+import sys
+import time
+
+import uvicorn
+
+from protocols.cli import run
+from protocols.errors import RefusedInput
+from protocols.files import refuse_existing, save
+from server import validation
+from server.app import Lab, create_app
+from server.credentials import DEFAULT_TTL_SECONDS, Credentials, iso_utc
+from server.indexes import Indexes
+from server.store import Store, StoreOpenError
+
+LOOPBACK = "127.0.0.1"
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="retrieval-lab", description="Loopback graph-retrieval lab server.")
+    parser.add_argument("dbdir", help="RocksDB directory (must not exist, unless --reopen)")
+    parser.add_argument("access_file", help="where to write the access file (must not exist)")
+    parser.add_argument("port", type=int, help="TCP port on 127.0.0.1; 0 picks a free one")
+    parser.add_argument("--host", default=LOOPBACK, help="only 127.0.0.1 is accepted")
+    parser.add_argument("--scope", default="lab", help="scope of the access file's token (default: lab)")
+    parser.add_argument("--reopen", action="store_true",
+                        help="restart on an existing DBDIR this lab created; earlier tokens are revoked")
+    return parser.parse_args(argv)
+
+
+def _bind(port: int) -> socket.socket:
+    if not 0 <= port <= 65535:
+        raise RefusedInput(f"PORT must be in 0..65535, got {port}")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # asyncio also sets TCP_NODELAY on every accepted connection; without it a response written in
+    # two segments waits for the client's delayed ACK (~40 ms on Linux loopback).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((LOOPBACK, port))
+    except OSError as exc:
+        sock.close()
+        raise RefusedInput(f"cannot bind {LOOPBACK}:{port}: {exc.strerror}") from None
+    sock.listen(1024)
+    return sock
+
+
+def _serve(args: argparse.Namespace) -> int:
+    if args.host != LOOPBACK:
+        raise RefusedInput(f"the lab binds {LOOPBACK} only; refusing --host {args.host}")
+    if not validation.SCOPE_RE.match(args.scope):
+        raise RefusedInput(f"--scope must match [a-z0-9][a-z0-9_-]{{0,63}}, got {args.scope!r}")
+    refuse_existing(args.access_file)
+    now = time.time()
+    try:
+        if args.reopen:
+            store = Store.reopen(args.dbdir)
+        else:
+            refuse_existing(args.dbdir)
+            store = Store.create(args.dbdir, "lab-" + secrets.token_hex(16), iso_utc(now))
+    except StoreOpenError as exc:
+        raise RefusedInput(str(exc)) from None
+    try:
+        return _run(args, store, now)
+    finally:
+        store.close()
+
+
+def _run(args: argparse.Namespace, store: Store, now: float) -> int:
+    # uvicorn swaps in its own handlers while serving and re-raises the signal afterwards into
+    # whatever was installed before; these handlers turn that (and a signal during start-up) into
+    # a clean stop with exit code 0 and the store closed.
+    stopping: dict = {"requested": False, "server": None}
+
+    def stop(signum: int, frame: object) -> None:
+        stopping["requested"] = True
+        if stopping["server"] is not None:
+            stopping["server"].should_exit = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    credentials = Credentials(store)
+    if args.reopen:
+        credentials.revoke_all()
+    lab = Lab(store=store, credentials=credentials, indexes=Indexes())
+    lab.feed_all()
+    sock = _bind(args.port)
+    port = sock.getsockname()[1]
+    base_url = f"http://{LOOPBACK}:{port}"
+    issued = credentials.mint(args.scope, DEFAULT_TTL_SECONDS, now)
+    access = {"base_url": base_url, "token": issued["token"], "scope": args.scope,
+              "issued_at": issued["issued_at"], "expires_at": issued["expires_at"],
+              "lab_id": store.marker["lab_id"], "pid": os.getpid()}
+    save(args.access_file, access)  # temp file from mkstemp: created 0600, then renamed
+    os.chmod(args.access_file, 0o600)
+
+    config = uvicorn.Config(create_app(lab), log_level="warning", access_log=False, lifespan="off",
+                            http="h11", loop="asyncio", server_header=False, date_header=False,
+                            timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    stopping["server"] = server
+    server.should_exit = stopping["requested"]
+    print(f"retrieval lab pid {os.getpid()} serving {base_url} (scope {args.scope}, access file "
+          f"{args.access_file})", flush=True)
+    server.run(sockets=[sock])
+    print(f"retrieval lab pid {os.getpid()} stopped", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(lambda a: _serve(_arguments(a)), argv if argv is not None else sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,519 @@
+"""The rescue family: append-not-fuse graph rescue with expander rescore, gate and fused ablations.
+
+Everything here is a pure function of explicit inputs (the two channel lists, the title table, a
+neighbour lookup over eligible relations), so the same code answers a live request and a hand-built
+test corpus. docs/rescue.md states every rule; server/rescue_profiles.py holds every parameter.
+
+Arithmetic is exact (`Fraction`) wherever a score is rank-derived or compared for a tie, so equal
+scores are exactly equal and ties fall to the record id, never to float rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from protocols.canonical import digest
+from server import lexical, semantic, validation
+from server import titles as title_rules
+from server.errors import ApiError
+from server.indexes import vector_sha256
+from server.rescue_profiles import RESCUE_PROFILES
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One eligible relation seen from `node`: `direction` forward when node is its source."""
+
+    relation_id: str
+    relation_revision: int
+    kind: str
+    source: str
+    target: str
+
+    def other(self, node: str) -> str:
+        return self.target if node == self.source else self.source
+
+    def direction(self, node: str) -> str:
+        return "forward" if node == self.source else "backward"
+
+
+# node id -> its eligible relations of the followed kinds, in any order (sorted here)
+Neighbours = Callable[[str], Sequence[Edge]]
+
+
+def sorted_edges(node: str, neighbours: Neighbours, kinds: Sequence[str]) -> list[Edge]:
+    """A node's edges of the followed kinds by (other end, relation id): the one walking order."""
+    return sorted((edge for edge in neighbours(node) if edge.kind in kinds),
+                  key=lambda edge: (edge.other(node), edge.relation_id))
+
+
+@dataclass
+class Work:
+    adjacency_examined: int = 0
+    nodes_admitted: int = 0
+    stale_skipped: int = 0
+    stop_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ChannelHit:
+    rank: int
+    raw_score: float
+
+
+@dataclass
+class BaseHit:
+    id: str
+    fused: Fraction
+    normalized: Fraction
+    channels: dict[str, ChannelHit]
+    base_rank: int
+    bonus_seeds: list[tuple[str, list[Edge]]] = field(default_factory=list)
+    rescored: Fraction = Fraction(0)
+
+
+@dataclass(frozen=True)
+class Seed:
+    id: str
+    origins: tuple[str, ...]
+    score: Fraction
+    base_rank: int | None
+
+
+@dataclass
+class LaneHit:
+    id: str
+    seed: Seed
+    hops: int
+    score: Fraction
+    steps: list[tuple[Edge, str, str]]  # (edge, from, to) in walking order
+    lane_rank: int = 0
+
+
+@dataclass
+class Ranked:
+    """A rescue ranking before payloads: the final order and everything that explains it."""
+
+    base: list[BaseHit]
+    lane: list[LaneHit]
+    final: list[tuple[str, Fraction, bool]]  # (id, score, rescued)
+    seeds: list[Seed]
+    gate: dict
+    work: Work
+    lane_before_cap: int
+
+
+def fuse_base(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],
+              base: Mapping) -> list[BaseHit]:
+    """Weighted RRF of the two channels (each already ranked best first), cut at the base depth."""
+    k = base["k"]
+    lists = {"lexical": lexical, "semantic": semantic}
+    hits: dict[str, dict[str, ChannelHit]] = {}
+    for name, ranked in lists.items():
+        for rank, (record_id, raw) in enumerate(ranked[: base["channels"][name]["depth"]], start=1):
+            hits.setdefault(record_id, {})[name] = ChannelHit(rank, raw)
+    weights = {name: Fraction(str(base["channels"][name]["weight"])) for name in lists}
+    fused = {rid: sum((weights[n] / (k + h.rank) for n, h in ch.items()), Fraction(0))
+             for rid, ch in hits.items()}
+    order = sorted(fused, key=lambda rid: (-fused[rid], rid))[: base["depth"]]
+    top = fused[order[0]] if order else Fraction(1)
+    return [BaseHit(rid, fused[rid], fused[rid] / top, hits[rid], rank)
+            for rank, rid in enumerate(order, start=1)]
+
+
+def select_seeds(query: str, title_table: Mapping[str, list[str]], base: Sequence[BaseHit],
+                 seeds_profile: Mapping) -> tuple[list[Seed], int]:
+    """Query-title seeds first, then the top base documents; returns (seeds, distinct titles matched)."""
+    matched = title_rules.titles_in_query(query, title_table)
+    matched.sort(key=lambda pair: (-len(pair[0].split(" ")), pair[0], pair[1]))
+    title_score = Fraction(str(seeds_profile["query_titles"]["seed_score"]))
+    base_rank = {hit.id: hit.base_rank for hit in base}
+    order: list[str] = []
+    origins: dict[str, list[str]] = {}
+    scores: dict[str, Fraction] = {}
+    for _, record_id in matched:
+        if record_id not in origins:
+            order.append(record_id)
+            origins[record_id] = []
+            scores[record_id] = title_score
+        if "query_title" not in origins[record_id]:
+            origins[record_id].append("query_title")
+    for hit in base[: seeds_profile["base_top"]]:
+        if hit.id not in origins:
+            order.append(hit.id)
+            origins[hit.id] = []
+            scores[hit.id] = hit.normalized
+        origins[hit.id].append("base")
+        scores[hit.id] = max(scores[hit.id], hit.normalized)
+    seeds = [Seed(rid, tuple(origins[rid]), scores[rid], base_rank.get(rid))
+             for rid in order[: seeds_profile["cap"]]]
+    return seeds, len({title for title, _ in matched})
+
+
+def expand_bonus(base: list[BaseHit], neighbours: Neighbours, expander: Mapping, base_top: int,
+                 work: Work) -> list[BaseHit]:
+    """Add hop_weight per distinct top-base seed one relation away; return the re-sorted base."""
+    hop_weight = Fraction(str(expander["hop_weight"]))
+    by_id = {hit.id: hit for hit in base}
+    links: dict[str, dict[str, list[Edge]]] = {}
+    for seed in base[:base_top]:
+        for edge in sorted_edges(seed.id, neighbours, expander["kinds"]):
+            work.adjacency_examined += 1
+            other = edge.other(seed.id)
+            if other in by_id:
+                links.setdefault(other, {}).setdefault(seed.id, []).append(edge)
+    for hit in base:
+        seeds = links.get(hit.id, {})
+        hit.bonus_seeds = [(sid, sorted(seeds[sid], key=lambda e: e.relation_id)) for sid in sorted(seeds)]
+        hit.rescored = hit.normalized + hop_weight * len(seeds)
+    return sorted(base, key=lambda hit: (-hit.rescored, hit.id))
+
+
+def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work: Work) -> dict[str, LaneHit]:
+    """Level-by-level search from all seeds at once, every node labelled at its closest hop.
+
+    A node at set-distance h keeps the best seed (score desc, seed position asc) among the seeds at
+    distance exactly h: its parents all sit at distance h - 1 carrying their own best label, so the
+    label propagates correctly level by level (docs/rescue.md gives the argument).
+    """
+    decay = Fraction(str(lane["hop_decay"]))
+    position = {seed.id: i for i, seed in enumerate(seeds)}
+    reached: dict[str, LaneHit] = {}
+    for seed in seeds:
+        reached[seed.id] = LaneHit(seed.id, seed, 0, seed.score, [])
+    frontier = [seed.id for seed in seeds]
+    work.nodes_admitted = len(reached)
+    label = lambda hit: (-hit.seed.score, position[hit.seed.id])  # noqa: E731
+    scanned = 0
+    for hop in range(1, lane["max_hops"] + 1):
+        frontier.sort(key=lambda rid: (label(reached[rid]), rid))
+        found: dict[str, LaneHit] = {}
+        for node in frontier:
+            parent = reached[node]
+            for edge in sorted_edges(node, neighbours, lane["kinds"]):
+                if scanned >= lane["max_scan"]:
+                    _stop(work, "max_scan")
+                    break
+                scanned += 1
+                work.adjacency_examined += 1
+                other = edge.other(node)
+                if other in reached:
+                    continue
+                step = (edge, node, other)
+                candidate = LaneHit(other, parent.seed, hop, parent.seed.score * decay ** hop,
+                                    parent.steps + [step])
+                current = found.get(other)
+                if current is None:
+                    if len(reached) + len(found) >= lane["max_nodes"]:
+                        _stop(work, "max_nodes")
+                        continue
+                    found[other] = candidate
+                elif label(candidate) < label(current):
+                    found[other] = candidate
+        reached.update(found)
+        work.nodes_admitted = len(reached)
+        frontier = sorted(found)
+        if not frontier:
+            break
+    return reached
+
+
+def _stop(work: Work, reason: str) -> None:
+    if reason not in work.stop_reasons:
+        work.stop_reasons.append(reason)
+
+
+def rescue_lane(reached: Mapping[str, LaneHit], base_ids: set[str], cap: int) -> tuple[list[LaneHit], int]:
+    """Reached nodes not in the base, best first, capped; also the count before the cap."""
+    lane = sorted((hit for rid, hit in reached.items() if rid not in base_ids),
+                  key=lambda hit: (-hit.score, hit.hops, hit.id))
+    for rank, hit in enumerate(lane, start=1):
+        hit.lane_rank = rank
+    return lane[:cap], len(lane)
+
+
+def gate_decision(query: str, lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],
+                  base: Sequence[BaseHit], distinct_titles: int, mode: str, gate: Mapping) -> dict:
+    """What `auto` decides (always computed), and whether the lane is appended under `mode`."""
+    tokens = title_rules.normalized_tokens(query)
+    cues = sorted(set(tokens) & set(gate["relation_cues"]))
+    top = gate["agreement"]["top"]
+    lex_top = {rid for rid, _ in lexical[:top]}
+    sem_top = {rid for rid, _ in semantic[:top]}
+    union = lex_top | sem_top
+    jaccard = Fraction(len(lex_top & sem_top), len(union)) if lex_top and sem_top else Fraction(0)
+    first = base[0].normalized if base else Fraction(0)
+    second = base[1].normalized if len(base) > 1 else Fraction(0)
+    gap = first - second
+    reasons = []
+    if cues:
+        reasons.append("relation_cue")
+    if distinct_titles >= gate["entity_heavy_min_titles"]:
+        reasons.append("entity_heavy")
+    if jaccard < Fraction(str(gate["agreement"]["low_below"])):
+        reasons.append("low_agreement")
+    if gap < Fraction(str(gate["confidence"]["low_below"])):
+        reasons.append("low_confidence")
+    veto = gate["veto"]
+    vetoed = (len(tokens) <= veto["max_tokens"] and jaccard >= Fraction(str(veto["min_agreement"]))
+              and not cues)
+    auto = bool(reasons) and not vetoed
+    fired = {"auto": auto, "off": False, "force": True}[mode]
+    return {
+        "mode": mode, "auto_decision": auto, "fired": fired, "reasons": reasons, "vetoed": vetoed,
+        "signals": {
+            "query_tokens": len(tokens), "relation_cues": cues, "query_titles": distinct_titles,
+            "agreement_jaccard": float(jaccard), "agreement_jaccard_exact": exact(jaccard),
+            "confidence_gap": float(gap), "confidence_gap_exact": exact(gap),
+        },
+    }
+
+
+def rank_rescue(query: str, lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],
+                title_table: Mapping[str, list[str]], neighbours: Neighbours, profile: Mapping,
+                mode: str, work: Work | None = None) -> Ranked:
+    """The whole method on explicit inputs; `profile` is a RESCUE_PROFILES entry."""
+    work = Work() if work is None else work
+    base = fuse_base(lexical, semantic, profile["base"])
+    seeds, distinct_titles = select_seeds(query, title_table, base, profile["seeds"])
+    gate = gate_decision(query, lexical, semantic, base, distinct_titles, mode, profile["gate"])
+    base_top = profile["seeds"]["base_top"]
+    if profile["expander"] is not None:
+        base = expand_bonus(base, neighbours, profile["expander"], base_top, work)
+    else:
+        for hit in base:
+            hit.rescored = hit.normalized
+    lane: list[LaneHit] = []
+    before_cap = 0
+    if gate["fired"]:
+        reached = traverse(seeds, neighbours, profile["lane"], work)
+        lane, before_cap = rescue_lane(reached, {hit.id for hit in base}, profile["lane"]["cap"])
+        if before_cap > len(lane):
+            _stop(work, "lane_cap")
+    if profile["combine"] == "append":
+        final = append_final(base, lane, profile["final_score"]["offset"])
+    else:
+        final = fuse_final(base, lane, profile)
+    return Ranked(base, lane, final, seeds, gate, work, before_cap)
+
+
+def append_final(base: Sequence[BaseHit], lane: Sequence[LaneHit], offset: int) -> list[tuple[str, Fraction, bool]]:
+    """Base block first in its (rescored) order, the lane below it; every score 1/(offset + rank)."""
+    ids = [(hit.id, False) for hit in base] + [(hit.id, True) for hit in lane]
+    return [(rid, Fraction(1, offset + rank), rescued) for rank, (rid, rescued) in enumerate(ids, start=1)]
+
+
+def fuse_final(base: Sequence[BaseHit], lane: Sequence[LaneHit], profile: Mapping) -> list[tuple[str, Fraction, bool]]:
+    """The ablation: the lane as a third RRF channel (weight w, its lane rank) over base and lane.
+
+    At weight 0 the channel is skipped, so the list is the base exactly (a test proves it).
+    """
+    fusion = profile["fusion"]
+    weight = Fraction(str(fusion["graph_weight"]))
+    scores = {hit.id: hit.fused for hit in base}
+    rescued = {hit.id: False for hit in base}
+    if weight != 0:
+        for hit in lane:
+            scores[hit.id] = scores.get(hit.id, Fraction(0)) + weight / (fusion["k"] + hit.lane_rank)
+            rescued.setdefault(hit.id, True)
+    order = sorted(scores, key=lambda rid: (-scores[rid], rid))
+    return [(rid, scores[rid], rescued[rid]) for rid in order]
+
+
+def exact(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+# ---------------------------------------------------------------- the route: request -> page
+
+MODES = ("auto", "off", "force")
+REQUEST_FIELDS = ("profile", "query", "query_vector", "space_id", "limit", "graph_mode")
+
+
+@dataclass(frozen=True)
+class RescueRequest:
+    profile_name: str
+    query: str
+    vector: object  # np.ndarray float32, validated
+    space_id: str
+    limit: int
+    mode: str
+
+
+def parse_request(body: object, index) -> RescueRequest:
+    """Validate a rescue body against the catalog and the scope's spaces (422 on any fault)."""
+    if not isinstance(body, dict):
+        raise ApiError(422, "wrong_type", "body must be an object")
+    unknown = sorted(set(body) - set(REQUEST_FIELDS))
+    missing = [name for name in REQUEST_FIELDS if name not in body]
+    if unknown:
+        raise ApiError(422, "unknown_field", f"body has unknown field(s) {unknown}")
+    if missing:
+        raise ApiError(422, "missing_field", f"body is missing field(s) {missing}")
+    name = body["profile"]
+    if name not in RESCUE_PROFILES:
+        raise ApiError(422, "unknown_profile", f"profile must be one of {sorted(RESCUE_PROFILES)}, got {str(name)[:80]!r}")
+    query = body["query"]
+    max_chars = validation.LIMITS["query_chars"]
+    if not isinstance(query, str) or not 1 <= len(query) <= max_chars:
+        raise ApiError(422, "out_of_range", f"query must be a string of 1..{max_chars} characters")
+    space_id = body["space_id"]
+    space = index.spaces.get(space_id) if isinstance(space_id, str) else None
+    if space is None:
+        raise ApiError(422, "unknown_space", f"space_id {str(space_id)[:80]!r} has no bindings in this scope")
+    vector = validation.vector(body["query_vector"], "query_vector", space.dimensions)
+    limit, high = body["limit"], RESCUE_PROFILES[name]["limit_max"]
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= high:
+        raise ApiError(422, "out_of_range", f"limit must be an integer in 1..{high}")
+    mode = body["graph_mode"]
+    if mode not in MODES:
+        raise ApiError(422, "out_of_range", f"graph_mode must be one of {list(MODES)}, got {str(mode)[:40]!r}")
+    return RescueRequest(name, query, vector, space_id, limit, mode)
+
+
+def index_neighbours(index, work: Work) -> Neighbours:
+    """The scope's eligible relations around a node, both directions, every kind the index holds;
+    stale ones (an endpoint no longer at its asserted revision) are skipped and counted."""
+    def neighbours(node: str) -> list[Edge]:
+        edges = []
+        for (kind, _direction), by_node in index.adjacency.items():
+            for relation_id, _other in by_node.get(node, ()):
+                relation = index.relations[relation_id]
+                if not index.eligible(relation):
+                    work.stale_skipped += 1
+                    continue
+                edges.append(Edge(relation_id, relation["revision"], kind,
+                                  relation["source"]["id"], relation["target"]["id"]))
+        return edges
+    return neighbours
+
+
+def search_rescue(index, body: object) -> dict:
+    """POST .../search/rescue: validate, rank on the live index, and build the page (no fence)."""
+    request = parse_request(body, index)
+    profile = RESCUE_PROFILES[request.profile_name]
+    channels = profile["base"]["channels"]
+    with index.lock:
+        lex = lexical.bm25(index, request.query, channels["lexical"]["depth"])
+        space = index.spaces[request.space_id]
+        sem = semantic.cosine(index, semantic.prepare_query(space, request.vector),
+                              channels["semantic"]["depth"], channels["semantic"]["min_score"])
+        table = index.lexical.derived("rescue_title_table", lambda: title_rules.title_table(
+            (rid, record.content) for rid, record in index.records.items()))
+        work = Work()
+        ranked = rank_rescue(request.query, list(zip(lex.ids, lex.scores)), list(zip(sem.ids, sem.scores)),
+                             table, index_neighbours(index, work), profile, request.mode, work)
+        page = build_page(index, request, profile, ranked)
+        page["work"]["records_examined"] = lex.matched + sem.scored
+        page["work"]["embeddings_missing"] = len(index.records) - space.live_count()
+    return page
+
+
+def build_page(index, request: RescueRequest, profile: Mapping, ranked: Ranked) -> dict:
+    """The page of docs/contracts.md plus the rescue fields (seeds, gate, bonus, rescue proofs)."""
+    base_by_id = {hit.id: hit for hit in ranked.base}
+    lane_by_id = {hit.id: hit for hit in ranked.lane}
+    used: set[str] = set()
+    hits = []
+    for rank, (record_id, score, rescued) in enumerate(ranked.final[: request.limit], start=1):
+        record = index.records[record_id]
+        binding = index.live_binding(request.space_id, record_id)
+        base_hit, lane_hit = base_by_id.get(record_id), lane_by_id.get(record_id)
+        hit = {
+            "rank": rank, "id": record_id, "revision": record.revision, "payload": record.payload,
+            "score": float(score), "score_exact": exact(score), "rescued": rescued,
+            "channels": _channels(base_hit, lane_hit, profile),
+            "base": None if base_hit is None else _base_detail(base_hit, index),
+            "embedding_receipt": None if binding is None else binding.receipt(),
+            "proof": None if lane_hit is None else _rescue_proof(lane_hit, index),
+        }
+        for _, edges in (base_hit.bonus_seeds if base_hit else []):
+            used.update(edge.relation_id for edge in edges)
+        if lane_hit is not None:
+            used.update(edge.relation_id for edge, _, _ in lane_hit.steps)
+        hits.append(hit)
+    rescued_ranks = [hit["rank"] for hit in hits if hit["rescued"]]
+    graph_complete = not {"max_scan", "max_nodes"} & set(ranked.work.stop_reasons)
+    embeddings = all(hit["embedding_receipt"] is not None for hit in hits)
+    return {
+        "method": "rescue", "profile": request.profile_name, "profile_digest": digest(profile),
+        "parameters": {"limit": request.limit, "space_id": request.space_id, "graph_mode": request.mode},
+        "query_receipt": {"space_id": request.space_id, "vector_sha256": vector_sha256(request.vector)},
+        "hits": hits,
+        "anchors": [{"id": h.id, "revision": index.records[h.id].revision, "rank": h.base_rank}
+                    for h in sorted(ranked.base, key=lambda h: h.base_rank)[: profile["seeds"]["base_top"]]],
+        "seeds": [{"id": s.id, "revision": index.records[s.id].revision, "origins": list(s.origins),
+                   "base_rank": s.base_rank, "score": float(s.score), "score_exact": exact(s.score)}
+                  for s in ranked.seeds],
+        "gate": ranked.gate,
+        "relations": [_relation(index.relations[rid]) for rid in sorted(used)],
+        "rescue": {"base_size": len(ranked.base), "lane_size": len(ranked.lane),
+                   "lane_before_cap": ranked.lane_before_cap,
+                   "first_rescued_rank": rescued_ranks[0] if rescued_ranks else None},
+        "coverage": {"source": True, "candidates": True, "graph": graph_complete, "embeddings": embeddings,
+                     "complete": graph_complete and embeddings},
+        "stop_reasons": list(ranked.work.stop_reasons),
+        "work": {"records_examined": 0, "adjacency_examined": ranked.work.adjacency_examined,
+                 "relations_examined": ranked.work.adjacency_examined,
+                 "nodes_admitted": ranked.work.nodes_admitted, "affinity_lookups": 0, "affinity_reuses": 0,
+                 "candidates_ranked": len(ranked.final), "stale_relations_skipped": ranked.work.stale_skipped,
+                 "embeddings_missing": 0, "affinity_missing": 0},
+    }
+
+
+def _channels(base_hit: BaseHit | None, lane_hit: LaneHit | None, profile: Mapping) -> dict:
+    spec, k = profile["base"]["channels"], profile["base"]["k"]
+    out = {}
+    for name in ("lexical", "semantic"):
+        entry = None if base_hit is None else base_hit.channels.get(name)
+        if entry is None:
+            out[name] = {"rank": None, "raw_score": None, "contribution": 0.0, "contribution_exact": "0/1"}
+        else:
+            part = Fraction(str(spec[name]["weight"])) / (k + entry.rank)
+            out[name] = {"rank": entry.rank, "raw_score": entry.raw_score, "contribution": float(part),
+                         "contribution_exact": exact(part)}
+    if profile["combine"] == "fuse":
+        fusion = profile["fusion"]
+        weight = Fraction(str(fusion["graph_weight"]))
+        if lane_hit is None or weight == 0:
+            out["graph"] = {"rank": None, "raw_score": None, "contribution": 0.0, "contribution_exact": "0/1"}
+        else:
+            part = weight / (fusion["k"] + lane_hit.lane_rank)
+            out["graph"] = {"rank": lane_hit.lane_rank, "raw_score": float(lane_hit.score),
+                            "contribution": float(part), "contribution_exact": exact(part)}
+    return out
+
+
+def _base_detail(hit: BaseHit, index) -> dict:
+    bonus = hit.rescored - hit.normalized
+    return {
+        "rank": hit.base_rank, "fused_exact": exact(hit.fused),
+        "normalized": float(hit.normalized), "normalized_exact": exact(hit.normalized),
+        "bonus": float(bonus), "bonus_exact": exact(bonus),
+        "rescored": float(hit.rescored), "rescored_exact": exact(hit.rescored),
+        "bonus_seeds": [{"id": sid, "revision": index.records[sid].revision,
+                         "relations": [{"relation_id": e.relation_id, "relation_revision": e.relation_revision,
+                                        "kind": e.kind, "direction": e.direction(sid)} for e in edges]}
+                        for sid, edges in hit.bonus_seeds],
+    }
+
+
+def _rescue_proof(hit: LaneHit, index) -> dict:
+    seed = hit.seed
+    return {
+        "seed": {"id": seed.id, "revision": index.records[seed.id].revision, "origins": list(seed.origins),
+                 "base_rank": seed.base_rank, "score": float(seed.score), "score_exact": exact(seed.score)},
+        "hops": hit.hops, "lane_rank": hit.lane_rank,
+        "lane_score": float(hit.score), "lane_score_exact": exact(hit.score),
+        "steps": [{"relation_id": edge.relation_id, "relation_revision": edge.relation_revision,
+                   "kind": edge.kind, "direction": edge.direction(start),
+                   "from": {"id": start, "revision": index.records[start].revision},
+                   "to": {"id": end, "revision": index.records[end].revision}}
+                  for edge, start, end in hit.steps],
+    }
+
+
+def _relation(relation: dict) -> dict:
+    return {key: relation[key] for key in ("id", "revision", "kind", "source", "target", "provenance")}

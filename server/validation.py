@@ -1,0 +1,418 @@
+"""Every request body and query string of the store routes is checked here, and only here.
+
+Each function takes parsed JSON (or query parameters) and returns plain, normalized values or
+raises `ApiError`; nothing downstream re-checks shapes. 400 means the bytes are not a JSON
+document; 422 means a JSON document that breaks a rule (type, missing or unknown field, a size
+cap, a non-finite or zero vector, an unknown relation kind, a self-relation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from protocols.canonical import digest
+from server.errors import ApiError
+
+LIMITS = {
+    "body_bytes": 2 * 1024 * 1024,
+    "batch_items": 1000,
+    "read_ids": 1000,
+    "page_limit": 1000,
+    "content_chars": 32768,
+    "metadata_keys": 32,
+    "metadata_value_chars": 1024,
+    "metadata_key_chars": 128,
+    "idempotency_key_chars": 200,
+    "short_string_chars": 1024,
+    "vector_dimensions": 4096,
+    "credential_ttl_seconds": 86400,
+    "concurrent_retrievals": 2,
+    # Retrieval limits, validated by server/search.py; reported here so health has one source.
+    "search_limit": [1, 100],
+    "max_depth": [0, 3],
+    "max_nodes": 1024,
+    "max_edges": 4096,
+    "max_scan": 16384,
+    "query_chars": 4096,
+}
+
+RELATION_KINDS = (
+    "same_entity",
+    "semantic_related",
+    "temporal_before",
+    "causal_claim",
+    "supports",
+    "contradicts",
+)
+ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion")
+SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+RECORD_ID_RE = re.compile(r"^mem-[0-9a-f]{32}$")
+RELATION_ID_RE = re.compile(r"^rel-[0-9a-f]{32}$")
+SPACE_ID_RE = re.compile(r"^space-[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class MemoryCreate:
+    key: str
+    payload: dict
+    body_digest: str
+
+
+@dataclass(frozen=True)
+class MemoryUpdate:
+    key: str
+    id: str
+    revision: int
+    payload: dict
+    body_digest: str
+
+
+@dataclass(frozen=True)
+class EmbeddingAttach:
+    key: str
+    record_id: str
+    revision: int
+    space: dict
+    space_id: str
+    vector: list[float]  # exact float64 values of the float32 vector
+    vector_sha256: str
+    body_digest: str
+
+
+@dataclass(frozen=True)
+class RelationAssert:
+    key: str
+    kind: str
+    source: dict
+    target: dict
+    provenance: dict
+    body_digest: str
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def parse_json(raw: bytes) -> Any:
+    """Bytes -> JSON value; anything that is not one UTF-8 JSON document is a 400."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "malformed_json", f"body is not UTF-8: {exc}") from None
+    try:
+        return json.loads(text)
+    # RecursionError: deep nesting; ValueError: also integers beyond Python's digit limit.
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, "malformed_json", f"body is not valid JSON: {exc}"[:300]) from None
+
+
+# ---------------------------------------------------------------- primitives
+
+
+def _fail(code: str, message: str) -> ApiError:
+    return ApiError(422, code, message)
+
+
+def _object(value: Any, where: str, required: tuple, optional: tuple = ()) -> dict:
+    if not isinstance(value, dict):
+        raise _fail("wrong_type", f"{where} must be an object, got {_type(value)}")
+    unknown = sorted(set(value) - set(required) - set(optional))
+    if unknown:
+        hint = ""
+        if any(k in ("weight", "weights", "confidence", "score") for k in unknown):
+            hint = " (caller-supplied weights and confidences are not accepted)"
+        raise _fail("unknown_field", f"{where} has unknown field(s) {_show(unknown)}{hint}")
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise _fail("missing_field", f"{where} is missing field(s) {_show(missing)}")
+    return value
+
+
+def _string(value: Any, where: str, max_chars: int, min_chars: int = 1) -> str:
+    if not isinstance(value, str):
+        raise _fail("wrong_type", f"{where} must be a string, got {_type(value)}")
+    if not min_chars <= len(value) <= max_chars:
+        raise _fail("out_of_range", f"{where} must have {min_chars}..{max_chars} characters, has {len(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _fail("invalid_string", f"{where} contains a lone surrogate (not encodable as UTF-8)") from None
+    return value
+
+
+def _int(value: Any, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail("wrong_type", f"{where} must be an integer, got {_type(value)}")
+    if not low <= value <= high:
+        raise _fail("out_of_range", f"{where} must be in {low}..{high}, got {_clip(value)}")
+    return value
+
+
+def _list(value: Any, where: str, max_items: int, min_items: int = 1) -> list:
+    if not isinstance(value, list):
+        raise _fail("wrong_type", f"{where} must be an array, got {_type(value)}")
+    if not min_items <= len(value) <= max_items:
+        raise _fail("out_of_range", f"{where} must hold {min_items}..{max_items} items, holds {len(value)}")
+    return value
+
+
+def _pattern(value: Any, where: str, pattern: re.Pattern, what: str) -> str:
+    _string(value, where, 200)
+    if not pattern.match(value):
+        raise _fail("invalid_id", f"{where} is not a valid {what}: {value[:80]!r}")
+    return value
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _show(names: list) -> str:
+    return ", ".join(repr(n[:60]) for n in names[:5]) + (" ..." if len(names) > 5 else "")
+
+
+def _clip(value: int) -> str:
+    text = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit integer"
+    return text
+
+
+MAX_REVISION = 2**53
+
+
+def _revision(value: Any, where: str) -> int:
+    return _int(value, where, 1, MAX_REVISION)
+
+
+def _items(body: Any) -> list:
+    body = _object(body, "body", ("items",))
+    items = _list(body["items"], "items", LIMITS["batch_items"])
+    keys = set()
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("idempotency_key"), str):
+            if item["idempotency_key"] in keys:
+                raise _fail("duplicate_idempotency_key", f"items[{i}].idempotency_key repeats an earlier item of this batch")
+            keys.add(item["idempotency_key"])
+    return items
+
+
+def _key(item: dict, where: str) -> str:
+    return _string(item["idempotency_key"], f"{where}.idempotency_key", LIMITS["idempotency_key_chars"])
+
+
+def _payload(value: Any, where: str) -> dict:
+    payload = _object(value, where, ("content",), ("metadata",))
+    content = _string(payload["content"], f"{where}.content", LIMITS["content_chars"])
+    metadata = payload.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise _fail("wrong_type", f"{where}.metadata must be an object, got {_type(metadata)}")
+    if len(metadata) > LIMITS["metadata_keys"]:
+        raise _fail("out_of_range", f"{where}.metadata has {len(metadata)} keys, at most {LIMITS['metadata_keys']}")
+    for name, text in metadata.items():
+        _string(name, f"{where}.metadata key", LIMITS["metadata_key_chars"])
+        _string(text, f"{where}.metadata[{name[:40]!r}]", LIMITS["metadata_value_chars"], min_chars=0)
+    # Normalized so that an omitted metadata and an empty one are the same body.
+    return {"content": content, "metadata": dict(metadata)}
+
+
+# ---------------------------------------------------------------- write bodies
+
+
+def memory_creates(body: Any) -> list[MemoryCreate]:
+    out = []
+    for i, item in enumerate(_items(body)):
+        where = f"items[{i}]"
+        item = _object(item, where, ("idempotency_key", "payload"))
+        key = _key(item, where)
+        payload = _payload(item["payload"], f"{where}.payload")
+        out.append(MemoryCreate(key, payload, digest({"idempotency_key": key, "payload": payload})))
+    return out
+
+
+def memory_updates(body: Any) -> list[MemoryUpdate]:
+    out, ids = [], set()
+    for i, item in enumerate(_items(body)):
+        where = f"items[{i}]"
+        item = _object(item, where, ("idempotency_key", "id", "revision", "payload"))
+        key = _key(item, where)
+        record_id = _pattern(item["id"], f"{where}.id", RECORD_ID_RE, "memory id")
+        if record_id in ids:
+            raise _fail("duplicate_id", f"{where}.id updates the same memory twice in one batch")
+        ids.add(record_id)
+        revision = _revision(item["revision"], f"{where}.revision")
+        payload = _payload(item["payload"], f"{where}.payload")
+        value = {"idempotency_key": key, "id": record_id, "revision": revision, "payload": payload}
+        out.append(MemoryUpdate(key, record_id, revision, payload, digest(value)))
+    return out
+
+
+def space(value: Any, where: str) -> tuple[dict, str]:
+    value = _object(value, where, ("provider", "model", "revision", "dimensions"))
+    normalized = {
+        "provider": _string(value["provider"], f"{where}.provider", 200),
+        "model": _string(value["model"], f"{where}.model", 200),
+        "revision": _string(value["revision"], f"{where}.revision", 200),
+        "dimensions": _int(value["dimensions"], f"{where}.dimensions", 1, LIMITS["vector_dimensions"]),
+    }
+    return normalized, "space-" + digest(normalized)
+
+
+def vector(value: Any, where: str, dimensions: int) -> np.ndarray:
+    """A JSON array -> float32 vector: finite, not all zero, exactly `dimensions` long."""
+    if not isinstance(value, list):
+        raise _fail("wrong_type", f"{where} must be an array of numbers, got {_type(value)}")
+    if len(value) != dimensions:
+        raise _fail("dimension_mismatch", f"{where} has {len(value)} values, the space declares {dimensions}")
+    for j, x in enumerate(value):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise _fail("wrong_type", f"{where}[{j}] must be a number, got {_type(x)}")
+    try:
+        wide = np.array(value, dtype=np.float64)
+    except OverflowError:
+        raise _fail("invalid_vector", f"{where} holds an integer too large for a float") from None
+    if not np.isfinite(wide).all():
+        raise _fail("invalid_vector", f"{where} holds NaN or infinite values")
+    with np.errstate(over="ignore"):
+        narrow = wide.astype(np.float32)
+    if not np.isfinite(narrow).all():
+        raise _fail("invalid_vector", f"{where} holds values beyond the float32 range")
+    if not narrow.any():
+        raise _fail("invalid_vector", f"{where} is all zero (no direction to compare)")
+    return narrow
+
+
+def embedding_attaches(body: Any) -> list[EmbeddingAttach]:
+    out = []
+    for i, item in enumerate(_items(body)):
+        where = f"items[{i}]"
+        item = _object(item, where, ("idempotency_key", "record_id", "revision", "space", "vector"))
+        key = _key(item, where)
+        record_id = _pattern(item["record_id"], f"{where}.record_id", RECORD_ID_RE, "memory id")
+        revision = _revision(item["revision"], f"{where}.revision")
+        space_value, space_id = space(item["space"], f"{where}.space")
+        narrow = vector(item["vector"], f"{where}.vector", space_value["dimensions"])
+        exact = narrow.astype(np.float64).tolist()
+        sha = _vector_sha256(narrow)
+        # The body digest binds the vector through its float32 bytes: same vector, same digest.
+        value = {"idempotency_key": key, "record_id": record_id, "revision": revision,
+                 "space": space_value, "vector_sha256": sha}
+        out.append(EmbeddingAttach(key, record_id, revision, space_value, space_id, exact, sha, digest(value)))
+    return out
+
+
+def _vector_sha256(narrow: np.ndarray) -> str:
+    return hashlib.sha256(narrow.astype("<f4").tobytes()).hexdigest()
+
+
+def _endpoint(value: Any, where: str) -> dict:
+    value = _object(value, where, ("id", "revision"))
+    return {"id": _pattern(value["id"], f"{where}.id", RECORD_ID_RE, "memory id"),
+            "revision": _revision(value["revision"], f"{where}.revision")}
+
+
+def _provenance(value: Any, where: str) -> dict:
+    value = _object(value, where, ("origin", "method", "method_revision", "evidence_ref"), ("model",))
+    origin = value["origin"]
+    if origin not in ORIGINS:
+        shown = repr(origin)[:60] if isinstance(origin, str) else _type(origin)
+        raise _fail("unknown_origin", f"{where}.origin must be one of {', '.join(ORIGINS)}, got {shown}")
+    model = value.get("model")
+    if origin == "model_inference":
+        model = _string(model, f"{where}.model (required when origin is model_inference)", 200)
+    elif model is not None:
+        raise _fail("unexpected_model", f"{where}.model must be null unless origin is model_inference")
+    return {
+        "origin": origin,
+        "method": _string(value["method"], f"{where}.method", 200),
+        "method_revision": _string(value["method_revision"], f"{where}.method_revision", 200),
+        "evidence_ref": _string(value["evidence_ref"], f"{where}.evidence_ref", LIMITS["short_string_chars"]),
+        "model": model,
+    }
+
+
+def relation_asserts(body: Any) -> list[RelationAssert]:
+    out = []
+    for i, item in enumerate(_items(body)):
+        where = f"items[{i}]"
+        item = _object(item, where, ("idempotency_key", "kind", "source", "target", "provenance"))
+        key = _key(item, where)
+        kind = item["kind"]
+        if kind not in RELATION_KINDS:
+            shown = repr(kind)[:60] if isinstance(kind, str) else _type(kind)
+            raise _fail("unknown_relation_kind", f"{where}.kind must be one of {', '.join(RELATION_KINDS)}, got {shown}")
+        source = _endpoint(item["source"], f"{where}.source")
+        target = _endpoint(item["target"], f"{where}.target")
+        if source["id"] == target["id"]:
+            raise _fail("self_relation", f"{where} relates {source['id']} to itself")
+        provenance = _provenance(item["provenance"], f"{where}.provenance")
+        value = {"idempotency_key": key, "kind": kind, "source": source, "target": target, "provenance": provenance}
+        out.append(RelationAssert(key, kind, source, target, provenance, digest(value)))
+    return out
+
+
+# ---------------------------------------------------------------- read bodies and queries
+
+
+def record_ids(body: Any, field: str = "ids") -> list[str]:
+    body = _object(body, "body", (field,))
+    ids = _list(body[field], field, LIMITS["read_ids"])
+    return [_pattern(v, f"{field}[{i}]", RECORD_ID_RE, "memory id") for i, v in enumerate(ids)]
+
+
+def relation_ids(body: Any) -> list[str]:
+    body = _object(body, "body", ("ids",))
+    ids = _list(body["ids"], "ids", LIMITS["read_ids"])
+    return [_pattern(v, f"ids[{i}]", RELATION_ID_RE, "relation id") for i, v in enumerate(ids)]
+
+
+def binding_read(body: Any) -> tuple[list[str], str]:
+    body = _object(body, "body", ("record_ids", "space_id"))
+    ids = _list(body["record_ids"], "record_ids", LIMITS["read_ids"])
+    ids = [_pattern(v, f"record_ids[{i}]", RECORD_ID_RE, "memory id") for i, v in enumerate(ids)]
+    return ids, _pattern(body["space_id"], "space_id", SPACE_ID_RE, "space id")
+
+
+def credential_request(body: Any) -> tuple[str, int]:
+    body = _object(body, "body", ("scope", "ttl_seconds"))
+    scope = _pattern(body["scope"], "scope", SCOPE_RE, "scope name ([a-z0-9][a-z0-9_-]{0,63})")
+    return scope, _int(body["ttl_seconds"], "ttl_seconds", 1, LIMITS["credential_ttl_seconds"])
+
+
+def _query_int(params, name: str, default: int, low: int, high: int) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not re.fullmatch(r"[0-9]{1,16}", raw):
+        raise _fail("wrong_type", f"query parameter {name} must be a non-negative integer, got {raw[:40]!r}")
+    return _int(int(raw), f"query parameter {name}", low, high)
+
+
+def _known_params(params, allowed: tuple) -> None:
+    unknown = sorted(set(params.keys()) - set(allowed))
+    if unknown:
+        raise _fail("unknown_field", f"unknown query parameter(s) {_show(unknown)}")
+
+
+def id_page(params, pattern: re.Pattern, what: str) -> tuple[str | None, int]:
+    """`?after=ID&limit=N` of the listing routes (id order)."""
+    _known_params(params, ("after", "limit"))
+    after = params.get("after")
+    if after is not None:
+        _pattern(after, "query parameter after", pattern, what)
+    return after, _query_int(params, "limit", 100, 1, LIMITS["page_limit"])
+
+
+def journal_page(params) -> tuple[int, int]:
+    _known_params(params, ("after", "limit"))
+    return (_query_int(params, "after", 0, 0, 2**62),
+            _query_int(params, "limit", 1000, 1, LIMITS["page_limit"]))
+
+
+def scope_name(value: str) -> str:
+    if not SCOPE_RE.match(value):
+        raise ApiError(404, "unknown_scope", f"{value[:80]!r} is not a scope name")
+    return value

@@ -1,0 +1,95 @@
+"""Token-budget selection (evaluator/budget.py) and the oracle bound (evaluator/oracle.py)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from evaluator import budget
+from evaluator.oracle import oracle_ranking
+
+
+def corpus(n: int, seed: int) -> tuple[list[str], dict[str, str]]:
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(60)]
+    texts = {}
+    for i in range(n):
+        length = rng.randint(3, 40)
+        texts[f"d{i:03d}"] = f"Title {i}\n" + " ".join(rng.choice(words) for _ in range(length))
+    ranking = sorted(texts)
+    rng.shuffle(ranking)
+    return ranking, texts
+
+
+def run_packed(ranking, texts, b):
+    tokens = {d: budget.token_count(texts[d]) for d in ranking}
+    sets = {d: frozenset(budget.bm25_tokens(texts[d])) for d in ranking}
+    return budget.select_packed(ranking, tokens, budget.Similarity(sets), b), tokens
+
+
+def test_token_count_is_bm25_tokens_of_the_text():
+    assert budget.token_count("Ab_c\nDé 12,x") == 5  # ab, c, dé, 12, x
+
+
+def test_budget_is_never_exceeded_and_selection_is_deterministic():
+    for seed, b in itertools.product(range(5), (10, 50, 200, 1000)):
+        ranking, texts = corpus(40, seed)
+        first, tokens = run_packed(ranking, texts, b)
+        again, _ = run_packed(ranking, texts, b)
+        assert first == again
+        assert first.tokens == sum(tokens[d] for d in first.ids) <= b
+        assert len(set(first.ids)) == len(first.ids)
+        plain = budget.select_none(ranking, tokens, b)
+        assert plain.tokens <= b and plain.ids == ranking[: len(plain.ids)]
+
+
+def test_backfill_spends_what_fits():
+    ranking, texts = corpus(40, 7)
+    for b in (30, 120, 400):
+        selection, tokens = run_packed(ranking, texts, b)
+        left = [d for d in ranking if d not in selection.ids]
+        # nothing left over would still fit: the unspent budget was backfilled
+        assert all(selection.tokens + tokens[d] > b for d in left)
+
+
+def test_backfill_takes_skipped_redundant_documents_in_rank_order():
+    texts = {"a": "x\nsame words here", "b": "x\nsame words here", "c": "y\nother text entirely"}
+    ranking = ["a", "b", "c"]
+    selection, _ = run_packed(ranking, texts, 100)
+    # b duplicates a (Jaccard 1 >= 0.5): skipped by the greedy pass, taken by the backfill
+    assert selection.ids == ["a", "c", "b"] and selection.backfilled == 1
+
+
+def test_redundancy_penalty_changes_the_pick():
+    # a and b are near-duplicates and equally long; c is different and slightly longer.
+    texts = {"a": "t\nalpha beta gamma delta", "b": "t\nalpha beta gamma epsilon", "c": "u\nzeta eta theta iota kappa"}
+    ranking = ["a", "b", "c"]
+    tokens = {d: budget.token_count(texts[d]) for d in ranking}
+    sets = {d: frozenset(budget.bm25_tokens(texts[d])) for d in ranking}
+    with_penalty = budget.select_packed(ranking, tokens, budget.Similarity(sets), 11)
+    no_overlap = budget.Similarity({d: frozenset([d]) for d in ranking})
+    without = budget.select_packed(ranking, tokens, no_overlap, 11)
+    assert with_penalty.ids == ["a", "c"]
+    assert without.ids == ["a", "b"]
+
+
+def test_ties_break_by_record_id():
+    # z at rank 1 (value 1, 2 tokens) and a at rank 3 (value 1/log2(4) = 1/2, 1 token) both give
+    # exactly 0.5 per token: the smaller id goes first
+    ranking = ["z", "m", "a"]
+    tokens = {"z": 2, "m": 100, "a": 1}
+    flat = budget.Similarity({d: frozenset([d]) for d in ranking})
+    chosen = budget.select_packed(ranking, tokens, flat, 3)
+    assert chosen.ids == ["a", "z"]
+    # and the other way round: the rank-1 document wins the tie when its id is the smaller one
+    assert budget.select_packed(["a", "m", "z"], {"a": 2, "m": 100, "z": 1}, flat, 3).ids == ["a", "z"]
+
+
+def test_outcome_and_oracle():
+    sel = budget.Selection(["a", "b"], 10)
+    out = budget.outcome(sel, {"a": 1, "c": 1}, ["c", "a"])
+    assert out["evidence_recall"] == 0.5 and out["chain_coverage"] == 0.5 and out["tokens_spent"] == 10
+    ranking = ["a", "b", "c", "d", "e"]
+    rescued = [False, False, False, True, True]
+    assert oracle_ranking(ranking, rescued, {"e": 1, "a": 1, "c": 1}) == ["e", "a", "b", "c", "d"]
+    assert oracle_ranking(ranking, rescued, {}) == ranking

@@ -1,0 +1,126 @@
+"""The RocksDB store in-process: atomic batches, idempotency, revisions, digests, markers, locks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from protocols.canonical import digest
+from server import validation
+from server.errors import ApiError
+from server.store import Store, StoreOpenError, record_id
+from tests.lab_fixtures import embedding_item, memory_item, relation_item
+
+
+def _store(tmp_path, name="db") -> Store:
+    return Store.create(str(tmp_path / name), "lab-test", "2026-01-01T00:00:00Z")
+
+
+def _load(store: Store, scope: str, n: int = 3) -> list[str]:
+    result = store.create_memories(scope, validation.memory_creates({"items": [memory_item(f"k{i}") for i in range(n)]}))
+    return [r["id"] for r in result.receipts]
+
+
+def test_ids_derive_from_scope_kind_and_key(tmp_path):
+    store = _store(tmp_path)
+    ids = _load(store, "s")
+    assert ids[0] == "mem-" + digest(["s", "memory", "k0"])[:32] == record_id("s", "memory", "k0")
+    other = _load(store, "t")
+    assert other[0] != ids[0], "the scope is part of the id"
+    store.close()
+
+
+def test_same_commands_on_fresh_stores_give_same_ids_and_digests(tmp_path):
+    digests = []
+    for name in ("a", "b"):
+        store = Store.create(str(tmp_path / name), f"lab-{name}", "2026-01-01T00:00:00Z")
+        ids = _load(store, "s")
+        store.attach_embeddings("s", validation.embedding_attaches({"items": [embedding_item("e", ids[0])]}))
+        store.assert_relations("s", validation.relation_asserts({"items": [relation_item("r", ids[0], ids[1])]}))
+        digests.append(store.digests("s"))
+        store.close()
+    assert digests[0] == digests[1]
+
+
+def test_a_refused_item_refuses_the_whole_batch(tmp_path):
+    store = _store(tmp_path)
+    ids = _load(store, "s")
+    before = (store.fence("s"), store.digests("s"))
+    items = [relation_item("ok", ids[0], ids[1]), relation_item("stale", ids[0], ids[2], target_revision=2)]
+    with pytest.raises(ApiError) as refused:
+        store.assert_relations("s", validation.relation_asserts({"items": items}))
+    assert (refused.value.status, refused.value.code) == (409, "stale_revision")
+    assert (store.fence("s"), store.digests("s")) == before
+    store.close()
+
+
+def test_idempotent_replay_and_conflict(tmp_path):
+    store = _store(tmp_path)
+    first = store.create_memories("s", validation.memory_creates({"items": [memory_item("k", "text")]}))
+    again = store.create_memories("s", validation.memory_creates({"items": [memory_item("k", "text")]}))
+    assert again.receipts == first.receipts and again.replayed == [True]
+    assert again.fence == first.fence, "a replay writes nothing"
+    with pytest.raises(ApiError) as conflict:
+        store.create_memories("s", validation.memory_creates({"items": [memory_item("k", "other")]}))
+    assert (conflict.value.status, conflict.value.code) == (409, "idempotency_conflict")
+    store.close()
+
+
+def test_update_bumps_revision_keeps_history_and_stales_relations(tmp_path):
+    store = _store(tmp_path)
+    ids = _load(store, "s")
+    rel = store.assert_relations("s", validation.relation_asserts({"items": [relation_item("r", ids[0], ids[1])]}))
+    update = {"items": [{"idempotency_key": "u", "id": ids[0], "revision": 1, "payload": {"content": "new"}}]}
+    result = store.update_memories("s", validation.memory_updates(update))
+    assert result.receipts[0]["revision"] == 2
+    assert store.read_memories("s", [ids[0]])[0]["payload"]["content"] == "new"
+    [relation] = store.read_relations("s", [rel.receipts[0]["id"]])
+    assert relation["eligible"] is False and relation["source"]["revision"] == 1
+    with pytest.raises(ApiError) as stale:
+        store.update_memories("s", validation.memory_updates(
+            {"items": [{"idempotency_key": "u2", "id": ids[0], "revision": 1, "payload": {"content": "x"}}]}))
+    assert stale.value.code == "stale_revision"
+    store.close()
+
+
+def test_streamed_digest_equals_digest_of_the_list(tmp_path):
+    store = _store(tmp_path)
+    _load(store, "s", 5)
+    rows = store.journal("s", 0, 1000)
+    assert store.digests("s")["journal"] == digest(rows)
+    store.close()
+
+
+def test_reopen_preserves_state_and_caches(tmp_path):
+    store = _store(tmp_path)
+    ids = _load(store, "s")
+    before = (store.fence("s"), store.digests("s"), store.marker)
+    store.close()
+    again = Store.reopen(str(tmp_path / "db"))
+    assert (again.fence("s"), again.digests("s"), again.marker) == before
+    assert again.current_revision("s", ids[0]) == 1
+    again.close()
+
+
+def test_reopen_refuses_a_directory_without_our_marker(tmp_path):
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(StoreOpenError):
+        Store.reopen(str(tmp_path / "plain"))
+    with pytest.raises(StoreOpenError):
+        Store.reopen(str(tmp_path / "absent"))
+
+
+def test_a_second_open_of_the_same_dbdir_fails_on_the_lock(tmp_path):
+    store = _store(tmp_path)
+    with pytest.raises(StoreOpenError, match="in use"):
+        Store.reopen(str(tmp_path / "db"))
+    store.close()
+
+
+def test_values_are_canonical_json(tmp_path):
+    store = _store(tmp_path)
+    _load(store, "s", 1)
+    for _, raw in store._cf["memories"].items():
+        assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    store.close()
