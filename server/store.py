@@ -7,7 +7,7 @@ Column families (keys are `\\0`-joined; integers are 8-byte big-endian so keys s
 | `meta`            | `marker`, `hwm\\0SCOPE`               | lab marker; journal high watermark of a scope    |
 | `memories`        | `SCOPE\\0ID`                          | current `{id, revision, payload}`                |
 | `memory_revisions`| `SCOPE\\0ID\\0REV`                     | every revision ever written, same shape          |
-| `bindings`        | `SCOPE\\0RECORD\\0SPACE\\0REV`           | `{binding_id, record_id, revision, space_id, space, dimensions, vector_sha256, vector}` |
+| `bindings`        | `SCOPE\\0RECORD\\0SPACE\\0REV`           | `{binding_id, record_id, revision, space_id, space, dimensions, vector_sha256, vector_base64}` |
 | `relations`       | `SCOPE\\0ID`                          | `{id, revision, kind, source, target, provenance}` |
 | `journal`         | `SCOPE\\0SEQ`                         | `{sequence, op, id, revision, body_digest}`      |
 | `idempotency`     | `SCOPE\\0KIND\\0KEY`                   | `{body_digest, receipt}`                         |
@@ -23,12 +23,15 @@ below (current revisions, high watermarks) always equal what is on disk.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from protocols.canonical import canonical, digest
@@ -50,9 +53,15 @@ def _key(*parts: str | int) -> bytes:
 
 
 def _load(raw: bytes) -> Any:
-    import json
-
     return json.loads(raw)
+
+
+def encode_vector(vector: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_vector(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4")
 
 
 def record_id(scope: str, kind: str, idempotency_key: str) -> str:
@@ -191,7 +200,9 @@ class Store:
             receipt = {"binding_id": bid, "record_id": item.record_id, "revision": item.revision,
                        "space_id": item.space_id, "dimensions": item.space["dimensions"],
                        "vector_sha256": item.vector_sha256}
-            value = {**receipt, "space": item.space, "vector": item.vector}
+            # base64 of the little-endian float32 bytes: exact, and ~20x cheaper to store than a
+            # JSON float list (reads turn it back into the exact float64 values).
+            value = {**receipt, "space": item.space, "vector_base64": encode_vector(item.vector)}
             plan.batch.put(slot, canonical(value), self._handles["bindings"])
             plan.changes.append(Change("binding", value))
             return receipt, bid, item.revision
@@ -328,6 +339,7 @@ class Store:
                     break
                 value = _load(raw)
                 value.pop("space")
+                value["vector"] = decode_vector(value.pop("vector_base64")).astype(np.float64).tolist()
                 value["current"] = value["revision"] == current
                 out.append(value)
         return out

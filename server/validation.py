@@ -80,7 +80,7 @@ class EmbeddingAttach:
     revision: int
     space: dict
     space_id: str
-    vector: list[float]  # exact float64 values of the float32 vector
+    vector: np.ndarray  # float32, finite, non-zero
     vector_sha256: str
     body_digest: str
 
@@ -267,9 +267,10 @@ def vector(value: Any, where: str, dimensions: int) -> np.ndarray:
         raise _fail("wrong_type", f"{where} must be an array of numbers, got {_type(value)}")
     if len(value) != dimensions:
         raise _fail("dimension_mismatch", f"{where} has {len(value)} values, the space declares {dimensions}")
-    for j, x in enumerate(value):
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
-            raise _fail("wrong_type", f"{where}[{j}] must be a number, got {_type(x)}")
+    if not set(map(type, value)) <= {float, int}:  # exact types: bool (an int subclass) is refused
+        for j, x in enumerate(value):
+            if type(x) not in (float, int):
+                raise _fail("wrong_type", f"{where}[{j}] must be a number, got {_type(x)}")
     try:
         wide = np.array(value, dtype=np.float64)
     except OverflowError:
@@ -295,12 +296,11 @@ def embedding_attaches(body: Any) -> list[EmbeddingAttach]:
         revision = _revision(item["revision"], f"{where}.revision")
         space_value, space_id = space(item["space"], f"{where}.space")
         narrow = vector(item["vector"], f"{where}.vector", space_value["dimensions"])
-        exact = narrow.astype(np.float64).tolist()
         sha = _vector_sha256(narrow)
         # The body digest binds the vector through its float32 bytes: same vector, same digest.
         value = {"idempotency_key": key, "record_id": record_id, "revision": revision,
                  "space": space_value, "vector_sha256": sha}
-        out.append(EmbeddingAttach(key, record_id, revision, space_value, space_id, exact, sha, digest(value)))
+        out.append(EmbeddingAttach(key, record_id, revision, space_value, space_id, narrow, sha, digest(value)))
     return out
 
 

@@ -119,7 +119,8 @@ def plain(encoder, source):
 
 def _build(encoder, source, profile=None, force=False, **options):
     choice = choose_profile(encoder.facts, profile, force)
-    return build(source, encoder, choice, BuildOptions(batch_size=5, **options), progress=False)
+    options.setdefault("batch_size", 5)
+    return build(source, encoder, choice, BuildOptions(**options), progress=False)
 
 
 def _write_source(tmp_path: Path, value: dict) -> Path:
@@ -237,6 +238,22 @@ def test_truncation_is_counted(encoder):
     rows = [r for r in result.generation["documents"] if r["truncated"]]
     assert len(rows) == 1 and rows[0]["tokens"] > 256
     assert result.generation["totals"]["documents"]["truncated"] == 1
+
+
+def test_the_encoder_really_stops_at_max_tokens(encoder):
+    """Two documents equal in their first 16 tokens embed identically at max_tokens=16, and not
+    at the model's own 256: the limit reaches the encoder, it is not only a label."""
+    head = "Stanley is a city in Mountrail County founded by railway settlers."
+    tails = [" " + " ".join(["red"] * 40), " " + " ".join(["blue"] * 40)]
+
+    def vector(tail, **options):
+        value = make_source(PARAGRAPHS[:-1] + [("Stanley", head + tail)])
+        doc = next(d["id"] for d in value["documents"] if d["title"] == "Stanley")
+        fixture = _build(encoder, value, **options).fixture
+        return next(d["vector"] for d in fixture["documents"] if d["id"] == doc)
+
+    assert vector(tails[0], max_tokens=16, batch_size=1) == vector(tails[1], max_tokens=16, batch_size=1)
+    assert vector(tails[0], batch_size=1) != vector(tails[1], batch_size=1)
 
 
 def test_tampered_fixture_is_refused(plain):

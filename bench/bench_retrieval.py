@@ -1,0 +1,263 @@
+"""Retrieval latency: in-process ranking, server header and HTTP round trip, per method and corpus.
+
+    .venv/bin/python bench/bench_retrieval.py                      # sample + 10k
+    .venv/bin/python bench/bench_retrieval.py --corpora sample,10000,100000 --queries 200
+
+Corpora: the shared MuSiQue sample (real questions as queries) and synthetic corpora of the
+embedded generator (`importer.synthetic.corpus_of_size`; queries are a document's title plus five
+of its words). Vectors are deterministic random unit vectors of dimension 384; relations come
+from the real `document_title_graph_v1` builder. Every query runs every protocol method.
+Also printed: bm25s (method lucene, same k1, b and our tokens, top 100) against our BM25 top 100
+on the same queries, and our cosine against a bare float32 matrix-vector product on the same
+matrix. Targets (about 2,000 documents): BM25, cosine, hybrid HTTP p50 < 2 ms, graph < 5 ms;
+ours/bm25s <= 1.5; ours/bare matvec <= 2. Figures only; nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from builders.graph import build_relations  # noqa: E402
+from evaluator.client import LabClient  # noqa: E402
+from evaluator.lab_process import start_lab  # noqa: E402
+from protocols.canonical import digest  # noqa: E402
+from server.indexes import Indexes  # noqa: E402
+from server.lexical import bm25  # noqa: E402
+from server.search import search  # noqa: E402
+from server.semantic import cosine, prepare_query  # noqa: E402
+from server.tokenize import bm25_tokens  # noqa: E402
+
+SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
+PROTOCOL = json.loads((REPO / "protocols" / "graph-multihop-protocol-v1.json").read_text())
+DIM = 384
+SPACE = {"provider": "bench", "model": "random-unit", "revision": "seed-20260921", "dimensions": DIM}
+
+
+# ------------------------------------------------------------------------------ corpora
+
+
+def sample_corpus() -> tuple[list[tuple[str, str]], list[str]]:
+    pairs: dict[tuple[str, str], None] = {}
+    questions = []
+    for name in ("musique_sample_dev.jsonl", "musique_sample_train.jsonl"):
+        for line in (SAMPLE / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            questions.append(row["question"])
+            for p in row["paragraphs"]:
+                pairs.setdefault((p["title"], p["paragraph_text"]), None)
+    return list(pairs), questions
+
+
+def synthetic_corpus(size: int, queries: int) -> tuple[list[tuple[str, str]], list[str]]:
+    from importer.synthetic import corpus_of_size
+    pairs = corpus_of_size("bench-retrieval", size)
+    rng = np.random.default_rng(size)
+    texts = []
+    for i in rng.choice(len(pairs), size=queries, replace=False).tolist():
+        title, text = pairs[i]
+        words = text.split()
+        texts.append(title + " " + " ".join(rng.choice(words, size=min(5, len(words)), replace=False)))
+    return pairs, texts
+
+
+def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------ measurement
+
+
+def percentiles(values: list[float]) -> tuple[float, float]:
+    return float(np.percentile(values, 50)), float(np.percentile(values, 95))
+
+
+def method_bodies(question: str, vector: list[float], space_id: str) -> dict[str, tuple[str, dict]]:
+    bodies = {}
+    for name, spec in PROTOCOL["methods"].items():
+        body = {"query": question, "limit": spec["limit"]}
+        if spec["route"] != "lexical":
+            body.update(query_vector=vector, space_id=space_id)
+        if spec["route"] == "semantic":
+            body = {"query_vector": vector, "space_id": space_id, "limit": spec["limit"], "min_score": spec["min_score"]}
+        if spec["route"] in ("hybrid", "graph"):
+            body["profile"] = spec["profile"]
+        if spec["route"] == "graph":
+            body.update(seed=spec["seed"], expansion=spec["expansion"])
+        bodies[name] = (spec["route"], body)
+    return bodies
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], http_max_docs: int) -> list[str]:
+    rng = np.random.default_rng(20260921)
+    projection = sorted(({"id": "musique-" + digest({"title": t, "paragraph_text": p}), "title": t,
+                          "paragraph_text": p} for t, p in pairs), key=lambda d: d["id"])
+    ids = [d["id"] for d in projection]
+    texts = [d["title"] + "\n" + d["paragraph_text"] for d in projection]
+    doc_vectors = unit_vectors(rng, len(ids))
+    query_vectors = unit_vectors(rng, len(questions))
+    t0 = time.perf_counter()
+    relations = build_relations(projection, "bench")["relations"]
+    build_s = time.perf_counter() - t0
+    space_id = "space-" + digest(SPACE)
+
+    index = Indexes().scope("lab")
+    t0 = time.perf_counter()
+    for rid, text, vec in zip(ids, texts, doc_vectors):
+        index.put_memory(rid, 1, text, {"content": text, "metadata": {}})
+        index.put_binding(rid, 1, space_id, vec, binding_id="emb-" + rid[-32:])
+    for r in relations:
+        index.put_relation({"id": r["id"], "revision": 1, "kind": r["kind"], "source": {"id": r["source"], "revision": 1},
+                            "target": {"id": r["target"], "revision": 1}, "provenance": r["provenance"]})
+    index_s = time.perf_counter() - t0
+    lines = [f"## {label}: {len(ids)} documents, {len(relations)} relations, {len(questions)} queries "
+             f"(graph build {build_s:.1f} s, in-memory index {index_s:.1f} s)"]
+
+    vec_lists = [[float(x) for x in v] for v in query_vectors]
+    per_query = [method_bodies(q, v, space_id) for q, v in zip(questions, vec_lists)]
+    for bodies in per_query[:3]:  # warm caches (postings, norms, id order)
+        for route, body in bodies.values():
+            search(index, route, body)
+    in_process = {name: [timed(lambda: search(index, route, body)) for route, body in
+                         (bodies[name] for bodies in per_query)] for name in PROTOCOL["methods"]}
+
+    lines += compare_bm25s(index, texts, questions)
+    lines += compare_matvec(index, space_id, query_vectors)
+
+    header: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
+    http: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
+    rss = None
+    if len(ids) <= http_max_docs:
+        rss = run_http(ids, texts, doc_vectors, relations, per_query, header, http, space_id, lines)
+
+    lines.append("")
+    lines.append("| method | in-process p50 / p95 ms | server header p50 / p95 ms | HTTP p50 / p95 ms |")
+    lines.append("|---|---|---|---|")
+    for name in PROTOCOL["methods"]:
+        ip = percentiles(in_process[name])
+        hd = percentiles(header[name]) if header[name] else None
+        ht = percentiles(http[name]) if http[name] else None
+        fmt = (lambda p: f"{p[0]:.3f} / {p[1]:.3f}" if p else "not run")
+        lines.append(f"| {name} | {fmt(ip)} | {fmt(hd)} | {fmt(ht)} |")
+    if rss is not None:
+        lines.append(f"server RSS after load and queries: {rss / 2**20:.0f} MiB")
+    return lines
+
+
+def compare_bm25s(index, texts: list[str], questions: list[str]) -> list[str]:
+    import bm25s
+    corpus_tokens = [bm25_tokens(t) for t in texts]
+    retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene", dtype="float64")
+    retriever.index(corpus_tokens, show_progress=False)
+    vocab = retriever.vocab_dict
+    k = min(100, len(texts))
+    ours, theirs, worst = [], [], 0.0
+    for q in questions:
+        tokens = [t for t in dict.fromkeys(bm25_tokens(q)) if t in vocab]
+        if not tokens:
+            continue
+        ours.append(timed(lambda: bm25(index, q, 100)))
+        result = {}
+
+        def run():
+            result["r"] = retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        theirs.append(timed(run))
+        top_ours = bm25(index, q, 10).scores
+        top_theirs = sorted(result["r"][1][0].tolist(), reverse=True)[: len(top_ours)]
+        worst = max([worst] + [abs(a - b) for a, b in zip(top_ours, top_theirs)])
+    o, t = np.median(ours), np.median(theirs)
+    faster = "ours" if o < t else "bm25s"
+    return [f"BM25 top-100 query time p50: ours {o:.3f} ms, bm25s (lucene, same tokens) {t:.3f} ms; "
+            f"ours/bm25s = {o / t:.2f} ({faster} faster); max |top-10 score difference| = {worst:.2e}"]
+
+
+def compare_matvec(index, space_id: str, query_vectors: np.ndarray) -> list[str]:
+    space = index.spaces[space_id]
+    matrix = space.rows[: space.count]
+    ours, bare = [], []
+    for q in query_vectors:
+        query = prepare_query(space, q)
+        ours.append(timed(lambda: cosine(index, query, 10, -1.0)))
+        q32 = query.unit32
+        bare.append(timed(lambda: matrix @ q32))
+    o, b = np.median(ours), np.median(bare)
+    return [f"cosine top-10 p50: ours {o:.3f} ms, bare numpy float32 matvec on the same matrix {b:.3f} ms; "
+            f"ours/bare = {o / b:.2f}"]
+
+
+def run_http(ids, texts, doc_vectors, relations, per_query, header, http, space_id, lines) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")
+        try:
+            client = LabClient(lab.access)
+            t0 = time.perf_counter()
+            key_of = {}
+            for start in range(0, len(ids), 500):
+                chunk = list(range(start, min(len(ids), start + 500)))
+                receipts = client.create_memories([{"idempotency_key": ids[i], "payload": {"content": texts[i],
+                                                    "metadata": {}}} for i in chunk])["receipts"]
+                key_of.update({ids[i]: r["id"] for i, r in zip(chunk, receipts)})
+            for start in range(0, len(ids), 100):
+                chunk = range(start, min(len(ids), start + 100))
+                client.attach_embeddings([{"idempotency_key": "e" + ids[i], "record_id": key_of[ids[i]], "revision": 1,
+                                           "space": SPACE, "vector": [float(x) for x in doc_vectors[i]]}
+                                          for i in chunk])
+            for start in range(0, len(relations), 1000):
+                client.assert_relations([{"idempotency_key": r["id"], "kind": r["kind"],
+                                          "source": {"id": key_of[r["source"]], "revision": 1},
+                                          "target": {"id": key_of[r["target"]], "revision": 1},
+                                          "provenance": r["provenance"]} for r in relations[start:start + 1000]])
+            lines.append(f"HTTP load of memories, embeddings and relations: {time.perf_counter() - t0:.1f} s")
+            for bodies in per_query[:3]:
+                for route, body in bodies.values():
+                    client.search(route, body)
+            for bodies in per_query:
+                for name, (route, body) in bodies.items():
+                    _, micros, _, seconds = client.search(route, body)
+                    header[name].append(micros / 1000)
+                    http[name].append(seconds * 1000)
+            rss = psutil.Process(lab.pid).memory_info().rss
+            client.close()
+        finally:
+            lab.stop()
+    return rss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpora", default="sample,10000", help="comma list of sample and/or sizes")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--http-max-docs", type=int, default=20000, help="skip the HTTP part above this size")
+    args = parser.parse_args()
+    for corpus in args.corpora.split(","):
+        if corpus == "sample":
+            pairs, questions = sample_corpus()
+            questions = questions[: max(args.queries, len(questions))]
+            label = "MuSiQue sample"
+        else:
+            pairs, questions = synthetic_corpus(int(corpus), args.queries)
+            label = f"synthetic {int(corpus):,}"
+        for line in run_corpus(label, pairs, questions, args.http_max_docs):
+            print(line, flush=True)
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main()

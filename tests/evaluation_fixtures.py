@@ -1,0 +1,111 @@
+"""A small real campaign for the evaluator tests: synthetic corpus, real model, real labs, real CLIs.
+
+The slow part (generate, import, embed with the real model) is built once per test session and
+shared read-only; each test module starts its own lab and prepares it through the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator.lab_process import LabProcess, start_lab
+from protocols.canonical import sha256_file
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+QUESTIONS = 10  # dev rows of the generator: 10 test queries, 3 development queries, ~250 documents
+_BUILT: dict[str, "Inputs"] = {}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    root: Path
+    protocol: Path
+    source: Path
+    relations: Path
+    fixture: Path
+    generation: Path
+
+
+def cli(script: str, *args, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
+                            text=True, timeout=timeout, cwd=REPO)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{script} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def small_protocol(data: Path, output: Path) -> None:
+    """synthetic-v1 with the generated files' hashes, small counts and two repetitions."""
+    protocol = json.loads((REPO / "protocols" / "synthetic-v1.json").read_text())
+    protocol["protocol_version"] = "synthetic-test-small"
+    for role, entry in protocol["source_files"].items():
+        entry["sha256"] = sha256_file(data / entry["name"])
+    protocol["selection"]["splits"]["test"]["counts"] = {"2": 4, "3": 3, "4": 3}
+    protocol["selection"]["splits"]["development"]["counts"] = {"2": 1, "3": 1, "4": 1}
+    protocol["selection"]["expected_ids"] = None
+    protocol["evaluation"]["repetitions"] = 2
+    output.write_text(json.dumps(protocol, indent=2))
+
+
+def built_inputs() -> Inputs:
+    """Generate, import and embed once per session (the real model, CPU)."""
+    if "inputs" not in _BUILT:
+        root = Path(tempfile.mkdtemp(prefix="evaluator-inputs-"))
+        data = root / "synthetic"
+        cli("make_synthetic_musique.py", "--out", data, "--questions", QUESTIONS)
+        inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
+                        root / "fixture.json", root / "generation.json")
+        small_protocol(data, inputs.protocol)
+        cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", data, "--output",
+            inputs.source, "--relations", inputs.relations)
+        cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
+            "--measurements", inputs.generation)
+        _BUILT["inputs"] = inputs
+    return _BUILT["inputs"]
+
+
+def remove_built() -> None:
+    inputs = _BUILT.pop("inputs", None)
+    if inputs is not None:
+        shutil.rmtree(inputs.root, ignore_errors=True)
+
+
+@dataclass
+class PreparedLab:
+    inputs: Inputs
+    workdir: Path
+    lab: LabProcess
+    state: Path
+
+    @property
+    def access_file(self) -> Path:
+        return self.lab.access_file
+
+    def common(self, **override) -> list:
+        args = {"fixture": self.inputs.fixture, "relations": self.inputs.relations,
+                "credential-file": self.access_file, "state": self.state, "protocol": self.inputs.protocol}
+        args.update({k.replace("_", "-"): v for k, v in override.items()})
+        return [x for k, v in args.items() for x in (f"--{k}", v)]
+
+    def evaluate_args(self, plan: Path, report: Path, **override) -> list:
+        generation = override.pop("generation", self.inputs.generation)
+        return ["evaluate", *self.common(**override), "--generation", generation, "--plan", plan,
+                "--report", report, "--server-pid", self.lab.pid]
+
+    def evaluate(self, plan: Path, report: Path, check: bool = True, **override) -> subprocess.CompletedProcess:
+        return cli("evaluate_graph_retrieval.py", *self.evaluate_args(plan, report, **override), check=check)
+
+
+def prepared_lab(inputs: Inputs, workdir: Path, **override) -> PreparedLab:
+    workdir.mkdir(parents=True, exist_ok=True)
+    lab = start_lab(workdir / "db", workdir / "access.json")
+    prepared = PreparedLab(inputs, workdir, lab, workdir / "state.json")
+    cli("evaluate_graph_retrieval.py", "prepare", *prepared.common(**override))
+    return prepared

@@ -1,0 +1,51 @@
+"""The evaluator never imports the server: its checks must be computed independently (DESIGN §2)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EVALUATOR = REPO / "evaluator"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            names.add(str(node.args[0].value))
+    return names
+
+
+def test_no_evaluator_module_names_server_in_an_import():
+    files = sorted(EVALUATOR.glob("*.py"))
+    assert len(files) >= 10
+    offenders = {f.name: sorted(m for m in imported_modules(f) if m == "server" or m.startswith("server."))
+                 for f in files}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_scan_would_see_a_server_import(tmp_path):
+    # the check above can fail: a file importing server in any of these forms is caught
+    probe = tmp_path / "probe.py"
+    probe.write_text("import server.graph\nfrom server import exact\nimportlib.import_module('server.search')\n")
+    assert imported_modules(probe) == {"server.graph", "server", "server.search"}
+
+
+def test_importing_every_evaluator_module_loads_no_server_module():
+    modules = sorted(f"evaluator.{f.stem}" for f in EVALUATOR.glob("*.py") if f.stem != "__init__")
+    code = ("import importlib, sys\n"
+            f"for name in {modules!r}:\n    importlib.import_module(name)\n"
+            "print(sorted(m for m in sys.modules if m == 'server' or m.startswith('server.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+    assert "evaluator.verify" in modules and "evaluator.recompute" in modules

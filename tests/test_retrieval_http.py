@@ -1,0 +1,209 @@
+"""Search routes against a real lab process over loopback sockets.
+
+Each page the server returns is compared with the page of the same request computed in process
+on an index fed the same values, so the HTTP layer can neither drop nor alter a field.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from evaluator.client import LabError
+from protocols.canonical import canonical, digest
+from server.indexes import Indexes
+from server.search import search
+from tests.conftest import REPO
+from tests.lab_fixtures import fresh_scope, lab, memory_item, relation_item  # noqa: F401 (fixtures)
+
+DIM = 8
+SPACE = {"provider": "test", "model": "random-unit", "revision": "r1", "dimensions": DIM}
+WORDS = ["river", "castle", "film", "album", "director", "capital", "bridge", "island", "poet", "empire"]
+
+
+def unit(rng: np.random.Generator) -> list[float]:
+    v = rng.standard_normal(DIM)
+    return [float(x) for x in (v / np.linalg.norm(v)).astype(np.float32)]
+
+
+def load_corpus(client, documents: int, relations_per_doc: int, seed: int = 5):
+    """Memories, embeddings and relations through the HTTP API; returns what an index needs."""
+    rng = np.random.default_rng(seed)
+    texts = [" ".join(rng.choice(WORDS, size=6)) + f" doc{i}" for i in range(documents)]
+    ids = []
+    for start in range(0, documents, 500):
+        batch = [memory_item(f"m{i}", texts[i]) for i in range(start, min(documents, start + 500))]
+        ids += [r["id"] for r in client.create_memories(batch)["receipts"]]
+    vectors = [unit(rng) for _ in ids]
+    receipts = []
+    for start in range(0, documents, 500):
+        batch = [{"idempotency_key": f"e{i}", "record_id": ids[i], "revision": 1, "space": SPACE,
+                  "vector": vectors[i]} for i in range(start, min(documents, start + 500))]
+        receipts += client.attach_embeddings(batch)["receipts"]
+    pairs = []
+    for i in range(documents):
+        for j in rng.choice(documents, size=relations_per_doc, replace=False).tolist():
+            if j != i:
+                pairs.append((i, j, "same_entity" if (i + j) % 2 else "semantic_related"))
+    for start in range(0, len(pairs), 1000):
+        client.assert_relations([relation_item(f"r{n}", ids[i], ids[j], kind=kind)
+                                 for n, (i, j, kind) in enumerate(pairs[start:start + 1000], start=start)])
+    return ids, texts, vectors, receipts
+
+
+def in_process_index(client, ids, receipts):
+    """An index fed from what the server stored (read back over HTTP), as the store feeds its own."""
+    index = Indexes().scope(client.scope)
+    for record in client.read_memories(ids):
+        index.put_memory(record["id"], record["revision"], record["payload"]["content"], payload=record["payload"])
+    space_id = receipts[0]["space_id"]
+    for binding in client.read_embeddings(ids, space_id):
+        index.put_binding(binding["record_id"], binding["revision"], space_id,
+                          np.asarray(binding["vector"], dtype=np.float32), binding_id=binding["binding_id"])
+    after = None
+    while True:
+        listing = client.list_relations(after=after, limit=1000)
+        for relation in listing["relations"]:
+            index.put_relation({k: v for k, v in relation.items() if k != "eligible"})
+        after = listing["next"]
+        if after is None:
+            return index, space_id
+
+
+def route_bodies(space_id: str, vector: list[float]) -> list[tuple[str, dict]]:
+    query = "castle river director"
+    return [
+        ("lexical", {"query": query, "limit": 10}),
+        ("semantic", {"query_vector": vector, "space_id": space_id, "limit": 10, "min_score": -1.0}),
+        ("hybrid", {"profile": "weighted_rrf_v1", "query": query, "query_vector": vector, "space_id": space_id,
+                    "limit": 10}),
+        ("hybrid", {"profile": "weighted_rrf_v2", "query": query, "query_vector": vector, "space_id": space_id,
+                    "limit": 10}),
+        ("graph", {"profile": "typed_path_balanced_v1", "seed": "hybrid", "query": query, "query_vector": vector,
+                   "space_id": space_id, "limit": 10,
+                   "expansion": {"max_depth": 2, "max_nodes": 128, "max_edges": 256, "max_scan": 1024}}),
+        ("graph", {"profile": "typed_path_entity_v1", "seed": "lexical", "query": query, "limit": 10}),
+        ("graph", {"profile": "typed_path_balanced_v1", "seed": "hybrid", "query": query, "query_vector": vector,
+                   "space_id": space_id, "limit": 10, "expansion": {"max_depth": 0}}),
+    ]
+
+
+@pytest.fixture(scope="module")
+def corpus(lab):
+    process, root = lab
+    from evaluator.client import LabClient
+    client = LabClient({**process.access, "token": root.mint_credential("retrieval", 3600)["token"]},
+                       scope="retrieval")
+    ids, texts, vectors, receipts = load_corpus(client, documents=60, relations_per_doc=2)
+    index, space_id = in_process_index(client, ids, receipts)
+    yield client, index, space_id, np.random.default_rng(99)
+    client.close()
+
+
+def test_every_route_equals_the_in_process_page(corpus):
+    client, index, space_id, rng = corpus
+    vector = unit(rng)
+    fence = client.fence()
+    for route, body in route_bodies(space_id, vector):
+        page, micros, size, _ = client.search(route, body)
+        assert micros >= 0 and size > 0
+        assert page.pop("fence") == fence
+        assert canonical(page) == canonical(search(index, route, json.loads(json.dumps(body)))), route
+        assert page["hits"], route
+        if route == "graph" and body.get("expansion", {}).get("max_depth", 2) > 0:
+            assert any(hit["proof"] and hit["proof"]["steps"] for hit in page["hits"])
+
+
+def test_repeated_requests_give_identical_bytes(corpus):
+    client, _, space_id, rng = corpus
+    vector = unit(rng)
+    for route, body in route_bodies(space_id, vector):
+        first = client.request("POST", client._scoped(f"search/{route}"), body)
+        second = client.request("POST", client._scoped(f"search/{route}"), body)
+        assert first.status_code == 200 and first.content == second.content
+        assert int(first.headers["X-Lab-Retrieval-Micros"]) >= 0
+
+
+@pytest.mark.parametrize("route, body, code", [
+    ("lexical", {"query": "x", "limit": 0}, "limit_out_of_range"),
+    ("lexical", {"query": "x", "limit": 5, "surprise": True}, "unknown_field"),
+    ("lexical", {"query": "x" * 4097, "limit": 5}, "limit_out_of_range"),
+    ("semantic", {"query_vector": [1.0] * (DIM - 1), "space_id": "SPACE", "limit": 5}, "wrong_dimension"),
+    ("semantic", {"query_vector": [0.0] * DIM, "space_id": "SPACE", "limit": 5}, "invalid_vector"),
+    ("semantic", {"query_vector": [1.0] * DIM, "space_id": "space-unknown", "limit": 5}, "unknown_space"),
+    ("hybrid", {"profile": "weighted_rrf_v9", "query": "x", "query_vector": [1.0] * DIM, "space_id": "SPACE",
+                "limit": 5}, "unknown_profile"),
+    ("graph", {"profile": "typed_path_balanced_v1", "seed": "lexical", "query": "x", "limit": 5,
+               "expansion": {"max_depth": 4}}, "limit_out_of_range"),
+    ("graph", {"profile": "typed_path_balanced_v1", "seed": "lexical", "query": "x", "limit": 5,
+               "expansion": {"max_scan": 16385}}, "limit_out_of_range"),
+])
+def test_bad_search_bodies_are_422_and_write_nothing(corpus, route, body, code):
+    client, _, space_id, _ = corpus
+    body = json.loads(json.dumps(body).replace('"SPACE"', json.dumps(space_id)))
+    before = client.fence()
+    with pytest.raises(LabError) as caught:
+        client.search(route, body)
+    assert (caught.value.status, caught.value.code) == (422, code)
+    assert client.fence() == before
+
+
+def test_nan_vector_is_refused(corpus):
+    client, _, space_id, _ = corpus
+    raw = ('{"query_vector": [NaN, 1, 1, 1, 1, 1, 1, 1], "space_id": "%s", "limit": 5}' % space_id).encode()
+    response = client.request("POST", client._scoped("search/semantic"), raw)
+    assert response.status_code in (400, 422) and "error" in response.json()
+
+
+def test_unknown_route_is_404(corpus):
+    client = corpus[0]
+    response = client.request("POST", client._scoped("search/fuzzy"), {"query": "x", "limit": 1})
+    assert response.status_code == 404
+
+
+def test_catalog_equals_the_protocol(lab):
+    _, client = lab
+    catalog = client.catalog()["profiles"]
+    paths = sorted((REPO / "protocols").glob("graph-multihop-protocol-v*.json"),
+                   key=lambda p: int(p.stem.rsplit("-v", 1)[1]))
+    frozen = [json.loads(p.read_text())["ranking_profiles"] for p in paths]
+    for profiles in frozen:
+        for name, profile in profiles.items():
+            assert digest(catalog[name]) == digest(profile), name
+    assert digest(catalog) == digest(frozen[-1])
+
+
+def test_more_than_two_concurrent_retrievals_get_503(fresh_scope):
+    client = fresh_scope()
+    # A dense graph and the widest expansion make each graph search honestly take tens of ms.
+    ids, _, _, receipts = load_corpus(client, documents=400, relations_per_doc=12, seed=8)
+    space_id = receipts[0]["space_id"]
+    body = {"profile": "typed_path_balanced_v1", "seed": "hybrid", "query": "castle river film",
+            "query_vector": unit(np.random.default_rng(1)), "space_id": space_id, "limit": 100,
+            "expansion": {"max_depth": 3, "max_nodes": 1024, "max_edges": 4096, "max_scan": 16384}}
+    _, micros, _, _ = client.search("graph", body)
+    assert micros > 5_000, f"the slow request took only {micros} us; the test would prove nothing"
+    statuses: list[tuple[int, str | None]] = []
+    lock = threading.Lock()
+    start = threading.Barrier(6)
+
+    def fire():
+        from evaluator.client import LabClient
+        with LabClient(client.access, scope=client.scope) as own:
+            start.wait()
+            response = own.request("POST", own._scoped("search/graph"), body)
+            code = response.json()["error"]["code"] if response.status_code != 200 else None
+            with lock:
+                statuses.append((response.status_code, code))
+
+    threads = [threading.Thread(target=fire) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert (503, "retrieval_busy") in statuses
+    assert (200, None) in statuses
+    assert all(s in ((200, None), (503, "retrieval_busy")) for s in statuses)
