@@ -28,7 +28,8 @@ def main() -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kill-restart-") as tmp:
         report = kill_restart_run(Path(tmp), kills=args.kills, seed=args.seed)
-    print(f"kills: {report.kills} (SIGKILL at random points of the load, seed {args.seed})")
+    print(f"kills: {report.kills} (SIGKILL at random points of the load, seed {args.seed}), "
+          f"{report.mid_load} of them mid-load")
     print(f"acknowledged batches verified durable after a kill: {report.acknowledged_then_replayed}")
     print(f"lost acknowledged batches: {len(report.lost)}")
     print(f"counts after replay: {report.counts} (expected {report.expected_counts})")

@@ -3,13 +3,13 @@
 The builder sees a projection of exactly {id, title, paragraph_text} per document, so no question,
 answer or judgment can shape an edge. `same_entity` joins documents with identical normalized
 titles; `semantic_related` points from a paragraph to every document whose whole normalized title
-it mentions. Each eligible title is indexed under its rarest token, so a paragraph is only compared
-with the few titles that share such a token with it: linear in corpus size in practice.
+it mentions. Titles are found by one pass over each paragraph's tokens (see TitleIndex), so the
+build is linear in corpus size.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -139,7 +139,7 @@ def _relations(documents: list[dict]) -> list[dict]:
         own_title[doc["id"]] = title
         titles[title].append(doc["id"])
     title_refs = {title: "title-sha256:" + digest(title) for title in titles}
-    by_rarest = _index_by_rarest_token(title for title in titles if title_is_eligible(title))
+    index = TitleIndex(title for title in titles if title_is_eligible(title))
 
     edges: dict[tuple[str, str, str], dict] = {}
     for doc in documents:
@@ -147,7 +147,7 @@ def _relations(documents: list[dict]) -> list[dict]:
         for other in [x for x in titles[title] if x != doc["id"]][:SAME_ENTITY_NEIGHBORS]:
             source, target = sorted((doc["id"], other))
             _add(edges, source, target, SAME_ENTITY, title_refs[title], revision)
-        mentioned = _mentioned_titles(doc["paragraph_text"], title, by_rarest)
+        mentioned = index.mentioned(normalized_tokens(doc["paragraph_text"]), title)
         candidates = sorted(((t, target) for t in mentioned for target in titles[t]),
                             key=lambda pair: (-len(pair[0]), pair[1]))[:MENTION_TARGETS]
         if candidates:
@@ -157,27 +157,36 @@ def _relations(documents: list[dict]) -> list[dict]:
     return [edges[key] for key in sorted(edges, key=lambda k: edges[k]["id"])]
 
 
-def _index_by_rarest_token(eligible: Iterable[str]) -> dict[str, list[str]]:
-    """Each title under its rarest token (fewest eligible titles, then the token): any paragraph
-    containing the title contains that token, and rare tokens keep the candidate lists short."""
-    eligible = sorted(eligible)
-    frequency = Counter(token for title in eligible for token in set(title.split(" ")))
-    index: dict[str, list[str]] = defaultdict(list)
-    for title in eligible:
-        token = min(set(title.split(" ")), key=lambda t: (frequency[t], t))
-        index[token].append(title)
-    return index
+class TitleIndex:
+    """Every eligible title, findable from the token it starts with.
 
+    A paragraph is scanned once: at each token, only the lengths of the titles starting with that
+    token are tried, each as one set lookup. The cost per paragraph is bounded by its length times
+    the few distinct title lengths per first token, whatever the title vocabulary looks like
+    (indexing under the rarest token instead degrades to a scan of thousands of titles per
+    paragraph when titles are made of common words).
+    """
 
-def _mentioned_titles(paragraph_text: str, own: str, by_rarest: dict[str, list[str]]) -> set[str]:
-    tokens = normalized_tokens(paragraph_text)
-    padded = " " + " ".join(tokens) + " "
-    found = set()
-    for token in set(tokens):
-        for title in by_rarest.get(token, ()):
-            if title != own and f" {title} " in padded:
-                found.add(title)
-    return found
+    def __init__(self, eligible: Iterable[str]):
+        self.titles = set(eligible)
+        lengths: dict[str, set[int]] = defaultdict(set)
+        for title in self.titles:
+            tokens = title.split(" ")
+            lengths[tokens[0]].add(len(tokens))
+        self.lengths = {first: tuple(sorted(ns)) for first, ns in lengths.items()}
+
+    def mentioned(self, tokens: list[str], own: str) -> set[str]:
+        """Titles other than `own` occurring as whole token runs in `tokens`."""
+        found = set()
+        n = len(tokens)
+        for i, token in enumerate(tokens):
+            for length in self.lengths.get(token, ()):
+                if i + length > n:
+                    break
+                candidate = token if length == 1 else " ".join(tokens[i:i + length])
+                if candidate in self.titles and candidate != own:
+                    found.add(candidate)
+        return found
 
 
 def _add(edges: dict, source: str, target: str, kind: str, evidence: str, revision: str) -> None:

@@ -212,17 +212,34 @@ def align_near_ties(lst: list[tuple[str, float]], reported: Mapping[str, int], t
     """Reorder runs of near-equal recomputed scores to the server's reported ranks.
 
     float64 recomputation and the server's arithmetic may order two scores that differ by rounding
-    either way; within such a run (and only there) the page's own ranks decide.
+    either way; within such a run (and only there) the page's own ranks decide: a document the page
+    ranks inside the run takes that rank, the others fill the remaining places in recomputed order
+    (the page does not show every channel entry, only those of its hits).
     """
-    out, run = [], []
+    out: list[tuple[str, float]] = []
+    run: list[tuple[str, float]] = []
     for entry in lst + [None]:
         if run and (entry is None or not rc.near_tie(run[-1][1], entry[1], tolerance)):
-            run.sort(key=lambda e: reported.get(e[0], 10**9))
-            out.extend(run)
+            out.extend(_place(run, len(out) + 1, reported))
             run = []
         if entry is not None:
             run.append(entry)
     return out
+
+
+def _place(run: list[tuple[str, float]], first: int, reported: Mapping[str, int]) -> list[tuple[str, float]]:
+    if len(run) == 1:
+        return run
+    slots: dict[int, tuple[str, float]] = {}
+    rest = []
+    for entry in run:
+        rank = reported.get(entry[0])
+        if rank is not None and first <= rank < first + len(run) and rank not in slots:
+            slots[rank] = entry
+        else:
+            rest.append(entry)
+    free = iter(rest)
+    return [slots[r] if r in slots else next(free) for r in range(first, first + len(run))]
 
 
 def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping, fail: Fail) -> None:

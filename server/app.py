@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.concurrency import run_in_threadpool
@@ -132,29 +132,30 @@ def _authorize(request: Request, scoped: bool = True) -> str:
 async def _body(request: Request) -> Any:
     """The JSON body, refused above 2 MiB by Content-Length and again by counting streamed bytes."""
     cap = validation.LIMITS["body_bytes"]
+    stream = request.stream()
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > cap):
-        await _drain(request)
+        await _drain(stream)
         raise ApiError(413, "body_too_large", f"request body of {declared[:20]} bytes exceeds the {cap}-byte limit")
     chunks, size = [], 0
-    async for chunk in request.stream():
+    async for chunk in stream:
         size += len(chunk)
         if size > cap:
-            await _drain(request)
+            await _drain(stream)
             raise ApiError(413, "body_too_large", f"request body exceeds the {cap}-byte limit")
         chunks.append(chunk)
     return validation.parse_json(b"".join(chunks))
 
 
-async def _drain(request: Request, budget: int = 64 * 1024 * 1024) -> None:
+async def _drain(stream, budget: int = 64 * 1024 * 1024) -> None:
     # Reading (and discarding) the rest lets the client finish sending and read our 413 instead of
     # a reset connection; past the budget we stop and let the connection drop.
     try:
-        async for chunk in request.stream():
+        async for chunk in stream:
             budget -= len(chunk)
             if budget < 0:
                 return
-    except Exception:
+    except ClientDisconnect:
         return
 
 

@@ -10,9 +10,11 @@ never swap because of rounding.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from itertools import groupby
 
 
+@lru_cache(maxsize=256)  # a handful of catalog constants, asked for on every step and channel
 def rational(value: float | int) -> tuple[int, int]:
     """A catalog parameter as an exact rational, read as the decimal it is written as."""
     fraction = Fraction(str(value))
@@ -34,11 +36,15 @@ def to_text(value: tuple[int, int]) -> str:
 
 def exact_order(items: list, value, rest) -> list:
     """`items` by value(item) desc (exact), then rest(item) asc; value returns (num, den)."""
-    items = sorted(items, key=lambda item: (-to_float(value(item)), rest(item)))
+    keyed = [(-(v[0] / v[1]), rest(item), v, item) for item in items for v in (value(item),)]
+    keyed.sort(key=lambda k: (k[0], k[1]))
     ordered = []
-    for _, run in groupby(items, key=lambda item: to_float(value(item))):
+    for _, run in groupby(keyed, key=lambda k: k[0]):
         run = list(run)
         if len(run) > 1:
-            run.sort(key=lambda item: (-Fraction(*value(item)), rest(item)))
-        ordered.extend(run)
+            n0, d0 = run[0][2]
+            if not all(n * d0 == n0 * d for n, d in (k[2] for k in run)):
+                run.sort(key=lambda k: (-Fraction(*k[2]), k[1]))
+            # else: an exact tie, already ordered by the rest of the key (the id)
+        ordered.extend(k[3] for k in run)
     return ordered

@@ -37,12 +37,13 @@ def contribution(weight: float, k: int, rank: int) -> tuple[int, int]:
 def fuse(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
     """lists: channel -> (ids best first, raw scores), each already cut to the channel depth."""
     entries: dict[str, dict[str, ChannelEntry]] = {}
+    k = profile["k"]
     for channel in CHANNELS:
         spec = profile["channels"][channel]
+        num, den = exact.rational(spec["weight"])
         ids, raws = lists[channel]
         for rank, (record_id, raw) in enumerate(zip(ids[: spec["depth"]], raws), start=1):
-            entries.setdefault(record_id, {})[channel] = ChannelEntry(
-                rank, raw, contribution(spec["weight"], profile["k"], rank))
+            entries.setdefault(record_id, {})[channel] = ChannelEntry(rank, raw, (num, den * (k + rank)))
     fused = []
     for record_id, channels in entries.items():
         score = (0, 1)

@@ -170,14 +170,15 @@ def affinities(index: ScopeIndex, nodes: list[str], query: Query | None, profile
     return result
 
 
-def _better(a: Path, b: Path) -> bool:
-    fa, fb = exact.to_float(a.strength), exact.to_float(b.strength)
-    if fa != fb:
+def _better(strength: tuple[int, int], hops: int, anchor_rank: int, relations, b: Path) -> bool:
+    """Is a path with these parts preferred to `b`? (strength desc, hops, anchor rank, relation ids)"""
+    fa, fb = exact.to_float(strength), exact.to_float(b.strength)
+    if fa != fb:  # correctly rounded floats preserve order, so only equal floats need the exact test
         return fa > fb
-    left, right = a.strength[0] * b.strength[1], b.strength[0] * a.strength[1]
+    left, right = strength[0] * b.strength[1], b.strength[0] * strength[1]
     if left != right:
         return left > right
-    return (a.hops, a.anchor.rank, a.relation_ids()) < (b.hops, b.anchor.rank, b.relation_ids())
+    return (hops, anchor_rank, tuple(relations())) < (b.hops, b.anchor.rank, b.relation_ids())
 
 
 @dataclass
@@ -205,6 +206,7 @@ def strongest_paths(anchors: list[Anchor], expansion: Expansion, affinity: dict[
     for _ in range(max_depth):
         next_layer: dict[str, Path] = {}
         for node, path in layer.items():
+            hops = path.hops + 1
             for edge, direction, other in incident.get(node, ()):
                 if other in used:
                     reuses += 1
@@ -217,14 +219,17 @@ def strongest_paths(anchors: list[Anchor], expansion: Expansion, affinity: dict[
                     value = affinity[other].value
                     factor = (step_factor[0] * weight[0] * value[0], step_factor[1] * weight[1] * value[1])
                     factors[key] = factor
-                step = Step(edge, direction, node, other, affinity[other], factor)
-                candidate = Path(path.anchor, (path.strength[0] * factor[0], path.strength[1] * factor[1]),
-                                 path.steps + (step,))
+                strength = (path.strength[0] * factor[0], path.strength[1] * factor[1])
                 current = next_layer.get(other)
-                if current is None or _better(candidate, current):
-                    next_layer[other] = candidate
+                if current is not None and not _better(
+                        strength, hops, path.anchor.rank,
+                        lambda: (*path.relation_ids(), edge.relation["id"]), current):
+                    continue
+                step = Step(edge, direction, node, other, affinity[other], factor)
+                next_layer[other] = Path(path.anchor, strength, path.steps + (step,))
         for node, path in next_layer.items():
-            if node not in best or _better(path, best[node]):
+            current = best.get(node)
+            if current is None or _better(path.strength, path.hops, path.anchor.rank, path.relation_ids, current):
                 best[node] = path
         layer = next_layer
     return PathSearch(best, len(used), reuses)

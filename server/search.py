@@ -47,7 +47,7 @@ _EXPANSION_BOUNDS = {
 }
 
 
-def _invalid(message: str, code: str = "invalid_request") -> ApiError:
+def _invalid(message: str, code: str = "wrong_type") -> ApiError:
     return ApiError(422, code, message)
 
 
@@ -71,7 +71,7 @@ def _integer(value: object, name: str, low: int, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _invalid(f"{name} must be an integer, got {type(value).__name__}")
     if not low <= value <= high:
-        raise _invalid(f"{name} must be within [{low}, {high}], got {value}", "limit_out_of_range")
+        raise _invalid(f"{name} must be within [{low}, {high}], got {value}", "out_of_range")
     return value
 
 
@@ -80,7 +80,7 @@ def _number(value: object, name: str, low: float, high: float) -> float:
         raise _invalid(f"{name} must be a number, got {type(value).__name__}")
     value = float(value)
     if not math.isfinite(value) or not low <= value <= high:
-        raise _invalid(f"{name} must be a finite number within [{low}, {high}], got {value}", "limit_out_of_range")
+        raise _invalid(f"{name} must be a finite number within [{low}, {high}], got {value}", "out_of_range")
     return value
 
 
@@ -88,7 +88,7 @@ def _query_text(value: object) -> str:
     if not isinstance(value, str):
         raise _invalid(f"query must be a string, got {type(value).__name__}")
     if len(value) > QUERY_CHARS:
-        raise _invalid(f"query has {len(value)} characters, the limit is {QUERY_CHARS}", "limit_out_of_range")
+        raise _invalid(f"query has {len(value)} characters, the limit is {QUERY_CHARS}", "out_of_range")
     return value
 
 
@@ -119,7 +119,7 @@ def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
         raise _invalid("query_vector must be a list of numbers", "invalid_vector")
     if len(vector) != space.dimensions:
         raise _invalid(f"query_vector has {len(vector)} dimensions, space {space_id} has {space.dimensions}",
-                       "wrong_dimension")
+                       "dimension_mismatch")
     with np.errstate(over="ignore"):
         v32 = np.array(vector, dtype=np.float64).astype(np.float32)
     if not np.all(np.isfinite(v32)):

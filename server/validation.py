@@ -410,9 +410,3 @@ def journal_page(params) -> tuple[int, int]:
     _known_params(params, ("after", "limit"))
     return (_query_int(params, "after", 0, 0, 2**62),
             _query_int(params, "limit", 1000, 1, LIMITS["page_limit"]))
-
-
-def scope_name(value: str) -> str:
-    if not SCOPE_RE.match(value):
-        raise ApiError(404, "unknown_scope", f"{value[:80]!r} is not a scope name")
-    return value

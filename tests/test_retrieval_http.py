@@ -128,18 +128,18 @@ def test_repeated_requests_give_identical_bytes(corpus):
 
 
 @pytest.mark.parametrize("route, body, code", [
-    ("lexical", {"query": "x", "limit": 0}, "limit_out_of_range"),
+    ("lexical", {"query": "x", "limit": 0}, "out_of_range"),
     ("lexical", {"query": "x", "limit": 5, "surprise": True}, "unknown_field"),
-    ("lexical", {"query": "x" * 4097, "limit": 5}, "limit_out_of_range"),
-    ("semantic", {"query_vector": [1.0] * (DIM - 1), "space_id": "SPACE", "limit": 5}, "wrong_dimension"),
+    ("lexical", {"query": "x" * 4097, "limit": 5}, "out_of_range"),
+    ("semantic", {"query_vector": [1.0] * (DIM - 1), "space_id": "SPACE", "limit": 5}, "dimension_mismatch"),
     ("semantic", {"query_vector": [0.0] * DIM, "space_id": "SPACE", "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [1.0] * DIM, "space_id": "space-unknown", "limit": 5}, "unknown_space"),
     ("hybrid", {"profile": "weighted_rrf_v9", "query": "x", "query_vector": [1.0] * DIM, "space_id": "SPACE",
                 "limit": 5}, "unknown_profile"),
     ("graph", {"profile": "typed_path_balanced_v1", "seed": "lexical", "query": "x", "limit": 5,
-               "expansion": {"max_depth": 4}}, "limit_out_of_range"),
+               "expansion": {"max_depth": 4}}, "out_of_range"),
     ("graph", {"profile": "typed_path_balanced_v1", "seed": "lexical", "query": "x", "limit": 5,
-               "expansion": {"max_scan": 16385}}, "limit_out_of_range"),
+               "expansion": {"max_scan": 16385}}, "out_of_range"),
 ])
 def test_bad_search_bodies_are_422_and_write_nothing(corpus, route, body, code):
     client, _, space_id, _ = corpus

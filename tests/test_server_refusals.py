@@ -9,13 +9,14 @@ import json
 import math
 import time
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluator.client import LabClient
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
-    SPACE, embedding_item, fresh_scope, lab, memory_item, relation_item, seed)
+    SPACE, embedding_item, lab, memory_item, relation_item, seed)
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +184,6 @@ def test_credentials_missing_wrong_expired_and_other_scope(world):
     hwm = _hwm(client)
     path = f"/api/v1/scopes/{client.scope}/memories"
     body = {"items": [memory_item("auth-probe")]}
-    import httpx
     raw = httpx.Client(base_url=process.access["base_url"])
     _assert_refused(client, raw.post(path, json=body), 401, "missing_token", hwm)
     _assert_refused(client, raw.post(path, json=body, headers={"Authorization": "Bearer wrong"}), 401, "invalid_token", hwm)

@@ -16,42 +16,7 @@ import pytest
 
 from evaluator.client import LabClient, LabError
 from evaluator.lab_process import start_lab
-from tests.lab_fixtures import PROVENANCE
-
-DIMENSIONS = 16
-SPACE = {"provider": "test", "model": "kill-restart", "revision": "r1", "dimensions": DIMENSIONS}
-
-
-def _memory_id(scope: str, key: str) -> str:
-    # Computed the way DESIGN §6 defines it, so the load can name endpoints before they exist.
-    from protocols.canonical import digest
-
-    return "mem-" + digest([scope, "memory", key])[:32]
-
-
-def build_load(scope: str, seed: int, memories: int = 240, relations: int = 320,
-               size: int = 20) -> list[tuple[str, list[dict]]]:
-    """A deterministic load: memories, then their embeddings, then relations, in batches."""
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(500)]
-    mem_items = [{"idempotency_key": f"m{i}",
-                  "payload": {"content": " ".join(rng.choice(words) for _ in range(60)), "metadata": {"n": str(i)}}}
-                 for i in range(memories)]
-    ids = [_memory_id(scope, f"m{i}") for i in range(memories)]
-    emb_items = [{"idempotency_key": f"e{i}", "record_id": ids[i], "revision": 1, "space": SPACE,
-                  "vector": [float(rng.randint(-99, 99) or 1) / 64 for _ in range(DIMENSIONS)]}
-                 for i in range(memories)]
-    rel_items = []
-    for j in range(relations):
-        a, b = rng.sample(range(memories), 2)
-        rel_items.append({"idempotency_key": f"r{j}", "kind": rng.choice(["same_entity", "semantic_related"]),
-                          "source": {"id": ids[a], "revision": 1}, "target": {"id": ids[b], "revision": 1},
-                          "provenance": PROVENANCE})
-    load = []
-    for route, items in (("memories", mem_items), ("embeddings", emb_items), ("relations", rel_items)):
-        load += [(route, items[k:k + size]) for k in range(0, len(items), size)]
-    return load
-
+from tests.lab_fixtures import build_load
 
 def _send(client: LabClient, route: str, items: list[dict]) -> dict:
     return {"memories": client.create_memories, "embeddings": client.attach_embeddings,
@@ -61,6 +26,7 @@ def _send(client: LabClient, route: str, items: list[dict]) -> dict:
 @dataclass
 class KillReport:
     kills: int = 0
+    mid_load: int = 0  # kills that cut a pass short (the rest hit a lab at rest after its pass)
     acknowledged_then_replayed: int = 0  # batches acked before a kill, found durable after it
     lost: list[str] = field(default_factory=list)
     final: dict = field(default_factory=dict)
@@ -129,6 +95,7 @@ def kill_restart_run(base: Path, kills: int, seed: int = 7, scope: str = "lab") 
             if process.process.poll() is None:
                 process.kill()  # the timer fired after the load finished: still a kill at rest
             report.kills += 1
+            report.mid_load += not finished
             restarts += 1
             # Everything acknowledged before this kill must be durable: replaying it must answer
             # `replayed` for every item. Then the next pass replays the whole load from the start.

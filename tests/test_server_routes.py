@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 
+import numpy as np
 import pytest
 
 from evaluator.client import LabClient, LabError
 from evaluator.lab_process import SCRIPT, start_lab
-from tests.lab_fixtures import embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed  # noqa: F401 (fixtures)
+from protocols.canonical import digest
+from tests.lab_fixtures import (  # noqa: F401 (fixtures)
+    LOAD_SPACE, SPACE, build_load, embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed)
 
 
 def test_health_reports_limits_without_a_token(lab):
@@ -71,8 +75,6 @@ def test_embeddings_attach_read_and_stale_after_update(fresh_scope):
     [rid] = [r["id"] for r in client.create_memories([memory_item("m")])["receipts"]]
     vector = [0.1, 0.2, 0.3, 0.4]
     receipt = client.attach_embeddings([embedding_item("e", rid, vector=vector)])["receipts"][0]
-    import numpy as np
-    import hashlib
     assert receipt["vector_sha256"] == hashlib.sha256(np.asarray(vector, "<f4").tobytes()).hexdigest()
     assert receipt["binding_id"].startswith("emb-") and receipt["dimensions"] == 4
     [binding] = client.read_embeddings([rid], receipt["space_id"])
@@ -227,9 +229,6 @@ def _search_bodies(space_id: str, query: str, vector: list[float]) -> dict:
 
 
 def test_search_routes_carry_fence_and_retrieval_micros(fresh_scope):
-    from protocols.canonical import digest
-    from tests.lab_fixtures import SPACE
-
     client = fresh_scope()
     seed(client, 4)
     fence = client.fence()
@@ -245,17 +244,12 @@ def test_search_routes_carry_fence_and_retrieval_micros(fresh_scope):
 
 
 def test_more_than_two_concurrent_retrievals_get_503_at_once(fresh_scope):
-    import threading
-
-    from protocols.canonical import digest
-    from tests.test_server_reliability import SPACE as KILL_SPACE, build_load
-
     client = fresh_scope()
     for route, items in build_load(client.scope, seed=3):
         {"memories": client.create_memories, "embeddings": client.attach_embeddings,
          "relations": client.assert_relations}[route](items)
     query = " ".join(f"w{i}" for i in range(500))
-    body = _search_bodies("space-" + digest(KILL_SPACE), query, [0.5] * 16)["graph"]
+    body = _search_bodies("space-" + digest(LOAD_SPACE), query, [0.5] * 16)["graph"]
     body["expansion"] = {"max_depth": 3, "max_nodes": 1024, "max_edges": 4096, "max_scan": 16384}
     body["limit"] = 100
     statuses: list[tuple[int, str | None]] = []

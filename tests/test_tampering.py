@@ -1,0 +1,275 @@
+"""Bad input and tampering: each refused with a precise message, a non-zero exit, nothing overwritten.
+
+One prepared lab and one complete campaign are shared by the module; tests that move the lab's fence
+or stop it get a lab of their own.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from builders.graph import build_relations
+from evaluator.client import LabClient
+from protocols.canonical import digest
+from tests.evaluation_fixtures import SCRIPTS, built_inputs, cli, prepared_lab
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tampering")
+    prepared = prepared_lab(built_inputs(), root / "lab")
+    plan, report = root / "plan.json", root / "report.json"
+    prepared.evaluate(plan, report)
+    yield prepared, plan, report
+    if prepared.lab.process.poll() is None:
+        assert prepared.lab.stop() == 0
+
+
+def edited_copy(path: Path, target: Path, edit) -> Path:
+    value = json.loads(path.read_text())
+    edit(value)
+    target.write_text(json.dumps(value))
+    return target
+
+
+def refused(result: subprocess.CompletedProcess, *fragments: str, code: int = 2) -> None:
+    assert result.returncode == code, (result.stdout, result.stderr)
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+# ---- evaluate refuses ------------------------------------------------------------------------------
+
+
+def test_an_existing_report_is_refused_and_left_alone(campaign):
+    prepared, plan, report = campaign
+    before = report.read_bytes()
+    refused(prepared.evaluate(plan, report, check=False), "refusing to overwrite existing output", str(report))
+    assert report.read_bytes() == before
+
+
+def test_an_existing_plan_that_differs_is_refused(campaign, tmp_path):
+    prepared, plan, _ = campaign
+    other = edited_copy(plan, tmp_path / "plan.json", lambda p: p["jobs"].reverse())
+    before = other.read_bytes()
+    result = prepared.evaluate(other, tmp_path / "report.json", check=False)
+    refused(result, "differs from the plan being pinned", "jobs")
+    assert other.read_bytes() == before and not (tmp_path / "report.json").exists()
+
+
+def test_fixture_edited_after_pinning(campaign, tmp_path):
+    prepared, plan, _ = campaign
+
+    def flip(fixture):
+        raw = bytearray(base64.b64decode(fixture["documents"][3]["vector"]))
+        raw[0] ^= 1
+        fixture["documents"][3]["vector"] = base64.b64encode(bytes(raw)).decode()
+
+    fixture = edited_copy(prepared.inputs.fixture, tmp_path / "fixture.json", flip)
+    result = prepared.evaluate(plan, tmp_path / "report.json", check=False, fixture=fixture)
+    refused(result, "fixture.documents[3]", "vector_sha256 does not match")
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_relations_edited_after_pinning(campaign, tmp_path):
+    prepared, plan, _ = campaign
+
+    def flip(relations):
+        rel = relations["relations"][0]
+        rel["kind"] = "semantic_related" if rel["kind"] == "same_entity" else "same_entity"
+
+    relations = edited_copy(prepared.inputs.relations, tmp_path / "relations.json", flip)
+    refused(prepared.evaluate(plan, tmp_path / "report.json", check=False, relations=relations),
+            "relations: differs from the graph rebuilt from its projection", "relations")
+
+
+def test_protocol_edited_after_pinning(campaign, tmp_path):
+    prepared, plan, _ = campaign
+    protocol = edited_copy(prepared.inputs.protocol, tmp_path / "protocol.json",
+                           lambda p: p["evaluation"].update(repetitions=3))
+    refused(prepared.evaluate(plan, tmp_path / "report.json", check=False, protocol=protocol),
+            "is not the protocol the source was imported with")
+
+
+def test_state_edited_after_pinning(campaign, tmp_path):
+    prepared, plan, _ = campaign
+    state = edited_copy(prepared.state, tmp_path / "state.json",
+                        lambda s: s["batches"].update(memories=s["batches"]["memories"] + 1))
+    refused(prepared.evaluate(plan, tmp_path / "report.json", check=False, state=state),
+            "differs from the plan being pinned", "digests")
+    incomplete = edited_copy(prepared.state, tmp_path / "incomplete.json", lambda s: s.update(status="in_progress"))
+    refused(prepared.evaluate(plan, tmp_path / "report2.json", check=False, state=incomplete), "is not complete")
+
+
+def test_a_lab_whose_catalog_differs_from_the_protocol(campaign, tmp_path):
+    """Inputs imported under a protocol copy with weighted_rrf_v2's k changed: the lab serves k = 2."""
+    prepared, _, _ = campaign
+    inputs = prepared.inputs
+    protocol = json.loads(inputs.protocol.read_text())
+    protocol["ranking_profiles"]["weighted_rrf_v2"]["k"] = 3
+    fixture = json.loads(inputs.fixture.read_text())
+    relations = json.loads(inputs.relations.read_text())
+    generation = json.loads(inputs.generation.read_text())
+    # what importing and embedding under that protocol gives (same texts, same vectors)
+    fixture["source"]["protocol"]["digest"] = digest(protocol)
+    fixture["source_digest"] = digest(fixture["source"])
+    relations = build_relations(relations["projection"], fixture["source_digest"])
+    generation["fixture_digest"] = digest(fixture)
+    paths = {}
+    for name, value in (("protocol", protocol), ("fixture", fixture), ("relations", relations), ("generation", generation)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(value))
+    other = prepared_lab(inputs, tmp_path / "lab", **{k: v for k, v in paths.items() if k != "generation"})
+    try:
+        result = other.evaluate(tmp_path / "plan.json", tmp_path / "report.json", check=False, **paths)
+        refused(result, "catalog: profile weighted_rrf_v2 differs from the protocol's frozen copy", "fields: k")
+        assert not (tmp_path / "plan.json").exists() and not (tmp_path / "report.json").exists()
+    finally:
+        assert other.lab.stop() == 0
+
+
+# ---- failures during the campaign -----------------------------------------------------------------
+
+
+def start_evaluate(prepared, plan: Path, report: Path) -> subprocess.Popen:
+    args = [sys.executable, str(SCRIPTS / "evaluate_graph_retrieval.py"), *map(str, prepared.evaluate_args(plan, report))]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_jobs(process: subprocess.Popen) -> list[str]:
+    """Read stderr until the first job progress line: the campaign is running."""
+    lines = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("evaluate: ") and "jobs" in line and "plan pinned" not in line:
+            return lines
+    raise AssertionError("evaluate never reported a job: " + "".join(lines))
+
+
+def test_a_write_during_evaluation_fails_the_campaign(tmp_path):
+    prepared = prepared_lab(built_inputs(), tmp_path / "lab")
+    try:
+        plan, report = tmp_path / "plan.json", tmp_path / "report.json"
+        process = start_evaluate(prepared, plan, report)
+        wait_for_jobs(process)
+        with LabClient(prepared.lab.access) as client:
+            client.create_memories([{"idempotency_key": "intruder", "payload": {"content": "x", "metadata": {}}}])
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 1, err
+        saved = json.loads(report.read_text())
+        assert saved["status"] == "failed"
+        assert "fence" in saved["failure"]["message"] and "fence" in err
+        assert saved["rows"] and saved["failure"]["job"] is not None
+    finally:
+        assert prepared.lab.stop() == 0
+
+
+def test_a_lab_stopped_mid_campaign_saves_a_failed_report_with_the_rows_so_far(tmp_path):
+    prepared = prepared_lab(built_inputs(), tmp_path / "lab")
+    plan, report = tmp_path / "plan.json", tmp_path / "report.json"
+    process = start_evaluate(prepared, plan, report)
+    wait_for_jobs(process)
+    prepared.lab.kill()
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    saved = json.loads(report.read_text())
+    assert saved["status"] == "failed" and len(saved["rows"]) >= 1
+    assert saved["failure"]["type"] in ("ConnectError", "RemoteProtocolError", "ReadError", "ConnectTimeout")
+    assert "campaign failed" in err
+
+
+# ---- export and audit of bad reports --------------------------------------------------------------
+
+
+def test_export_refuses_a_failed_report(campaign, tmp_path):
+    prepared, _, report = campaign
+    failed = edited_copy(report, tmp_path / "failed.json",
+                         lambda r: r.update(status="failed", failure={"message": "lab stopped"}))
+    result = cli("export_graph_evaluation.py", "--report", failed, "--fixture", prepared.inputs.fixture,
+                 "--output", tmp_path / "public.json", check=False)
+    refused(result, "the report is 'failed'", "lab stopped")
+    assert list(tmp_path.iterdir()) == [failed]
+
+
+def test_export_refuses_an_edited_report(campaign, tmp_path):
+    prepared, _, report = campaign
+
+    def inflate(r):
+        r["rows"][5]["metrics"]["ndcg@10"] = 1.0 if r["rows"][5]["metrics"]["ndcg@10"] != 1.0 else 0.5
+
+    edited = edited_copy(report, tmp_path / "edited.json", inflate)
+    row = json.loads(edited.read_text())["rows"][5]
+    result = cli("export_graph_evaluation.py", "--report", edited, "--fixture", prepared.inputs.fixture,
+                 "--output", tmp_path / "public.json", check=False)
+    refused(result, f"rows[5] (query {row['query_id']}, method {row['method']}).metrics.ndcg@10")
+    assert not (tmp_path / "public.json").exists()
+
+
+def audit(prepared, report: Path) -> subprocess.CompletedProcess:
+    return cli("audit_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture,
+               "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol, check=False)
+
+
+def first_graph_step(report: dict) -> tuple[int, int]:
+    for i, row in enumerate(report["rows"]):
+        for hit in row["page"]["hits"]:
+            if hit["proof"] and hit["proof"]["steps"] and row["method"] == "graph_hybrid_balanced":
+                return i, hit["rank"]
+    raise AssertionError("no graph hit with a step in the campaign")
+
+
+def test_audit_names_an_altered_proof_step(campaign, tmp_path):
+    prepared, _, report = campaign
+    value = json.loads(report.read_text())
+    i, rank = first_graph_step(value)
+    value["rows"][i]["page"]["hits"][rank - 1]["proof"]["steps"][0]["factor"] *= 1.5
+    edited = tmp_path / "report.json"
+    edited.write_text(json.dumps(value))
+    result = audit(prepared, edited)
+    row = value["rows"][i]
+    assert result.returncode == 1
+    assert (f"FAIL pages rows[{i}] query {row['query_id']}, method graph_hybrid_balanced, rank {rank}, "
+            f"proof.steps[0].factor") in result.stdout
+    assert "ok metrics" in result.stdout
+
+
+def test_audit_names_an_altered_score(campaign, tmp_path):
+    prepared, _, report = campaign
+    value = json.loads(report.read_text())
+    i = next(i for i, r in enumerate(value["rows"]) if r["method"] == "lexical" and len(r["page"]["hits"]) > 2)
+    value["rows"][i]["page"]["hits"][2]["score"] += 0.5
+    edited = tmp_path / "report.json"
+    edited.write_text(json.dumps(value))
+    result = audit(prepared, edited)
+    assert result.returncode == 1
+    assert f"FAIL pages rows[{i}] query {value['rows'][i]['query_id']}, method lexical, rank 3, score:" in result.stdout
+
+
+def test_audit_names_an_altered_metric(campaign, tmp_path):
+    prepared, _, report = campaign
+    value = json.loads(report.read_text())
+    value["aggregates"]["methods"]["semantic"]["judged_recall@10"] += 0.01
+    edited = tmp_path / "report.json"
+    edited.write_text(json.dumps(value))
+    result = audit(prepared, edited)
+    assert result.returncode == 1
+    assert "FAIL metrics aggregates.methods.semantic.judged_recall@10: stored" in result.stdout
+    assert "ok pages" in result.stdout and "ok hash_chain" in result.stdout
+
+
+def test_audit_of_the_untouched_report_holds(campaign):
+    prepared, _, report = campaign
+    result = audit(prepared, report)
+    assert result.returncode == 0 and "FAIL" not in result.stdout, result.stdout
