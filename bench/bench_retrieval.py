@@ -111,6 +111,13 @@ def timed(fn) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def timed_both(fn) -> tuple[float, float]:
+    """(wall ms, CPU ms of this process): CPU time stays meaningful on a machine busy with others."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
 def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], http_max_docs: int) -> list[str]:
     rng = np.random.default_rng(20260921)
     projection = sorted(({"id": "musique-" + digest({"title": t, "paragraph_text": p}), "title": t,
@@ -141,7 +148,7 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
     for bodies in per_query[:3]:  # warm caches (postings, norms, id order)
         for route, body in bodies.values():
             search(index, route, body)
-    in_process = {name: [timed(lambda: search(index, route, body)) for route, body in
+    in_process = {name: [timed_both(lambda: search(index, route, body)) for route, body in
                          (bodies[name] for bodies in per_query)] for name in PROTOCOL["methods"]}
 
     lines += compare_bm25s(index, texts, questions)
@@ -149,19 +156,24 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
 
     header: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
     http: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
+    server_cpu: dict[str, float] = {}
     rss = None
     if len(ids) <= http_max_docs:
-        rss = run_http(ids, texts, doc_vectors, relations, per_query, header, http, space_id, lines)
+        rss = run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines)
 
+    lines.append(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     lines.append("")
-    lines.append("| method | in-process p50 / p95 ms | server header p50 / p95 ms | HTTP p50 / p95 ms |")
-    lines.append("|---|---|---|---|")
+    lines.append("| method | in-process p50 / p95 ms | in-process CPU p50 ms | server header p50 / p95 ms "
+                 "| HTTP p50 / p95 ms | server CPU per request ms |")
+    lines.append("|---|---|---|---|---|---|")
+    fmt = (lambda p: f"{p[0]:.3f} / {p[1]:.3f}" if p else "not run")
     for name in PROTOCOL["methods"]:
-        ip = percentiles(in_process[name])
+        ip = percentiles([w for w, _ in in_process[name]])
+        cpu = float(np.percentile([c for _, c in in_process[name]], 50))
         hd = percentiles(header[name]) if header[name] else None
         ht = percentiles(http[name]) if http[name] else None
-        fmt = (lambda p: f"{p[0]:.3f} / {p[1]:.3f}" if p else "not run")
-        lines.append(f"| {name} | {fmt(ip)} | {fmt(hd)} | {fmt(ht)} |")
+        sc = f"{server_cpu[name]:.3f}" if name in server_cpu else "not run"
+        lines.append(f"| {name} | {fmt(ip)} | {cpu:.3f} | {fmt(hd)} | {fmt(ht)} | {sc} |")
     if rss is not None:
         lines.append(f"server RSS after load and queries: {rss / 2**20:.0f} MiB")
     return lines
@@ -209,7 +221,7 @@ def compare_matvec(index, space_id: str, query_vectors: np.ndarray) -> list[str]
             f"ours/bare = {o / b:.2f}"]
 
 
-def run_http(ids, texts, doc_vectors, relations, per_query, header, http, space_id, lines) -> int:
+def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")
         try:
@@ -235,12 +247,16 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, space_
             for bodies in per_query[:3]:
                 for route, body in bodies.values():
                     client.search(route, body)
-            for bodies in per_query:
-                for name, (route, body) in bodies.items():
+            server = psutil.Process(lab.pid)
+            for name in PROTOCOL["methods"]:
+                before = sum(server.cpu_times()[:2])
+                for bodies in per_query:
+                    route, body = bodies[name]
                     _, micros, _, seconds = client.search(route, body)
                     header[name].append(micros / 1000)
                     http[name].append(seconds * 1000)
-            rss = psutil.Process(lab.pid).memory_info().rss
+                server_cpu[name] = (sum(server.cpu_times()[:2]) - before) * 1000 / len(per_query)
+            rss = server.memory_info().rss
             client.close()
         finally:
             lab.stop()

@@ -148,8 +148,7 @@ def _relations(documents: list[dict]) -> list[dict]:
             source, target = sorted((doc["id"], other))
             _add(edges, source, target, SAME_ENTITY, title_refs[title], revision)
         mentioned = index.mentioned(normalized_tokens(doc["paragraph_text"]), title)
-        candidates = sorted(((t, target) for t in mentioned for target in titles[t]),
-                            key=lambda pair: (-len(pair[0]), pair[1]))[:MENTION_TARGETS]
+        candidates = _mention_targets(mentioned, titles)
         if candidates:
             document_ref = "document-sha256:" + digest(doc) + ":"
             for t, target in candidates:
@@ -158,35 +157,62 @@ def _relations(documents: list[dict]) -> list[dict]:
 
 
 class TitleIndex:
-    """Every eligible title, findable from the token it starts with.
+    """Every eligible title, found by walking each paragraph's tokens once.
 
-    A paragraph is scanned once: at each token, only the lengths of the titles starting with that
-    token are tried, each as one set lookup. The cost per paragraph is bounded by its length times
-    the few distinct title lengths per first token, whatever the title vocabulary looks like
-    (indexing under the rarest token instead degrades to a scan of thousands of titles per
-    paragraph when titles are made of common words).
+    From each token, the walk extends one token at a time while the run so far is the prefix of
+    some title, so a common word costs one set lookup unless a title continues with the next
+    word. The cost per paragraph is about its length, whatever the title vocabulary looks like
+    (indexing each title under its rarest token instead degrades to scanning thousands of titles
+    per paragraph when titles are made of common words, as in the synthetic corpus).
     """
 
     def __init__(self, eligible: Iterable[str]):
         self.titles = set(eligible)
-        lengths: dict[str, set[int]] = defaultdict(set)
+        self.prefixes: set[str] = set()
         for title in self.titles:
-            tokens = title.split(" ")
-            lengths[tokens[0]].add(len(tokens))
-        self.lengths = {first: tuple(sorted(ns)) for first, ns in lengths.items()}
+            run = ""
+            for token in title.split(" "):
+                run = f"{run} {token}" if run else token
+                self.prefixes.add(run)
 
     def mentioned(self, tokens: list[str], own: str) -> set[str]:
         """Titles other than `own` occurring as whole token runs in `tokens`."""
+        titles, prefixes = self.titles, self.prefixes
         found = set()
         n = len(tokens)
         for i, token in enumerate(tokens):
-            for length in self.lengths.get(token, ()):
-                if i + length > n:
+            if token not in prefixes:
+                continue
+            run, j = token, i + 1
+            while True:
+                if run in titles and run != own:
+                    found.add(run)
+                if j == n:
                     break
-                candidate = token if length == 1 else " ".join(tokens[i:i + length])
-                if candidate in self.titles and candidate != own:
-                    found.add(candidate)
+                run = f"{run} {tokens[j]}"
+                if run not in prefixes:
+                    break
+                j += 1
         return found
+
+
+def _mention_targets(mentioned: set[str], titles: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """The first MENTION_TARGETS (title, target) pairs by title length desc, then target id.
+
+    Titles are taken longest first, one length at a time, until the cut is filled; within a
+    length, only the first MENTION_TARGETS ids of each title can make it (ids ascend per title).
+    """
+    by_length: dict[int, list[str]] = defaultdict(list)
+    for title in mentioned:
+        by_length[len(title)].append(title)
+    chosen: list[tuple[str, str]] = []
+    for length in sorted(by_length, reverse=True):
+        group = [(t, target) for t in by_length[length] for target in titles[t][:MENTION_TARGETS]]
+        group.sort(key=lambda pair: pair[1])
+        chosen.extend(group[:MENTION_TARGETS - len(chosen)])
+        if len(chosen) == MENTION_TARGETS:
+            break
+    return chosen
 
 
 def _add(edges: dict, source: str, target: str, kind: str, evidence: str, revision: str) -> None:

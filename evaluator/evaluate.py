@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator import plan as plans
-from evaluator.client import LabClient, LabError
+from evaluator.client import LabClient
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.monitor import ResourceMonitor
 from evaluator.report import REPORT_FORMAT, derive, payload_bytes, row_metrics, uses_query_vector
@@ -124,9 +124,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         with ResourceMonitor(server_pid) as monitor:
             try:
                 campaign.run(identity)
-            except (LabError, RefusedInput, CampaignError, OSError) as exc:
-                campaign.fail(exc)
-            except Exception as exc:  # an HTTP transport error, a lab that died mid-request
+            except Exception as exc:  # a check, a lab error, a transport error (lab gone): all end the campaign
                 campaign.fail(exc)
             finally:
                 monitor.stop()

@@ -102,15 +102,16 @@ def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Pat
     docs = list(frozen.documents)
     edges = [r["id"] for r in frozen.relations["relations"]]
     plan = batches("memories", docs) + batches("embeddings", docs) + batches("relations", edges)
-    progress = Progress("prepare", len(plan), unit="batches")
+    # counted in items (memories + embeddings + relations), batches already done count as done
+    progress = Progress("prepare", sum(len(b.keys) for b in plan), unit="items")
     for batch in plan:
         if batch.number < state["batches"][batch.stage]:
-            progress.advance()
+            progress.advance(len(batch.keys))
             continue
         WRITERS[batch.stage](client, frozen, state, batch.keys)
         state["batches"][batch.stage] = batch.number + 1
         save_state(state_path, state)
-        progress.advance()
+        progress.advance(len(batch.keys))
 
 
 def write_memories(client: LabClient, frozen: Frozen, state: State, doc_ids: list[str]) -> None:

@@ -1,10 +1,12 @@
 """Report additions of the rescue family, recomputed from report rows and the fixture alone.
 
-`derive_rescue(rows, protocol, queries, documents)` returns the `rescue` block (None when the
+`derive_rescue(rows, protocol, queries)` returns the `rescue` block (None when the
 protocol declares no exploratory analyses): per rescue method the position of the first rescued
 candidate, the rescued judged supports, the gate's hit rate with its reasons; the oracle bound
 (labelled an upper bound); and the token-budget curve. `markdown(block)` renders it for the
-summary. Sums run in sorted query-id order, so a recomputation gives identical floats.
+summary. Sums run in sorted query-id order, so a recomputation gives identical floats. Document
+texts (for token counts) are the hits' payload contents, which evaluate and export check against
+the fixture, so the block needs nothing beyond the report.
 """
 
 from __future__ import annotations
@@ -86,15 +88,14 @@ def oracle_bound(rows: Sequence[Mapping], queries: Mapping[str, Mapping], evalua
             "oracle": {m: mean_bound.get(m) for m in ORACLE_METRICS}}
 
 
-def budget_curve(rows: Sequence[Mapping], queries: Mapping[str, Mapping], documents: Mapping[str, Mapping],
-                 spec: Mapping) -> dict:
+def budget_curve(rows: Sequence[Mapping], queries: Mapping[str, Mapping], spec: Mapping) -> dict:
     """variant -> selection -> budget -> mean outcome over the method's queries."""
-    texts = {doc: documents[doc]["text"] for doc in documents}
     budgets = spec["budgets"]
     per: dict[str, dict[str, dict[int, list[dict]]]] = {}
     for row in rows:
         query = queries[row["query_id"]]
         flags = _rescued(row)
+        texts = {doc: hit["payload"]["content"] for doc, hit in zip(row["ranking"], row["page"]["hits"])}
         variants = {"whole_page": list(row["ranking"]),
                     "base_block_only": [doc for doc, flag in zip(row["ranking"], flags) if not flag]}
         for variant in spec["variants"]:
@@ -108,8 +109,7 @@ def budget_curve(rows: Sequence[Mapping], queries: Mapping[str, Mapping], docume
             for variant, selections in per.items()}
 
 
-def derive_rescue(rows: Sequence[Mapping], protocol: Mapping, queries: Mapping[str, Mapping],
-                  documents: Mapping[str, Mapping]) -> dict | None:
+def derive_rescue(rows: Sequence[Mapping], protocol: Mapping, queries: Mapping[str, Mapping]) -> dict | None:
     evaluation = protocol["evaluation"]
     analyses = evaluation.get("exploratory_analyses")
     if analyses is None:
@@ -127,7 +127,7 @@ def derive_rescue(rows: Sequence[Mapping], protocol: Mapping, queries: Mapping[s
     out["budget_curve"]["token_count"] = spec["token_count"]
     for method in spec["methods"]:
         if method in present:
-            out["budget_curve"][method] = budget_curve(_rows_of(rows, method), queries, documents, spec)
+            out["budget_curve"][method] = budget_curve(_rows_of(rows, method), queries, spec)
     return out
 
 

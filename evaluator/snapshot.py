@@ -50,8 +50,9 @@ def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
         if record["payload"] != memory_payload(documents[doc]):
             raise StoreMismatch(f"memory {record['id']} ({doc}): payload differs from the fixture document")
     bindings = []
-    for i in range(0, len(ids), PAGE):
-        bindings.extend(client.read_embeddings(sorted(ids)[i:i + PAGE], frozen.space_id))
+    ordered_ids = sorted(ids)
+    for i in range(0, len(ordered_ids), PAGE):
+        bindings.extend(client.read_embeddings(ordered_ids[i:i + PAGE], frozen.space_id))
     current = {b["record_id"]: b for b in bindings if b.get("current")}
     for record_id, doc in doc_of.items():
         binding = current.get(record_id)

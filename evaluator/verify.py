@@ -61,11 +61,16 @@ class Checker:
             self.relation_revision[lab["id"]] = lab["revision"]
         self.adjacency = rc.adjacency(self.edges.values())
         self._cosine_cache: dict[str, dict[str, float]] = {}
+        self._lexical_cache: dict[str, dict[str, float]] = {}
+        self._hybrid_cache: dict[tuple[str, str], tuple] = {}
 
     # ---- recomputed channels ---------------------------------------------------------------
 
     def lexical(self, query: dict) -> dict[str, float]:
-        return self.bm25.scores(query["question"])
+        # cached per query: the inputs are frozen, so a recomputation never changes
+        if query["id"] not in self._lexical_cache:
+            self._lexical_cache[query["id"]] = self.bm25.scores(query["question"])
+        return self._lexical_cache[query["id"]]
 
     def cosines(self, query: dict) -> dict[str, float]:
         if query["id"] not in self._cosine_cache:
@@ -73,6 +78,12 @@ class Checker:
         return self._cosine_cache[query["id"]]
 
     def hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
+        key = (query["id"], profile_name)
+        if key not in self._hybrid_cache:
+            self._hybrid_cache[key] = self._hybrid(query, profile_name)
+        return self._hybrid_cache[key]
+
+    def _hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
         profile = self.profiles[profile_name]
         channels = profile["channels"]
         lists = {
@@ -304,8 +315,9 @@ class Checker:
             fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
         for rid, rel in returned.items():
             edge = self.edges.get(rid)
-            if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != self.relation_revision[rid]:
-                fail(None, f"relations[{rid}]", "not a prepared relation of that kind and revision")
+            if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != self.relation_revision[rid] \
+                    or (rel.get("source") or {}).get("id") != edge.source or (rel.get("target") or {}).get("id") != edge.target:
+                fail(None, f"relations[{rid}]", "not a prepared relation with that kind, revision and endpoints")
         self._check_expansion(page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, fail)
 
     def _affinity(self, rid: str, cos: Mapping[str, float], profile, lexical_seed: bool) -> float:
@@ -368,10 +380,15 @@ class Checker:
         expansion = rc.expand(anchors, self.adjacency, self.edges, profile["kind_weights"], spec["expansion"])
         if list(page.get("stop_reasons") or []) != expansion.stop_reasons:
             fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {expansion.stop_reasons}")
+        budget_cut = any(reason != "depth_limit" for reason in expansion.stop_reasons)
+        if (page.get("coverage") or {}).get("graph") is budget_cut:
+            fail(None, "coverage.graph", f"{(page.get('coverage') or {}).get('graph')} but the expansion "
+                                         f"{'was' if budget_cut else 'was not'} cut by a budget")
         work = page.get("work") or {}
-        if work.get("adjacency_examined") != expansion.adjacency_examined:
-            fail(None, "work.adjacency_examined", f"{work.get('adjacency_examined')}, recomputed "
-                                                  f"{expansion.adjacency_examined}")
+        for name, value in (("adjacency_examined", expansion.adjacency_examined),
+                            ("nodes_admitted", len(expansion.depth_of))):
+            if work.get(name) != value:
+                fail(None, f"work.{name}", f"{work.get(name)}, recomputed {value}")
         affinities = {rid: self._affinity(rid, cos, profile, lexical_seed) for rid in expansion.depth_of}
         paths = rc.strongest_paths(anchors, expansion, affinities, profile, spec["expansion"]["max_depth"])
         order = rc.graph_order(paths)

@@ -73,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         print(args.plan)
         print(args.report)
         return 1
+    except (LabError, httpx.HTTPError) as exc:
+        # before the plan was pinned: nothing was written
+        print(f"error: the lab did not answer as required before the campaign started: {exc}", file=sys.stderr)
+        return 1
     print(f"evaluated {len(report['jobs'])} jobs in {time.monotonic() - started:.1f}s")
     print(args.plan)
     print(args.report)

@@ -15,14 +15,14 @@ from server import exact
 CHANNELS = ("lexical", "semantic")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChannelEntry:
     rank: int
     raw_score: float
     contribution: tuple[int, int]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Fused:
     id: str
     score: tuple[int, int]
@@ -43,12 +43,13 @@ def fuse(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list
         num, den = exact.rational(spec["weight"])
         ids, raws = lists[channel]
         for rank, (record_id, raw) in enumerate(zip(ids[: spec["depth"]], raws), start=1):
-            entries.setdefault(record_id, {})[channel] = ChannelEntry(rank, raw, (num, den * (k + rank)))
+            channels = entries.get(record_id)
+            if channels is None:
+                channels = entries[record_id] = {}
+            channels[channel] = ChannelEntry(rank, raw, (num, den * (k + rank)))
     fused = []
     for record_id, channels in entries.items():
-        score = (0, 1)
-        for channel in CHANNELS:
-            if channel in channels:
-                score = exact.add(score, channels[channel].contribution)
+        parts = [channels[c].contribution for c in CHANNELS if c in channels]
+        score = parts[0] if len(parts) == 1 else exact.add(*parts)
         fused.append(Fused(record_id, score, channels))
     return exact.exact_order(fused, lambda f: f.score, lambda f: f.id)

@@ -9,7 +9,8 @@ Given the base list (best 100 of the seed method) and its top 4 as anchors:
    an edge already admitted from its other end is skipped; otherwise the edge costs one unit of
    max_edges and, when its far end is new, one unit of max_nodes. The first budget that would
    be exceeded stops the whole expansion (`scan_limit`, `edge_limit`, `node_limit`); reaching
-   max_depth while the last level still has positive-weight adjacency is `depth_limit`.
+   max_depth while a node of the last level still has an eligible positive-weight relation that was
+   not admitted is `depth_limit` (that check is not counted as work).
 2. `strongest_paths`: over the admitted edges only, the strongest walk to each node with at most
    max_depth steps, layer by layer. Because every step factor is at most 1/2, the strongest walk
    is always a simple path, so this equals the best over all simple paths. Path preference:
@@ -43,13 +44,13 @@ class Limits:
     max_scan: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Anchor:
     id: str
     rank: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Edge:
     relation: dict
     weight: float
@@ -65,14 +66,17 @@ class Expansion:
     relations_examined: set[str] = field(default_factory=set)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Affinity:
     cosine: float | None
     value: tuple[int, int]
-    receipt: dict | None
+    binding: Binding | None
+
+    def receipt(self) -> dict | None:
+        return None if self.binding is None else self.binding.receipt()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Step:
     edge: Edge
     direction: str
@@ -82,7 +86,7 @@ class Step:
     factor: tuple[int, int]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Path:
     anchor: Anchor
     strength: tuple[int, int]
@@ -141,8 +145,9 @@ def expand(index: ScopeIndex, anchors: list[Anchor], weights: dict[str, float], 
                         next_frontier.append(other)
                     result.edges[relation_id] = Edge(relation, weights[kind])
             frontier = next_frontier
-        if any(next(iter(_positive_entries(index, node, weights)), None) for node in frontier):
-            result.stop_reasons.append("depth_limit")
+        if any(rid not in result.edges and index.eligible(index.relations[rid])
+               for node in frontier for rid, *_ in _positive_entries(index, node, weights)):
+            result.stop_reasons.append("depth_limit")  # an eligible edge was left unfollowed
     except _Stop as stop:
         result.stop_reasons.append(stop.reason)
     return result
@@ -165,8 +170,7 @@ def affinities(index: ScopeIndex, nodes: list[str], query: Query | None, profile
         cos = by_node.get(node)
         clamped = missing if cos is None else max(cos, 0.0).as_integer_ratio()
         value = exact.add(base, (scale[0] * clamped[0], scale[1] * clamped[1]))
-        receipt = None if cos is None else bindings[node].receipt()
-        result[node] = Affinity(cos, value, receipt)
+        result[node] = Affinity(cos, value, None if cos is None else bindings[node])
     return result
 
 

@@ -18,6 +18,7 @@ from protocols.canonical import digest
 from server import lexical, semantic, validation
 from server import titles as title_rules
 from server.errors import ApiError
+from server.exact import exact_order
 from server.indexes import vector_sha256
 from server.rescue_profiles import RESCUE_PROFILES
 
@@ -54,6 +55,7 @@ class Work:
     adjacency_examined: int = 0
     nodes_admitted: int = 0
     stale_skipped: int = 0
+    relations_seen: set[str] = field(default_factory=set)
     stop_reasons: list[str] = field(default_factory=list)
 
 
@@ -117,7 +119,7 @@ def fuse_base(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str
     weights = {name: Fraction(str(base["channels"][name]["weight"])) for name in lists}
     fused = {rid: sum((weights[n] / (k + h.rank) for n, h in ch.items()), Fraction(0))
              for rid, ch in hits.items()}
-    order = sorted(fused, key=lambda rid: (-fused[rid], rid))[: base["depth"]]
+    order = best_first(list(fused), fused.__getitem__, lambda rid: rid)[: base["depth"]]
     top = fused[order[0]] if order else Fraction(1)
     return [BaseHit(rid, fused[rid], fused[rid] / top, hits[rid], rank)
             for rank, rid in enumerate(order, start=1)]
@@ -161,6 +163,7 @@ def expand_bonus(base: list[BaseHit], neighbours: Neighbours, expander: Mapping,
     for seed in base[:base_top]:
         for edge in sorted_edges(seed.id, neighbours, expander["kinds"]):
             work.adjacency_examined += 1
+            work.relations_seen.add(edge.relation_id)
             other = edge.other(seed.id)
             if other in by_id:
                 links.setdefault(other, {}).setdefault(seed.id, []).append(edge)
@@ -168,7 +171,7 @@ def expand_bonus(base: list[BaseHit], neighbours: Neighbours, expander: Mapping,
         seeds = links.get(hit.id, {})
         hit.bonus_seeds = [(sid, sorted(seeds[sid], key=lambda e: e.relation_id)) for sid in sorted(seeds)]
         hit.rescored = hit.normalized + hop_weight * len(seeds)
-    return sorted(base, key=lambda hit: (-hit.rescored, hit.id))
+    return best_first(base, lambda hit: hit.rescored, lambda hit: hit.id)
 
 
 def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work: Work) -> dict[str, LaneHit]:
@@ -198,6 +201,7 @@ def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work:
                     break
                 scanned += 1
                 work.adjacency_examined += 1
+                work.relations_seen.add(edge.relation_id)
                 other = edge.other(node)
                 if other in reached:
                     continue
@@ -220,6 +224,12 @@ def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work:
     return reached
 
 
+def best_first(items: list, score: Callable, tie: Callable) -> list:
+    """Items by exact score desc, then tie asc: sorted on correctly rounded floats (cheap), and
+    only runs of equal floats re-sorted on the exact Fractions (server/exact.py's argument)."""
+    return exact_order(items, lambda item: (score(item).numerator, score(item).denominator), tie)
+
+
 def _stop(work: Work, reason: str) -> None:
     if reason not in work.stop_reasons:
         work.stop_reasons.append(reason)
@@ -227,8 +237,8 @@ def _stop(work: Work, reason: str) -> None:
 
 def rescue_lane(reached: Mapping[str, LaneHit], base_ids: set[str], cap: int) -> tuple[list[LaneHit], int]:
     """Reached nodes not in the base, best first, capped; also the count before the cap."""
-    lane = sorted((hit for rid, hit in reached.items() if rid not in base_ids),
-                  key=lambda hit: (-hit.score, hit.hops, hit.id))
+    lane = best_first([hit for rid, hit in reached.items() if rid not in base_ids],
+                      lambda hit: hit.score, lambda hit: (hit.hops, hit.id))
     for rank, hit in enumerate(lane, start=1):
         hit.lane_rank = rank
     return lane[:cap], len(lane)
@@ -318,7 +328,7 @@ def fuse_final(base: Sequence[BaseHit], lane: Sequence[LaneHit], profile: Mappin
         for hit in lane:
             scores[hit.id] = scores.get(hit.id, Fraction(0)) + weight / (fusion["k"] + hit.lane_rank)
             rescued.setdefault(hit.id, True)
-    order = sorted(scores, key=lambda rid: (-scores[rid], rid))
+    order = best_first(list(scores), scores.__getitem__, lambda rid: rid)
     return [(rid, scores[rid], rescued[rid]) for rid in order]
 
 
@@ -456,7 +466,7 @@ def build_page(index, request: RescueRequest, profile: Mapping, ranked: Ranked) 
                      "complete": graph_complete and embeddings},
         "stop_reasons": list(ranked.work.stop_reasons),
         "work": {"records_examined": 0, "adjacency_examined": ranked.work.adjacency_examined,
-                 "relations_examined": ranked.work.adjacency_examined,
+                 "relations_examined": len(ranked.work.relations_seen),
                  "nodes_admitted": ranked.work.nodes_admitted, "affinity_lookups": 0, "affinity_reuses": 0,
                  "candidates_ranked": len(ranked.final), "stale_relations_skipped": ranked.work.stale_skipped,
                  "embeddings_missing": 0, "affinity_missing": 0},

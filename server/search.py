@@ -115,7 +115,7 @@ def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
     if space is None:
         raise _invalid(f"unknown space {space_id!r}: no embedding is bound in it in this scope", "unknown_space")
     vector = body["query_vector"]
-    if not isinstance(vector, list) or any(not isinstance(x, (int, float)) or isinstance(x, bool) for x in vector):
+    if not isinstance(vector, list) or not set(map(type, vector)) <= {int, float}:  # bool is not a number here
         raise _invalid("query_vector must be a list of numbers", "invalid_vector")
     if len(vector) != space.dimensions:
         raise _invalid(f"query_vector has {len(vector)} dimensions, space {space_id} has {space.dimensions}",
@@ -342,7 +342,7 @@ def _proof(index: ScopeIndex, path) -> dict:
             "direction": step.direction, "from": _ref(index, step.source), "to": _ref(index, step.target),
             "weight": step.edge.weight,
             "affinity": {"cosine": step.affinity.cosine, "value": exact.to_float(step.affinity.value),
-                         "embedding_receipt": step.affinity.receipt},
+                         "embedding_receipt": step.affinity.receipt()},
             "factor": exact.to_float(step.factor),
         })
     return {"anchor": {**_ref(index, path.anchor.id), "rank": path.anchor.rank}, "hops": path.hops,

@@ -7,10 +7,8 @@ shared read-only; each test module starts its own lab and prepares it through th
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,10 +52,10 @@ def small_protocol(data: Path, output: Path) -> None:
     output.write_text(json.dumps(protocol, indent=2))
 
 
-def built_inputs() -> Inputs:
-    """Generate, import and embed once per session (the real model, CPU)."""
+def built_inputs(tmp_path_factory) -> Inputs:
+    """Generate, import and embed once per session (the real model, CPU), under pytest's temp root."""
     if "inputs" not in _BUILT:
-        root = Path(tempfile.mkdtemp(prefix="evaluator-inputs-"))
+        root = tmp_path_factory.mktemp("evaluator-inputs")
         data = root / "synthetic"
         cli("make_synthetic_musique.py", "--out", data, "--questions", QUESTIONS)
         inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
@@ -69,12 +67,6 @@ def built_inputs() -> Inputs:
             "--measurements", inputs.generation)
         _BUILT["inputs"] = inputs
     return _BUILT["inputs"]
-
-
-def remove_built() -> None:
-    inputs = _BUILT.pop("inputs", None)
-    if inputs is not None:
-        shutil.rmtree(inputs.root, ignore_errors=True)
 
 
 @dataclass

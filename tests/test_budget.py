@@ -93,3 +93,35 @@ def test_outcome_and_oracle():
     rescued = [False, False, False, True, True]
     assert oracle_ranking(ranking, rescued, {"e": 1, "a": 1, "c": 1}) == ["e", "a", "b", "c", "d"]
     assert oracle_ranking(ranking, rescued, {}) == ranking
+
+
+def test_rescue_report_block_from_rows():
+    import json
+    from pathlib import Path
+
+    from evaluator.rescue_report import derive_rescue, markdown
+    protocol = json.loads((Path(__file__).resolve().parents[1] / "protocols" / "musique-sample-v2.json").read_text())
+    queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},
+               "q2": {"judgments": {"x": 1}, "evidence_chain": ["x"]}}
+
+    def row(qid, method, ranking, rescued, reasons, fired=True):
+        hits = [{"rescued": r, "payload": {"content": f"{d}\n{d} words here"}} for d, r in zip(ranking, rescued)]
+        gate = {"fired": fired, "auto_decision": fired, "vetoed": False, "reasons": reasons}
+        return {"query_id": qid, "method": method, "ranking": ranking, "page": {"hits": hits, "gate": gate}}
+
+    rows = [row("q1", "graph_rescue", ["a", "b", "c", "d", "e"], [False, False, False, True, True], ["relation_cue"]),
+            row("q2", "graph_rescue", ["y", "x"], [False, False], [], fired=False)]
+    block = derive_rescue(rows, protocol, queries)
+    d = block["methods"]["graph_rescue"]
+    assert d["queries_with_rescued"] == 1 and d["first_rescued_rank_mean"] == 4.0
+    assert d["rescued_judged_supports"] == 1 and d["supports_missing_from_base_block"] == 1
+    assert d["gate"]["fired_rate"] == 0.5 and d["gate"]["reason_rates"]["relation_cue"] == 0.5
+    oracle = block["oracle_bound"]["graph_rescue"]
+    assert oracle["label"] == "upper_bound_uses_labels"
+    assert oracle["oracle"]["ndcg@10"] >= oracle["actual"]["ndcg@10"]
+    curve = block["budget_curve"]["graph_rescue"]["whole_page"]["none"]
+    assert set(curve) == {"2000", "4000", "8000", "16000"} and curve["2000"]["evidence_recall"] == 1.0
+    assert block == derive_rescue(list(reversed(rows)), protocol, queries)  # order-free, deterministic
+    assert "UPPER BOUND" in markdown(block)
+    v1 = json.loads((Path(__file__).resolve().parents[1] / "protocols" / "musique-sample-v1.json").read_text())
+    assert derive_rescue(rows, v1, queries) is None

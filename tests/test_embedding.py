@@ -114,12 +114,13 @@ def source():
 @pytest.fixture(scope="module")
 def plain(encoder, source):
     choice = choose_profile(encoder.facts)
-    return build(source, encoder, choice, BuildOptions(batch_size=5), progress=False)
+    return build(source, encoder, choice, BuildOptions(batch_size=5, threads=1), progress=False)
 
 
 def _build(encoder, source, profile=None, force=False, **options):
     choice = choose_profile(encoder.facts, profile, force)
     options.setdefault("batch_size", 5)
+    options.setdefault("threads", 1)  # one thread: no oversubscription when the suite runs in parallel
     return build(source, encoder, choice, BuildOptions(**options), progress=False)
 
 
@@ -162,7 +163,7 @@ def test_vectors_are_semantic(plain, source):
 
 
 def test_two_builds_are_byte_identical(encoder, source, plain, tmp_path):
-    again = build(source, encoder, choose_profile(encoder.facts), BuildOptions(batch_size=5), progress=False)
+    again = _build(encoder, source)
     save(tmp_path / "a.json", plain.fixture)
     save(tmp_path / "b.json", again.fixture)
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
@@ -196,7 +197,7 @@ def test_provenance_and_space_identity(plain, encoder):
     assert prov["profile"] == "plain" and prov["query_prefix"] == "" and prov["passage_prefix"] == ""
     assert prov["pooling"] == "mean" and prov["normalization"] == "l2_float32"
     assert prov["max_tokens"] == 256 and prov["overlength"] == "truncate"
-    assert prov["threads"] == 2 and prov["cpu"] and prov["device"] == "cpu"
+    assert prov["threads"] == 1 and prov["cpu"] and prov["device"] == "cpu"
     assert prov["batching"]["documents"] == 5 and prov["batching"]["queries"] == 1
     for name in ("torch", "sentence-transformers", "transformers", "numpy"):
         assert prov["libraries"][name] == metadata.version(name)
@@ -212,7 +213,7 @@ def test_generation_measures_every_input(plain):
     gen = plain.generation
     assert gen["format"] == "embedding_generation_v1"
     assert gen["fixture_digest"] == digest(plain.fixture) and gen["space_id"] == plain.fixture["space_id"]
-    assert gen["threads"] == 2 and gen["batch_size"] == 5
+    assert gen["threads"] == 1 and gen["batch_size"] == 5
     assert [d["id"] for d in gen["documents"]] == [d["id"] for d in plain.fixture["documents"]]
     for row in gen["documents"] + gen["queries"]:
         assert row["elapsed_ms"] > 0 and row["tokens"] > 2 and row["truncated"] is False
@@ -226,8 +227,8 @@ def test_revision_changes_with_profile_tokens_and_threads(encoder, source, plain
     e5 = _build(encoder, source, "e5", force=True).fixture
     assert e5["provenance"]["query_prefix"] == "query: " and e5["provenance"]["max_tokens"] == 512
     short = _build(encoder, source, max_tokens=64).fixture
-    single = _build(encoder, source, threads=1).fixture
-    revisions = {f["space"]["revision"] for f in (base, e5, short, single)}
+    two = _build(encoder, source, threads=2).fixture
+    revisions = {f["space"]["revision"] for f in (base, e5, short, two)}
     assert len(revisions) == 4
     # the E5 prefixes really reach the model: different vectors, not just a different label
     assert e5["documents"][0]["vector_sha256"] != base["documents"][0]["vector_sha256"]
@@ -288,6 +289,14 @@ def test_profile_detection_reads_the_models_own_config(tmp_path):
     with pytest.raises(RefusedInput, match="cannot detect the profile"):
         choose_profile(read_model_facts(vague))
     assert choose_profile(read_model_facts(vague), "e5").how == "explicit"
+    prompted = tmp_path / "nomic-like"
+    prompted.mkdir()
+    (prompted / "modules.json").write_text("[]")
+    (prompted / "config_sentence_transformers.json").write_text(json.dumps({"prompts": {"query": "search_query: "}}))
+    assert detect_profile(read_model_facts(prompted)).status == "unsupported"
+    with pytest.raises(RefusedInput, match="contradicts the model"):
+        choose_profile(read_model_facts(prompted), "plain")
+    assert choose_profile(read_model_facts(prompted), "plain", force=True).how == "forced"
 
 
 def test_contradicting_profile_needs_force():
@@ -395,11 +404,11 @@ def test_dimension_mismatch_between_documents_and_queries_is_refused(tmp_path, s
 def test_cli_builds_the_same_fixture_as_the_library(tmp_path, encoder, source):
     src = _write_source(tmp_path, source)
     out, gen = tmp_path / "fixture.json", tmp_path / "generation.json"
-    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen))
+    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen), "--threads", "1")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(out), str(gen)]
     assert "documents: 12/12" in done.stderr and "queries: 4/4" in done.stderr
-    in_process = build(source, encoder, choose_profile(encoder.facts), BuildOptions(), progress=False)
+    in_process = _build(encoder, source, batch_size=32)
     save(tmp_path / "library.json", in_process.fixture)
     assert out.read_bytes() == (tmp_path / "library.json").read_bytes()  # another process, same bytes
     generation = json.loads(gen.read_text())

@@ -14,7 +14,7 @@ from tests.evaluation_fixtures import built_inputs, cli, prepared_lab
 
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
-    lab = prepared_lab(built_inputs(), tmp_path_factory.mktemp("pipeline"))
+    lab = prepared_lab(built_inputs(tmp_path_factory), tmp_path_factory.mktemp("pipeline"))
     yield lab
     assert lab.lab.stop() == 0
 

@@ -376,3 +376,36 @@ def test_rescue_route_over_http_matches_the_verifier(fresh_scope):
 def json_roundtrip(value):
     import json
     return json.loads(json.dumps(value))
+
+
+def test_near_tie_alignment_only_inside_runs_of_near_equal_scores():
+    from evaluator.rescue_verify import align_near_ties
+    lst = [("a", 0.9000001), ("b", 0.9), ("c", 0.5)]
+    assert align_near_ties(lst, {"b": 1}, 2e-6) == [("b", 0.9), ("a", 0.9000001), ("c", 0.5)]
+    # a document the page does not show yields its place to the one it does rank
+    assert align_near_ties(lst, {"a": 2}, 2e-6) == [("b", 0.9), ("a", 0.9000001), ("c", 0.5)]
+    # a real difference is never reordered, whatever the page claims
+    assert align_near_ties(lst, {"c": 1}, 2e-6) == lst
+    assert align_near_ties(lst, {}, 2e-6) == lst
+
+
+def test_v2_protocols_are_v1_plus_the_rescue_family_and_validate():
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from protocols.schema import load_protocol
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_protocol_v2", repo / "scripts" / "make_protocol_v2.py")
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    for name in ("graph-multihop-protocol", "musique-sample"):
+        v1 = json.loads((repo / "protocols" / f"{name}-v1.json").read_text())
+        v2 = load_protocol(repo / "protocols" / f"{name}-v2.json")
+        assert v2 == maker.derive(v1, f"{name}-v2")  # generated from v1, never hand-edited
+        assert v2["evaluation"]["primary_contrast"] == {"candidate": "graph_rescue", "baseline": "weighted_rrf_v1",
+                                                        "label": "confirmatory"}
+        assert {m: s for m, s in v2["methods"].items() if s["route"] != "rescue"} == v1["methods"]
+        for method, profile in maker.RESCUE_METHODS.items():
+            assert v2["ranking_profiles"][profile] == json_roundtrip(RESCUE_PROFILES[profile])
+            assert v2["methods"][method]["route"] == "rescue"

@@ -17,7 +17,7 @@ from protocols.canonical import canonical, digest
 from server.indexes import Indexes
 from server.search import search
 from tests.conftest import REPO
-from tests.lab_fixtures import fresh_scope, lab, memory_item, relation_item  # noqa: F401 (fixtures)
+from tests.lab_fixtures import fresh_scope, lab, lab_pool, memory_item, relation_item  # noqa: F401 (fixtures)
 
 DIM = 8
 SPACE = {"provider": "test", "model": "random-unit", "revision": "r1", "dimensions": DIM}
@@ -207,3 +207,28 @@ def test_more_than_two_concurrent_retrievals_get_503(fresh_scope):
     assert (503, "retrieval_busy") in statuses
     assert (200, None) in statuses
     assert all(s in ((200, None), (503, "retrieval_busy")) for s in statuses)
+
+
+def test_index_rebuilt_from_rocksdb_answers_like_the_live_one(lab_pool):
+    """Live history with updates (stale bindings and relations), then a restart that rebuilds
+    every index from RocksDB: each search answers with the same bytes, fence included."""
+    process, client = lab_pool.start()
+    ids, texts, _, receipts = load_corpus(client, documents=80, relations_per_doc=3, seed=21)
+    rng = np.random.default_rng(3)
+    space_id = receipts[0]["space_id"]
+    probe = unit(rng)
+    client.search("graph", route_bodies(space_id, probe)[4][1])  # warm the live caches first
+    updated = ids[::7]
+    client.update_memories([{"idempotency_key": f"u{i}", "id": rid, "revision": 1,
+                             "payload": {"content": texts[ids.index(rid)] + " castle revised", "metadata": {}}}
+                            for i, rid in enumerate(updated)])
+    client.attach_embeddings([{"idempotency_key": f"e2-{i}", "record_id": rid, "revision": 2, "space": SPACE,
+                               "vector": unit(rng)} for i, rid in enumerate(updated[::2])])
+    vectors = [unit(rng) for _ in range(3)]
+    bodies = [body for v in vectors for body in route_bodies(space_id, v)]
+    live = [client.request("POST", client._scoped(f"search/{route}"), body).content for route, body in bodies]
+    assert process.stop() == 0
+    _, reopened = lab_pool.start(dbdir=lab_pool.base / "db1", reopen=True)
+    rebuilt = [reopened.request("POST", reopened._scoped(f"search/{route}"), body).content for route, body in bodies]
+    assert rebuilt == live
+    assert any(json.loads(page)["work"]["stale_relations_skipped"] for page in live)

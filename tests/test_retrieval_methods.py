@@ -525,8 +525,17 @@ def test_each_budget_cuts_and_is_reported(budget, reason, admitted_nodes):
     full = graph_page(star_index(10))
     assert full["stop_reasons"] == [] and full["coverage"]["graph"] is True
     assert full["work"]["nodes_admitted"] == 14 and full["work"]["adjacency_examined"] == 20
-    shallow = graph_page(star_index(10), max_depth=1)  # the leaves' edges were never followed
+
+
+def test_depth_limit_only_when_an_edge_was_left_unfollowed():
+    index = star_index(3)
+    assert graph_page(index, max_depth=1)["stop_reasons"] == []  # the leaves only lead back to a
+    index.put_relation(relation("rel-deep", "semantic_related", "mem-n00", "mem-e"))
+    shallow = graph_page(index, max_depth=1)
     assert shallow["stop_reasons"] == ["depth_limit"] and shallow["coverage"]["graph"] is True
+    assert "mem-e" not in by_id(shallow)
+    deep = graph_page(index, max_depth=2)
+    assert deep["stop_reasons"] == [] and by_id(deep)["mem-e"]["proof"]["hops"] == 2
 
 
 def test_depth_limit_reported_and_depth_zero_equals_base():

@@ -7,7 +7,6 @@ or stop it get a lab of their own.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from tests.evaluation_fixtures import SCRIPTS, built_inputs, cli, prepared_lab
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
     root = tmp_path_factory.mktemp("tampering")
-    prepared = prepared_lab(built_inputs(), root / "lab")
+    prepared = prepared_lab(built_inputs(tmp_path_factory), root / "lab")
     plan, report = root / "plan.json", root / "report.json"
     prepared.evaluate(plan, report)
     yield prepared, plan, report
@@ -158,8 +157,8 @@ def wait_for_jobs(process: subprocess.Popen) -> list[str]:
     raise AssertionError("evaluate never reported a job: " + "".join(lines))
 
 
-def test_a_write_during_evaluation_fails_the_campaign(tmp_path):
-    prepared = prepared_lab(built_inputs(), tmp_path / "lab")
+def test_a_write_during_evaluation_fails_the_campaign(tmp_path, tmp_path_factory):
+    prepared = prepared_lab(built_inputs(tmp_path_factory), tmp_path / "lab")
     try:
         plan, report = tmp_path / "plan.json", tmp_path / "report.json"
         process = start_evaluate(prepared, plan, report)
@@ -176,8 +175,8 @@ def test_a_write_during_evaluation_fails_the_campaign(tmp_path):
         assert prepared.lab.stop() == 0
 
 
-def test_a_lab_stopped_mid_campaign_saves_a_failed_report_with_the_rows_so_far(tmp_path):
-    prepared = prepared_lab(built_inputs(), tmp_path / "lab")
+def test_a_lab_stopped_mid_campaign_saves_a_failed_report_with_the_rows_so_far(tmp_path, tmp_path_factory):
+    prepared = prepared_lab(built_inputs(tmp_path_factory), tmp_path / "lab")
     plan, report = tmp_path / "plan.json", tmp_path / "report.json"
     process = start_evaluate(prepared, plan, report)
     wait_for_jobs(process)
@@ -242,7 +241,8 @@ def test_audit_names_an_altered_proof_step(campaign, tmp_path):
     assert result.returncode == 1
     assert (f"FAIL pages rows[{i}] query {row['query_id']}, method graph_hybrid_balanced, rank {rank}, "
             f"proof.steps[0].factor") in result.stdout
-    assert "ok metrics" in result.stdout
+    # the page no longer has the digest the campaign recorded for every repetition
+    assert "FAIL repetitions" in result.stdout and "ok hash_chain" in result.stdout
 
 
 def test_audit_names_an_altered_score(campaign, tmp_path):
