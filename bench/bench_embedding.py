@@ -33,10 +33,11 @@ SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
 
 def imported_source(sample: Path) -> tuple[dict, str]:
     from importer import import_source
+    from builders.graph import build_for_source
 
     with tempfile.TemporaryDirectory() as tmp:
         out, rel = Path(tmp) / "source.json", Path(tmp) / "relations.json"
-        import_source(SAMPLE_PROTOCOL, sample, out, rel)
+        import_source(SAMPLE_PROTOCOL, sample, out, rel, graph_builder=build_for_source)
         return load_json(out, "source"), "importer (musique-sample-v1 protocol selection)"
 
 

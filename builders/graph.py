@@ -9,6 +9,7 @@ build is linear in corpus size.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -72,7 +73,7 @@ def build_relations(projection: list[dict], source_digest: str) -> dict:
     return {
         "format": FORMAT,
         "method": METHOD,
-        "policy": POLICY,
+        "policy": copy.deepcopy(POLICY),  # callers may mutate the value; the policy stays frozen
         "policy_digest": digest(POLICY),
         "source_digest": source_digest,
         "projection": documents,
@@ -81,6 +82,11 @@ def build_relations(projection: list[dict], source_digest: str) -> dict:
         "relations_digest": digest(relations),
         "counts": {kind: sum(1 for r in relations if r["kind"] == kind) for kind in KINDS},
     }
+
+
+def build_for_source(source: dict, source_digest: str) -> dict:
+    """The relations file of a whole source.json value (the importer's graph stage)."""
+    return build_relations(project(source), source_digest)
 
 
 def rebuild(relations_file: dict) -> dict:

@@ -145,7 +145,8 @@ def parse_fraction(text: str, where: str) -> Fraction:
 # anchors in rank order, level by level; each frontier node's positive-weight adjacency (both
 # directions, every kind) is examined in relation-id order; an examined entry costs one unit of
 # max_scan, a newly admitted edge one unit of max_edges, a newly reached node one unit of max_nodes;
-# the first budget that would be exceeded stops everything. Strengths are exact rationals of the
+# the first budget that would be exceeded stops everything; reaching max_depth while a node of the
+# last level still has a positive-weight relation that was not admitted is `depth_limit`. Strengths are exact rationals of the
 # recomputed float64 cosines, so structural ties (the same node, lexical affinity 1) stay ties.
 
 
@@ -219,7 +220,8 @@ def expand(anchors: Sequence[str], adj: Mapping[str, list], edges: Mapping[str, 
                     following.append(other)
                 result.edges[relation_id] = edges[relation_id]
         frontier = following
-    if any(positive(node) for node in frontier):
+    # depth_limit: a node of the last level still has a positive-weight relation left unadmitted
+    if any(entry[0] not in result.edges for node in frontier for entry in positive(node)):
         result.stop_reasons.append("depth_limit")
     return result
 

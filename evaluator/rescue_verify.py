@@ -302,6 +302,15 @@ def compare_page(page: Mapping, want: Expected, spec: Mapping, profile: Mapping,
         for i, hit in enumerate(hits, start=1):
             if hit.get("rescued") and any(not h.get("rescued") for h in hits[i:]):
                 fail(i, "rescued", "a rescued candidate ranks above a base candidate")
+    if not lane_cut:
+        rescued_ranks = [i for i, h in enumerate(hits, start=1) if h.get("rescued")]
+        summary = {"base_size": len(want.base), "lane_size": len(want.lane), "lane_before_cap": want.lane_before_cap,
+                   "first_rescued_rank": rescued_ranks[0] if rescued_ranks else None}
+        if page.get("rescue") != summary:
+            fail(None, "rescue", f"{page.get('rescue')}, recomputed {summary}")
+        stops = ["lane_cap"] if want.lane_before_cap > len(want.lane) else []
+        if list(page.get("stop_reasons") or []) != stops:
+            fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {stops}")
     returned = {r.get("id"): r for r in page.get("relations") or []}
     if not lane_cut and set(returned) != used:
         fail(None, "relations", f"returned but unused {sorted(set(returned) - used)[:3]}, "

@@ -7,7 +7,7 @@ valid, so a refused import leaves no file behind.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +24,24 @@ class SelectionMismatch(RefusedInput):
     """The selection differs from the ids the protocol publishes."""
 
 
+GraphBuilder = Callable[[dict, str], dict]
+
+
 def import_source(
-    protocol_path: str | Path, source_dir: str | Path, output: str | Path, relations: str | Path
+    protocol_path: str | Path,
+    source_dir: str | Path,
+    output: str | Path,
+    relations: str | Path,
+    *,
+    graph_builder: GraphBuilder,
 ) -> dict:
     """Import MuSiQue files pinned by a protocol into source.json and relations.json.
 
+    The graph builder is its own stage (builders/), passed in rather than imported so the importer
+    depends on protocols only (DESIGN §2); it maps (source, source digest) to the relations value.
     Returns a summary: paths written, digests, queries per split and category, documents and
     relations by kind.
     """
-    # The graph builder is a separate stage; the import command is the one place both run in.
-    from builders.graph import build_relations, project
-
     refuse_same_path(output=output, relations=relations)
     refuse_existing(output, relations)
     protocol = load_protocol(protocol_path)
@@ -44,7 +51,7 @@ def import_source(
     selected, file_rows = select_cohort(protocol, files)
     source = build_source(protocol, file_rows, selected)
     source_digest = digest(source)
-    graph = build_relations(project(source), source_digest)
+    graph = graph_builder(source, source_digest)
     refuse_existing(output, relations)
     save(output, source)
     save(relations, graph)

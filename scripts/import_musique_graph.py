@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from importer import import_source  # noqa: E402
+from builders.graph import build_for_source  # noqa: E402
 from protocols.cli import run  # noqa: E402
 
 DEFAULT_PROTOCOL = Path(__file__).resolve().parents[1] / "protocols" / "graph-multihop-protocol-v1.json"
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relations", required=True, help="relations.json to write (must not exist)")
     args = parser.parse_args(argv)
     print(f"importing {args.source_dir} with {args.protocol}", file=sys.stderr)
-    summary = import_source(args.protocol, args.source_dir, args.output, args.relations)
+    summary = import_source(args.protocol, args.source_dir, args.output, args.relations, graph_builder=build_for_source)
     for split, n in summary["queries"].items():
         categories = ", ".join(f"{c} {k}" for c, k in summary["categories"][split].items())
         print(f"queries {split}: {n} ({categories})")

@@ -29,11 +29,6 @@ class Fused:
     channels: dict[str, ChannelEntry]  # only the channels that ranked the record
 
 
-def contribution(weight: float, k: int, rank: int) -> tuple[int, int]:
-    num, den = exact.rational(weight)
-    return num, den * (k + rank)
-
-
 def fuse(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
     """lists: channel -> (ids best first, raw scores), each already cut to the channel depth."""
     entries: dict[str, dict[str, ChannelEntry]] = {}

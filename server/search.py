@@ -23,13 +23,15 @@ from server.lexical import bm25
 from server.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
 from server.rescue import search_rescue
 from server.semantic import Query, cosine, prepare_query
+from server.validation import LIMITS
 
-SEARCH_LIMIT = (1, 100)
-MAX_DEPTH = (0, 3)
-MAX_NODES = 1024
-MAX_EDGES = 4096
-MAX_SCAN = 16384
-QUERY_CHARS = 4096
+# One source for the limits: server/validation.py's LIMITS, which health reports.
+SEARCH_LIMIT = tuple(LIMITS["search_limit"])  # (1, 100)
+MAX_DEPTH = tuple(LIMITS["max_depth"])  # (0, 3)
+MAX_NODES = LIMITS["max_nodes"]  # 1024
+MAX_EDGES = LIMITS["max_edges"]  # 4096
+MAX_SCAN = LIMITS["max_scan"]  # 16384
+QUERY_CHARS = LIMITS["query_chars"]  # 4096
 SEMANTIC_DEPTH_MIN_SCORE = -1.0  # channels of fusion and graph seeds keep every cosine
 
 _FIELDS = {
@@ -78,7 +80,10 @@ def _integer(value: object, name: str, low: int, high: int) -> int:
 def _number(value: object, name: str, low: float, high: float) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _invalid(f"{name} must be a number, got {type(value).__name__}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer literal beyond float64
+        value = math.inf
     if not math.isfinite(value) or not low <= value <= high:
         raise _invalid(f"{name} must be a finite number within [{low}, {high}], got {value}", "out_of_range")
     return value
@@ -120,8 +125,11 @@ def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
     if len(vector) != space.dimensions:
         raise _invalid(f"query_vector has {len(vector)} dimensions, space {space_id} has {space.dimensions}",
                        "dimension_mismatch")
-    with np.errstate(over="ignore"):
-        v32 = np.array(vector, dtype=np.float64).astype(np.float32)
+    try:
+        with np.errstate(over="ignore"):
+            v32 = np.array(vector, dtype=np.float64).astype(np.float32)
+    except OverflowError:  # an integer literal beyond float64
+        raise _invalid("query_vector must be finite in float32 (an element overflows)", "invalid_vector") from None
     if not np.all(np.isfinite(v32)):
         raise _invalid("query_vector must be finite in float32 (no NaN, infinity or overflow)", "invalid_vector")
     if not np.any(v32):

@@ -82,3 +82,36 @@ def test_evaluate_export_audit(prepared, tmp_path):
     out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
               "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol)
     assert "ok pages" in out.stdout and "ok metrics" in out.stdout and "all checks hold" in out.stdout
+
+
+def test_job_order_is_a_seeded_permutation_and_warmup_is_the_smallest_query():
+    from evaluator.plan import seeded_jobs, smallest_query
+
+    jobs = seeded_jobs(["q2", "q1", "q3"], ["b", "a"], 2, seed=20260921)
+    assert sorted(jobs) == [[q, m, r] for q in ("q1", "q2", "q3") for m in ("a", "b") for r in (1, 2)]
+    assert jobs == seeded_jobs(["q1", "q2", "q3"], ["a", "b"], 2, seed=20260921)
+    assert jobs != seeded_jobs(["q1", "q2", "q3"], ["a", "b"], 2, seed=1)
+    queries = [{"id": "b", "question": "abc"}, {"id": "a", "question": "xyz"}, {"id": "c", "question": "abcd"}]
+    assert smallest_query(queries)["id"] == "a"  # fewest characters, ties by id
+
+
+def test_state_lock_is_exclusive_and_symlinks_are_refused(tmp_path):
+    from evaluator.state import StateError, StateLock, load_state
+
+    state = tmp_path / "state.json"
+    with StateLock(state):
+        with pytest.raises(StateError, match="locked by another prepare"):
+            with StateLock(state):
+                pass
+    with StateLock(state):  # released on exit
+        pass
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    with pytest.raises(StateError, match="symbolic link"):
+        load_state(link)
+    (tmp_path / "other.json.lock").symlink_to(real)
+    with pytest.raises(StateError, match="symbolic link"):
+        with StateLock(tmp_path / "other.json"):
+            pass

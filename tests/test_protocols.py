@@ -6,7 +6,6 @@ import copy
 import json
 import math
 import os
-from pathlib import Path
 
 import pytest
 
@@ -219,4 +218,3 @@ def test_load_protocol_refuses_missing_and_malformed_files(tmp_path):
     with pytest.raises(ProtocolError, match=r"broken\.json: evaluation\.k: missing field"):
         load_protocol(path)
     assert issubclass(ProtocolError, RefusedInput)
-    assert isinstance(Path(OFFICIAL), Path)

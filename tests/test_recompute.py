@@ -90,6 +90,7 @@ def test_strongest_paths_by_hand():
     edges, adj = graph()
     expansion = rc.expand(["A", "B"], adj, edges, BALANCED["kind_weights"], LIMITS)
     assert set(expansion.depth_of) == {"A", "B", "C", "D", "F"}  # contradicts (weight 0) is never followed
+    assert set(expansion.edges) == {"rel-1", "rel-2", "rel-3", "rel-5"} and expansion.stop_reasons == []
     aff = {"A": Fraction(1), "B": Fraction(1), "C": Fraction(3, 4), "D": Fraction(1, 2), "F": Fraction(1, 2)}
     paths = rc.strongest_paths(["A", "B"], expansion, aff, BALANCED, 2)
     assert paths["A"].strength == Fraction(1, 3) and paths["B"].strength == Fraction(1, 4)

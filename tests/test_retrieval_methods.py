@@ -15,6 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REPO, SAMPLE_DIR, require_shared
 from protocols.canonical import canonical, digest
@@ -660,6 +662,15 @@ def test_rebuilt_index_answers_like_the_incrementally_updated_one(sample):
     ("semantic", {"query_vector": [float("nan")] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [1e39] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [0.0] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
+    ("semantic", {"query_vector": [10 ** 400] + [1] * 7, "space_id": SPACE, "limit": 5}, "invalid_vector"),
+    ("semantic", {"query_vector": [True] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
+    ("semantic", {"query_vector": [1.0] * 8, "space_id": SPACE, "limit": 5, "min_score": 10 ** 400}, "out_of_range"),
+    ("semantic", {"query_vector": [1.0] * 8, "space_id": ["x"], "limit": 5}, "wrong_type"),
+    ("hybrid", {"profile": ["weighted_rrf_v2"], "query": "x", "query_vector": [1.0] * 8, "space_id": SPACE,
+                "limit": 5}, "unknown_profile"),
+    ("graph", {"profile": "typed_path_balanced_v1", "seed": "lexical", "query": "x", "limit": 5,
+               "expansion": [1]}, "wrong_type"),
+    ("lexical", {"query": 7, "limit": 5}, "wrong_type"),
     ("semantic", {"query_vector": [1.0] * 8, "space_id": "space-nope", "limit": 5}, "unknown_space"),
     ("semantic", {"query_vector": [1.0] * 8, "space_id": SPACE, "limit": 5, "min_score": 1.5}, "out_of_range"),
     ("hybrid", {"profile": "bm25_v1", "query": "x", "query_vector": [1.0] * 8, "space_id": SPACE, "limit": 5},
@@ -690,3 +701,27 @@ def test_unknown_route_is_404():
     with pytest.raises(ApiError) as caught:
         search(Indexes().scope("v"), "fuzzy", {})
     assert caught.value.status == 404
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-10 ** 500, max_value=10 ** 500)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=10) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=30)
+_KEYS = ["query", "limit", "query_vector", "space_id", "min_score", "profile", "seed", "expansion", "extra"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(route=st.sampled_from(["lexical", "semantic", "hybrid", "graph"]),
+       body=st.dictionaries(st.sampled_from(_KEYS), _JSON | st.sampled_from(
+           ["weighted_rrf_v2", "typed_path_balanced_v1", "hybrid", "lexical", SPACE, 5, [0.5] * 8]), max_size=9))
+def test_hostile_bodies_only_ever_raise_api_errors(route, body):
+    index = Indexes().scope("f")
+    index.put_memory("mem-a", 1, "x y")
+    index.put_binding("mem-a", 1, SPACE, np.ones(8, np.float32))
+    try:
+        page = search(index, route, body)
+    except ApiError as error:
+        assert error.status == 422
+    else:
+        canonical(page)  # a page is always valid JSON (no NaN, no numpy types)

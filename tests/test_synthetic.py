@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from importer import import_source, synthetic
+from builders.graph import build_for_source
 from protocols import digest, load_json, sha256_bytes
 from tests.conftest import REPO, SAMPLE_DIR
 
@@ -201,7 +202,7 @@ def test_cli_writes_the_pinned_files_and_imports_with_the_protocol(tmp_path):
     for pinned in protocol["source_files"].values():
         assert sha256_bytes((out / pinned["name"]).read_bytes()) == pinned["sha256"]
         assert f"{out / pinned['name']} sha256 {pinned['sha256']}" in done.stdout
-    summary = import_source(PROTOCOL, out, tmp_path / "source.json", tmp_path / "relations.json")
+    summary = import_source(PROTOCOL, out, tmp_path / "source.json", tmp_path / "relations.json", graph_builder=build_for_source)
     assert summary["queries"] == {"test": 100, "development": 30}
     assert 2000 <= summary["documents"] <= 3000
     assert summary["relation_counts"]["same_entity"] > 0
