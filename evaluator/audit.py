@@ -8,7 +8,9 @@ Checks, each reported as `ok <check>` or `FAIL <check> <location>: <what>`:
 - pages: every stored page recomputed independently (scores, contributions, proofs, expansion);
 - cross_method: anchors = the seed method's top 4, depth zero = hybrid v2;
 - repetitions: every job of a (query, method) repeated the ranking and proofs of the stored page;
-- metrics: every per-query metric and every derived block recomputed.
+- metrics: every per-query metric and every derived block recomputed;
+- generation (only with --generation): its digest is the chain's and every embed-plus-HTTP time is
+  the query's encode time plus the HTTP time.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from evaluator import plan as plans
 from evaluator.export import consistency_failures
 from evaluator.inputs import load_frozen
+from evaluator.report import uses_query_vector
 from evaluator.verify import Checker, cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.files import load_json
@@ -48,10 +51,10 @@ class Audit:
         return [f"ok {name}" for name in self.passed] + [f"FAIL {name} {what}" for name, what in self.failures]
 
 
-def audit(report_path, fixture_path, relations_path, protocol_path,
+def audit(report_path, fixture_path, relations_path, protocol_path, generation_path=None,
           log: Callable[[str], None] = print) -> Audit:
     result = Audit()
-    frozen = load_frozen(protocol_path, fixture_path, relations_path)
+    frozen = load_frozen(protocol_path, fixture_path, relations_path, generation_path)
     result.passed.append("inputs")
     report = load_json(report_path, "report")
     result.check("status", lambda: [] if report.get("status") == "complete" else
@@ -63,6 +66,8 @@ def audit(report_path, fixture_path, relations_path, protocol_path,
     result.check("cross_method", lambda: cross_failures(report, frozen))
     result.check("repetitions", lambda: repetition_failures(report))
     result.check("metrics", lambda: metric_failures(report, frozen))
+    if frozen.generation is not None:
+        result.check("generation", lambda: generation_failures(report, frozen))
     for line in result.lines():
         log(line)
     return result
@@ -72,6 +77,22 @@ def metric_failures(report, frozen) -> list[str]:
     if report.get("status") != "complete":
         return ["status: the metrics of an unfinished report are not audited"]
     return [f for f in consistency_failures(report, frozen.fixture) if not f.startswith("hash_chain")]
+
+
+def generation_failures(report, frozen) -> list[str]:
+    """With generation.json given: its digest is the chain's and every embed+HTTP time adds its encode time."""
+    out = []
+    if report["hash_chain"].get("generation") != frozen.digests["generation"]:
+        out.append("hash_chain.generation: not the digest of the given generation file")
+    encode = {q["id"]: q["elapsed_ms"] for q in frozen.generation["queries"]}
+    methods = report["protocol"]["methods"]
+    for job in report["jobs"]:
+        spec = methods[job["method"]]
+        added = encode[job["query_id"]] if uses_query_vector(spec) else 0.0
+        if job["embed_plus_http_ms"] != added + job["http_ms"]:
+            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}: embed_plus_http_ms "
+                       f"is not encode {added} + HTTP {job['http_ms']}")
+    return out
 
 
 def chain_failures(report, frozen) -> list[str]:

@@ -1,6 +1,6 @@
 """Audit a private report against its fixture, relations and protocol.
 
-    python scripts/audit_graph_evaluation.py --report REPORT --fixture F --relations R --protocol P
+    python scripts/audit_graph_evaluation.py --report REPORT --fixture F --relations R --protocol P [--generation G]
 
 Prints `ok <check>` for each check that holds and `FAIL <check> <location>: <what>` for each
 failure; exit code 0 only when every check holds (1 otherwise, 2 for unreadable inputs).
@@ -24,8 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fixture", required=True, type=Path)
     parser.add_argument("--relations", required=True, type=Path)
     parser.add_argument("--protocol", required=True, type=Path)
+    parser.add_argument("--generation", type=Path, help="generation.json: also check its digest and the embed+HTTP times")
     args = parser.parse_args(argv)
-    result = audit(args.report, args.fixture, args.relations, args.protocol)
+    result = audit(args.report, args.fixture, args.relations, args.protocol, args.generation)
     print(f"audit: {'all checks hold' if result.ok else f'{len(result.failures)} failure(s)'}")
     return 0 if result.ok else 1
 

@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     stage("export", [SCRIPTS / "export_graph_evaluation.py", "--report", a["report.json"], "--fixture",
                      a["fixture.json"], "--output", a["public.json"]], timings)
     stage("audit", [SCRIPTS / "audit_graph_evaluation.py", "--report", a["report.json"], "--fixture",
-                    a["fixture.json"], "--relations", a["relations.json"], "--protocol", protocol], timings)
+                    a["fixture.json"], "--relations", a["relations.json"], "--protocol", protocol,
+                    "--generation", a["generation.json"]], timings)
     summary = out / "public.md"
     print(summary.read_text(encoding="utf-8"))
     print("artifacts:")

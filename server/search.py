@@ -21,7 +21,7 @@ from server.graph import Anchor, Limits, affinities, expand, final_scores, graph
 from server.indexes import ScopeIndex
 from server.lexical import bm25
 from server.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
-from server.rescue import search_rescue
+from server.rescue_page import search_rescue
 from server.semantic import Query, cosine, prepare_query
 from server.validation import LIMITS
 

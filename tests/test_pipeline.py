@@ -80,8 +80,10 @@ def test_evaluate_export_audit(prepared, tmp_path):
         assert values[nDCG @ 10] == pytest.approx(means["ndcg@10"], abs=0.02)
 
     out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
-              "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol)
-    assert "ok pages" in out.stdout and "ok metrics" in out.stdout and "all checks hold" in out.stdout
+              "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
+              "--generation", prepared.inputs.generation)
+    assert "ok pages" in out.stdout and "ok metrics" in out.stdout and "ok generation" in out.stdout
+    assert "all checks hold" in out.stdout
 
 
 def test_job_order_is_a_seeded_permutation_and_warmup_is_the_smallest_query():

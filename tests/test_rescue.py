@@ -14,7 +14,8 @@ import pytest
 
 from protocols.canonical import canonical, digest
 from server import rescue_profiles
-from server.rescue import Edge, RESCUE_PROFILES, rank_rescue
+from server.rescue import Edge, rank_rescue
+from server.rescue_profiles import RESCUE_PROFILES
 from server.titles import title_table
 
 APPEND = RESCUE_PROFILES["graph_rescue_v1"]
@@ -204,7 +205,7 @@ from evaluator import recompute as rc  # noqa: E402
 from evaluator.rescue_verify import compare_page, expected_rescue  # noqa: E402
 from protocols.artifacts import document_id  # noqa: E402
 from server.indexes import ScopeIndex  # noqa: E402
-from server.rescue import search_rescue  # noqa: E402
+from server.rescue_page import search_rescue  # noqa: E402
 
 NAMES = ["Amber Valley", "Boreal Institute", "Cobalt Harbor", "Delta Works", "Ember Council", "Fjord Press",
          "Granite Union", "Harbor Lights", "Iris Theatre", "Juniper Records", "Kestrel Aviation", "Lumen College"]
