@@ -76,6 +76,17 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     return {**body, **vector} if spec["seed"] == "hybrid" else body
 
 
+VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph")
+
+
+def check_routes(protocol: Mapping) -> None:
+    """Every method must have an independent recomputation here, or its pages could not be checked."""
+    for name, spec in sorted(protocol["methods"].items()):
+        if spec["route"] not in VERIFIED_ROUTES:
+            raise RefusedInput(f"method {name}: route {spec['route']!r} has no independent verification in this "
+                               f"evaluator (verified routes: {', '.join(VERIFIED_ROUTES)})")
+
+
 def check_catalog(catalog: Mapping, protocol: Mapping) -> None:
     served = catalog.get("profiles") or {}
     frozen = protocol["ranking_profiles"]
@@ -105,6 +116,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
     refuse_same_path(plan=paths.plan, report=paths.report)
     refuse_existing(paths.report)
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
+    check_routes(frozen.protocol)
     state, state_digest = load_bound_state(paths.state, frozen)
     with LabClient(access) as client:
         identity = client.identity()

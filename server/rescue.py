@@ -177,19 +177,22 @@ def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work:
     label propagates correctly level by level (docs/rescue.md gives the argument).
     """
     decay = Fraction(str(lane["hop_decay"]))
-    position = {seed.id: i for i, seed in enumerate(seeds)}
+    powers = [decay ** hop for hop in range(lane["max_hops"] + 1)]
+    # a seed's label rank: score desc, then seed position; smaller is better (ints compare fast)
+    by_label = sorted(range(len(seeds)), key=lambda i: (-seeds[i].score, i))
+    label = {seeds[i].id: rank for rank, i in enumerate(by_label)}
     reached: dict[str, LaneHit] = {}
     for seed in seeds:
         reached[seed.id] = LaneHit(seed.id, seed, 0, seed.score, [])
     frontier = [seed.id for seed in seeds]
     work.nodes_admitted = len(reached)
-    label = lambda hit: (-hit.seed.score, position[hit.seed.id])  # noqa: E731
     scanned = 0
     for hop in range(1, lane["max_hops"] + 1):
-        frontier.sort(key=lambda rid: (label(reached[rid]), rid))
+        frontier.sort(key=lambda rid: (label[reached[rid].seed.id], rid))
         found: dict[str, LaneHit] = {}
         for node in frontier:
             parent = reached[node]
+            parent_label = label[parent.seed.id]
             for edge in sorted_edges(node, neighbours, lane["kinds"]):
                 if scanned >= lane["max_scan"]:
                     _stop(work, "max_scan")
@@ -200,17 +203,15 @@ def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work:
                 other = edge.other(node)
                 if other in reached:
                     continue
-                step = (edge, node, other)
-                candidate = LaneHit(other, parent.seed, hop, parent.seed.score * decay ** hop,
-                                    parent.steps + [step])
                 current = found.get(other)
                 if current is None:
                     if len(reached) + len(found) >= lane["max_nodes"]:
                         _stop(work, "max_nodes")
                         continue
-                    found[other] = candidate
-                elif label(candidate) < label(current):
-                    found[other] = candidate
+                elif parent_label >= label[current.seed.id]:
+                    continue  # only a strictly better seed replaces the first parent found
+                found[other] = LaneHit(other, parent.seed, hop, parent.seed.score * powers[hop],
+                                       parent.steps + [(edge, node, other)])
         reached.update(found)
         work.nodes_admitted = len(reached)
         frontier = sorted(found)

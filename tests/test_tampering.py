@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from builders.graph import build_relations
@@ -170,7 +171,7 @@ def test_a_write_during_evaluation_fails_the_campaign(tmp_path, tmp_path_factory
         saved = json.loads(report.read_text())
         assert saved["status"] == "failed"
         assert "fence" in saved["failure"]["message"] and "fence" in err
-        assert saved["rows"] and saved["failure"]["job"] is not None
+        assert saved["rows"]  # the rows validated before the write are kept
     finally:
         assert prepared.lab.stop() == 0
 
@@ -185,7 +186,8 @@ def test_a_lab_stopped_mid_campaign_saves_a_failed_report_with_the_rows_so_far(t
     assert process.returncode == 1, err
     saved = json.loads(report.read_text())
     assert saved["status"] == "failed" and len(saved["rows"]) >= 1
-    assert saved["failure"]["type"] in ("ConnectError", "RemoteProtocolError", "ReadError", "ConnectTimeout")
+    # the lab vanished under the client: an httpx transport error, not a check of ours
+    assert issubclass(getattr(httpx, saved["failure"]["type"]), httpx.TransportError), saved["failure"]
     assert "campaign failed" in err
 
 
