@@ -49,3 +49,24 @@ def test_importing_every_evaluator_module_loads_no_server_module():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
     assert "evaluator.verify" in modules and "evaluator.recompute" in modules
+
+
+# DESIGN §2: who may import whom. Scripts, tests and benchmarks may import anything.
+ALLOWED_IMPORTS = {
+    "protocols": set(),
+    "importer": {"protocols"},
+    "builders": {"protocols"},
+    "server": {"protocols"},
+    "evaluator": {"protocols", "builders"},
+}
+
+
+def test_every_stage_imports_only_what_design_allows():
+    violations = {}
+    for stage, allowed in ALLOWED_IMPORTS.items():
+        for path in sorted((REPO / stage).glob("*.py")):
+            for module in imported_modules(path):
+                top = module.split(".")[0]
+                if top in ALLOWED_IMPORTS and top != stage and top not in allowed:
+                    violations.setdefault(f"{stage}/{path.name}", []).append(module)
+    assert violations == {}
