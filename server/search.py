@@ -359,7 +359,7 @@ def _proof(index: ScopeIndex, path) -> dict:
 
 
 _ROUTES = {"lexical": _lexical, "semantic": _semantic, "hybrid": _hybrid, "graph": _graph,
-           "rescue": search_rescue}  # the rescue family lives in server/rescue.py (docs/rescue.md)
+           "rescue": search_rescue}  # the rescue family: server/rescue.py, server/rescue_page.py (docs/rescue.md)
 
 
 def search(index: ScopeIndex, route: str, body: dict) -> dict:

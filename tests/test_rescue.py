@@ -410,3 +410,32 @@ def test_v2_protocols_are_v1_plus_the_rescue_family_and_validate():
         for method, profile in maker.RESCUE_METHODS.items():
             assert v2["ranking_profiles"][profile] == json_roundtrip(RESCUE_PROFILES[profile])
             assert v2["methods"][method]["route"] == "rescue"
+
+
+def test_pages_are_identical_bytes_across_processes_and_hash_seeds():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from tests.test_rescue import *\n"
+            "docs, relations = hand_corpus()\n"
+            "vectors = vectors_for(docs)\n"
+            "index = ScopeIndex('lab')\n"
+            "for d in docs:\n"
+            "    index.put_memory(d['id'], 1, d['text'], {'content': d['text'], 'metadata': {}})\n"
+            "    index.put_binding(d['id'], 1, 'space-t', vectors[d['id']])\n"
+            "for r in relations['relations']:\n"
+            "    index.put_relation({'id': r['id'], 'revision': 1, 'kind': r['kind'], 'source': {'id': r['source'], "
+            "'revision': 1}, 'target': {'id': r['target'], 'revision': 1}, 'provenance': r['provenance']})\n"
+            "pages = [search_rescue(index, {'profile': p, 'query': q, 'query_vector': [0.5] * 8, 'space_id': 'space-t',"
+            " 'limit': 150, 'graph_mode': 'force'}) for p in RESCUE_PROFILES for q in QUERIES]\n"
+            "print(digest(pages))\n")
+    repo = Path(__file__).resolve().parents[1]
+    outs = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        outs.add(run.stdout.strip())
+    assert len(outs) == 1
