@@ -71,12 +71,15 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
         return {"profile": spec["profile"], **vector, "limit": spec["limit"], "min_score": spec["min_score"]}
     if route == "hybrid":
         return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"]}
+    if route == "rescue":  # docs/rescue.md
+        return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"],
+                "graph_mode": spec["graph_mode"]}
     body = {"profile": spec["profile"], "seed": spec["seed"], "query": query["question"], "limit": spec["limit"],
             "expansion": spec["expansion"]}
     return {**body, **vector} if spec["seed"] == "hybrid" else body
 
 
-VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph")
+VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue")
 
 
 def check_routes(protocol: Mapping) -> None:

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from evaluator.rescue_report import markdown as markdown_rescue
 from evaluator.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences
 from evaluator.verify import proof_digest, ranking_digest
 from protocols.canonical import digest
@@ -205,4 +206,5 @@ def summary_markdown(public: Mapping) -> str:
         w = public["work"][m]
         lines.append(f"| {m} | {_f(cuts[m]['any_stop_fraction'])} | {_f(cuts[m]['budget_cut_fraction'])} | "
                      f"{w.get('adjacency_examined', 0):.1f} | {w.get('nodes_admitted', 0):.1f} |")
-    return "\n".join(lines) + "\n"
+    rescue = markdown_rescue(public.get("rescue"))
+    return "\n".join(lines) + "\n" + ("\n" + rescue if rescue else "")

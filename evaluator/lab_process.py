@@ -58,16 +58,25 @@ class LabProcess:
 
 
 def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen: bool = False,
-              extra_args: tuple[str, ...] = (), timeout: float = 60.0) -> LabProcess:
-    """Run `scripts/retrieval_lab.py`, wait for its access file and a healthy /health."""
+              extra_args: tuple[str, ...] = (), timeout: float = 60.0,
+              log_path: str | Path | None = None) -> LabProcess:
+    """Run `scripts/retrieval_lab.py`, wait for its access file and a healthy /health.
+
+    The lab's output goes to `log_path` (refused if it exists), or to a fresh temp file.
+    """
     access_file = Path(access_file)
     args = [sys.executable, str(SCRIPT), str(dbdir), str(access_file), str(port), *extra_args]
     if reopen:
         args.append("--reopen")
-    fd, log_name = tempfile.mkstemp(prefix="retrieval-lab-", suffix=".log")
-    with os.fdopen(fd, "wb") as log:
+    if log_path is None:
+        fd, log_name = tempfile.mkstemp(prefix="retrieval-lab-", suffix=".log")
+        log = os.fdopen(fd, "wb")
+        log_path = Path(log_name)
+    else:
+        log_path = Path(log_path)
+        log = open(log_path, "xb")
+    with log:
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    log_path = Path(log_name)
     deadline = time.monotonic() + timeout
     access = None
     while time.monotonic() < deadline:

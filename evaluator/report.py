@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from evaluator import metrics, statistics
+from evaluator.rescue_report import derive_rescue
 from protocols.canonical import canonical, digest
 
 REPORT_FORMAT = "graph_evaluation_report_v1"
-DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics")
+DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics", "rescue")
 
 
 class Row(TypedDict):
@@ -51,7 +52,7 @@ class Job(TypedDict):
 
 
 def uses_query_vector(spec: Mapping) -> bool:
-    return spec["route"] in ("semantic", "hybrid") or spec.get("seed") == "hybrid"
+    return spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
 
 
 def payload_bytes(page: Mapping) -> int:
@@ -76,6 +77,7 @@ def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping]) -
     derived["latency"] = latency(report["jobs"])
     derived["sizes"] = sizes(report["jobs"], rows)
     derived["work"], derived["cuts"] = work_and_cuts(rows)
+    derived["rescue"] = derive_rescue(rows, protocol, queries)  # None for protocols without the rescue analyses
     methods = {r["method"] for r in rows}
     primary = evaluation["primary_contrast"]
     complete = all(len({r["query_id"] for r in rows if r["method"] == m}) == len(report["plan"]["queries"])

@@ -16,6 +16,7 @@ import numpy as np
 
 from evaluator import recompute as rc
 from evaluator.inputs import Frozen
+from evaluator.rescue_verify import check_rescue
 from protocols.canonical import digest
 
 
@@ -112,7 +113,7 @@ class Checker:
             fail(None, "profile_digest", "is not the digest of the protocol's frozen profile")
         if fence is not None and page.get("fence") != fence:
             fail(None, "fence", f"{page.get('fence')} differs from the pinned fence {fence}")
-        uses_vector = spec["route"] in ("semantic", "hybrid") or spec.get("seed") == "hybrid"
+        uses_vector = spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
         if uses_vector:
             want = {"space_id": self.frozen.space_id, "vector_sha256": self.frozen.query_receipts[query["id"]]}
             if page.get("query_receipt") != want:
@@ -133,6 +134,8 @@ class Checker:
             self._check_hybrid(query, hits, spec, fail)
         elif route == "graph":
             self._check_graph(query, page, spec, fail)
+        elif route == "rescue":
+            check_rescue(self, query, page, spec, fail)
         else:
             fail(None, "method", f"unknown route {route!r}")
         return out

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                      "--output", a["source.json"], "--relations", a["relations.json"]], timings)
     stage("embed", [SCRIPTS / "build_embedding_fixture.py", "--source", a["source.json"], "--output", a["fixture.json"],
                     "--measurements", a["generation.json"]], timings)
-    lab = start_lab(out / "lab-db", out / "lab-access.json")
+    lab = start_lab(out / "lab-db", out / "lab-access.json", log_path=out / "lab.log")
     print(f"== lab: pid {lab.pid} at {lab.access['base_url']}", file=sys.stderr, flush=True)
     common = ["--fixture", a["fixture.json"], "--relations", a["relations.json"], "--credential-file",
               out / "lab-access.json", "--state", a["state.json"], "--protocol", protocol]
