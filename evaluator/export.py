@@ -146,11 +146,15 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_runs(directory: Path, report: Mapping) -> None:
+    """One TREC run per method. The score column is rank-derived (n + 1 - rank), not the method's
+    score: trec_eval and ir_measures reorder equal scores by document id, and exact ties are common
+    under RRF with k = 2, so the real scores would let them evaluate a ranking the lab never
+    returned. The methods' own scores stay in the public report's rows."""
     directory.mkdir(parents=True, exist_ok=False)
     for method in report["plan"]["methods"]:
         rows = sorted((r for r in report["rows"] if r["method"] == method), key=lambda r: r["query_id"])
-        lines = [f"{row['query_id']} Q0 {doc} {rank} {score!r} {method}"
-                 for row in rows for rank, (doc, score) in enumerate(zip(row["ranking"], row["scores"]), start=1)]
+        lines = [f"{row['query_id']} Q0 {doc} {rank} {len(row['ranking']) + 1 - rank} {method}"
+                 for row in rows for rank, doc in enumerate(row["ranking"], start=1)]
         write_text(directory / f"{method}.run", "\n".join(lines) + "\n")
 
 

@@ -75,9 +75,9 @@ def test_evaluate_export_audit(prepared, tmp_path):
         run = list(ir_measures.read_trec_run(str(runs / f"{method}.run")))
         values = ir_measures.calc_aggregate([nDCG @ 10, R @ 10], qrel_list, run)
         means = report["aggregates"]["methods"][method]
-        # TREC tools reorder equal scores by doc id; graph and RRF ties are rare enough here
+        # the run's rank-derived scores make the TREC tools see exactly the lab's order, ties included
         assert values[R @ 10] == pytest.approx(means["judged_recall@10"], abs=1e-9)
-        assert values[nDCG @ 10] == pytest.approx(means["ndcg@10"], abs=0.02)
+        assert values[nDCG @ 10] == pytest.approx(means["ndcg@10"], abs=1e-9)
 
     out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
               "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
