@@ -62,6 +62,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     parser.add_argument("--raw", action="store_true", help="skip the importer; embed every sample paragraph")
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
     args = parser.parse_args()
     if not args.sample.is_dir():
         print(f"sample directory {args.sample} is absent; nothing to measure", file=sys.stderr)
@@ -94,6 +95,10 @@ def main() -> int:
           f"{result.fixture['provenance']['max_tokens']})")
     print(f"queries: {q['count']} one at a time: p50 {q['p50_ms']:.2f} ms, p95 {q['p95_ms']:.2f} ms, "
           f"max {q['max_ms']:.2f} ms ({q['truncated']} truncated)")
+    if args.json:
+        args.json.write_text(json.dumps({"bench": "embedding", "documents": d["count"], "docs_per_second": d["per_second"],
+                                         "query_p50_ms": q["p50_ms"], "query_p95_ms": q["p95_ms"],
+                                         "load_average": os.getloadavg()[0]}, indent=1))
     return 0
 
 

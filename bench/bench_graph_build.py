@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
+import os
 import pstats
 import sys
 import time
@@ -39,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--seed", default="bench-graph-v1")
     parser.add_argument("--profile", action="store_true", help="print where the build spends its time")
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -63,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"relations {len(relations['relations'])} ({counts})")
     print(f"build_relations {seconds:.2f} s wall ({cpu_seconds:.2f} s CPU), "
           f"{len(projection) / seconds:.0f} docs/s ({verdict} the {TARGET_SECONDS:.0f} s target)")
+    if args.json:
+        args.json.write_text(json.dumps({"bench": "graph_build", "documents": len(projection),
+                                         "relations": len(relations["relations"]), "seconds": seconds,
+                                         "cpu_seconds": cpu_seconds, "load_average": os.getloadavg()[0]}, indent=1))
     if profiler:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(20)

@@ -118,7 +118,9 @@ def timed_both(fn) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
-def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], http_max_docs: int) -> list[str]:
+def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], http_max_docs: int
+               ) -> tuple[list[str], dict]:
+    """The printed lines of one corpus and its machine-readable figures (for --json)."""
     rng = np.random.default_rng(20260921)
     projection = sorted(({"id": "musique-" + digest({"title": t, "paragraph_text": p}), "title": t,
                           "paragraph_text": p} for t, p in pairs), key=lambda d: d["id"])
@@ -151,8 +153,9 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
     in_process = {name: [timed_both(lambda: search(index, route, body)) for route, body in
                          (bodies[name] for bodies in per_query)] for name in PROTOCOL["methods"]}
 
-    lines += compare_bm25s(index, texts, questions)
-    lines += compare_matvec(index, space_id, query_vectors)
+    bm25_line, bm25_ratio = compare_bm25s(index, texts, questions)
+    matvec_line, matvec_ratio = compare_matvec(index, space_id, query_vectors)
+    lines += [bm25_line, matvec_line]
 
     header: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
     http: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
@@ -167,6 +170,8 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
                  "| HTTP p50 / p95 ms | server CPU per request ms |")
     lines.append("|---|---|---|---|---|---|")
     fmt = (lambda p: f"{p[0]:.3f} / {p[1]:.3f}" if p else "not run")
+    figures = {"corpus": label, "documents": len(ids), "queries": len(questions), "bm25_ratio": bm25_ratio,
+               "matvec_ratio": matvec_ratio, "load_average": os.getloadavg()[0], "methods": {}}
     for name in PROTOCOL["methods"]:
         ip = percentiles([w for w, _ in in_process[name]])
         cpu = float(np.percentile([c for _, c in in_process[name]], 50))
@@ -174,12 +179,14 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
         ht = percentiles(http[name]) if http[name] else None
         sc = f"{server_cpu[name]:.3f}" if name in server_cpu else "not run"
         lines.append(f"| {name} | {fmt(ip)} | {cpu:.3f} | {fmt(hd)} | {fmt(ht)} | {sc} |")
+        figures["methods"][name] = {"in_process_p50_ms": ip[0], "header_p50_ms": hd and hd[0],
+                                    "http_p50_ms": ht and ht[0], "http_p95_ms": ht and ht[1]}
     if rss is not None:
         lines.append(f"server RSS after load and queries: {rss / 2**20:.0f} MiB")
-    return lines
+    return lines, figures
 
 
-def compare_bm25s(index, texts: list[str], questions: list[str]) -> list[str]:
+def compare_bm25s(index, texts: list[str], questions: list[str]) -> tuple[str, float]:
     import bm25s
     corpus_tokens = [bm25_tokens(t) for t in texts]
     retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene", dtype="float64")
@@ -203,11 +210,12 @@ def compare_bm25s(index, texts: list[str], questions: list[str]) -> list[str]:
         worst = max([worst] + [abs(a / 2.2 - b) for a, b in zip(top_ours, top_theirs)])
     o, t = np.median(ours), np.median(theirs)
     faster = "ours" if o < t else "bm25s"
-    return [f"BM25 top-100 query time p50: ours {o:.3f} ms, bm25s (lucene, same tokens) {t:.3f} ms; "
-            f"ours/bm25s = {o / t:.2f} ({faster} faster); max |ours/(k1+1) - bm25s| over top-10 scores = {worst:.2e}"]
+    return (f"BM25 top-100 query time p50: ours {o:.3f} ms, bm25s (lucene, same tokens) {t:.3f} ms; "
+            f"ours/bm25s = {o / t:.2f} ({faster} faster); max |ours/(k1+1) - bm25s| over top-10 scores = {worst:.2e}",
+            float(o / t))
 
 
-def compare_matvec(index, space_id: str, query_vectors: np.ndarray) -> list[str]:
+def compare_matvec(index, space_id: str, query_vectors: np.ndarray) -> tuple[str, float]:
     space = index.spaces[space_id]
     matrix = space.rows[: space.count]
     ours, bare = [], []
@@ -217,8 +225,8 @@ def compare_matvec(index, space_id: str, query_vectors: np.ndarray) -> list[str]
         q32 = query.unit32
         bare.append(timed(lambda: matrix @ q32))
     o, b = np.median(ours), np.median(bare)
-    return [f"cosine top-10 p50: ours {o:.3f} ms, bare numpy float32 matvec on the same matrix {b:.3f} ms; "
-            f"ours/bare = {o / b:.2f}"]
+    return (f"cosine top-10 p50: ours {o:.3f} ms, bare numpy float32 matvec on the same matrix {b:.3f} ms; "
+            f"ours/bare = {o / b:.2f}", float(o / b))
 
 
 def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines) -> int:
@@ -268,7 +276,9 @@ def main() -> None:
     parser.add_argument("--corpora", default="sample,10000", help="comma list of sample and/or sizes")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--http-max-docs", type=int, default=20000, help="skip the HTTP part above this size")
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
     args = parser.parse_args()
+    results = []
     for corpus in args.corpora.split(","):
         if corpus == "sample":
             pairs, questions = sample_corpus()
@@ -277,9 +287,13 @@ def main() -> None:
         else:
             pairs, questions = synthetic_corpus(int(corpus), args.queries)
             label = f"synthetic {int(corpus):,}"
-        for line in run_corpus(label, pairs, questions, args.http_max_docs):
+        lines, figures = run_corpus(label, pairs, questions, args.http_max_docs)
+        for line in lines:
             print(line, flush=True)
         print(flush=True)
+        results.append(figures)
+    if args.json:
+        args.json.write_text(json.dumps({"bench": "retrieval", "corpora": results}, indent=1))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ this machine: load < 3 s, health p50 < 2 ms. Prints the figures; exits 0 either 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -66,6 +67,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--health-requests", type=int, default=1000)
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")
@@ -113,6 +115,10 @@ def main() -> int:
     print(f"GET /health loopback round trip over {len(ms)} requests: p50 {p50:.3f} ms, p95 {p95:.3f} ms, "
           f"max {ms[-1]:.3f} ms (target p50 < 2 ms: {'met' if p50 < 2 else 'MISSED'})")
     print(f"lab stopped with exit code {code}")
+    if args.json:
+        args.json.write_text(json.dumps({"bench": "store_writes", "load_seconds": total, "server_cpu_seconds": server_cpu,
+                                         "per_kind_seconds": {k: v[2] for k, v in per_kind.items()},
+                                         "health_p50_ms": p50, "load_average": os.getloadavg()[0]}, indent=1))
     return 0
 
 

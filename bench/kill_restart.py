@@ -10,6 +10,7 @@ The short form (3 kills) runs in the default suite: tests/test_server_reliabilit
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -24,6 +25,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kill-restart-") as tmp:
@@ -34,7 +36,11 @@ def main() -> int:
     print(f"lost acknowledged batches: {len(report.lost)}")
     print(f"counts after replay: {report.counts} (expected {report.expected_counts})")
     print(f"final digest {report.final.get('all')} vs uninterrupted {report.reference.get('all')}")
-    print(f"result: {'PASS' if report.ok else 'FAIL'} in {time.perf_counter() - started:.1f} s")
+    seconds = time.perf_counter() - started
+    print(f"result: {'PASS' if report.ok else 'FAIL'} in {seconds:.1f} s")
+    if args.json:
+        args.json.write_text(json.dumps({"bench": "kill_restart", "kills": report.kills, "ok": report.ok,
+                                         "lost": len(report.lost), "seconds": seconds}, indent=1))
     return 0 if report.ok else 1
 
 

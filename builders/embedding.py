@@ -30,7 +30,7 @@ import numpy as np
 
 from builders.model_profiles import ModelFacts, Profile, ProfileChoice, check_pooling, choose_profile, read_model_facts
 from protocols.artifacts import validate_source
-from protocols.canonical import digest
+from protocols.canonical import digest, sha256_file
 from protocols.cli import Progress
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
@@ -186,18 +186,10 @@ def hash_model_files(model_dir: Path) -> dict[str, str]:
             if name in DOCUMENTATION_FILES or name.startswith("."):
                 continue
             path = Path(root) / name
-            files[path.relative_to(model_dir).as_posix()] = _sha256_file(path)
+            files[path.relative_to(model_dir).as_posix()] = sha256_file(path)
     if not files:
         raise RefusedInput(f"model directory {model_dir} holds no files")
     return dict(sorted(files.items()))
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------- loading the model

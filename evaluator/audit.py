@@ -16,14 +16,15 @@ Checks, each reported as `ok <check>` or `FAIL <check> <location>: <what>`:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from evaluator import plan as plans
-from evaluator.export import consistency_failures
+from evaluator.export import derived_failures
 from evaluator.inputs import load_frozen
-from evaluator.report import uses_query_vector
-from evaluator.verify import Checker, cross_method_failures, proof_digest, ranking_digest
+from evaluator.report import fence_failures, repetition_failures, uses_query_vector
+from evaluator.verify import Checker, cross_method_failures
 from protocols.canonical import digest
+from protocols.errors import RefusedInput
 from protocols.files import load_json
 
 
@@ -35,8 +36,9 @@ class Audit:
     def check(self, name: str, compute: Callable[[], list[str]]) -> None:
         try:
             found = compute()
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            # a report edited into the wrong shape fails the check instead of crashing the audit
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RefusedInput) as exc:
+            # a report edited into the wrong shape (or an embedded state that maps two documents to
+            # one record) fails the check instead of crashing the audit
             found = [f"malformed report: {type(exc).__name__}: {exc}"]
         if found:
             self.failures.extend((name, f) for f in found)
@@ -76,7 +78,7 @@ def audit(report_path, fixture_path, relations_path, protocol_path, generation_p
 def metric_failures(report, frozen) -> list[str]:
     if report.get("status") != "complete":
         return ["status: the metrics of an unfinished report are not audited"]
-    return [f for f in consistency_failures(report, frozen.fixture) if not f.startswith("hash_chain")]
+    return derived_failures(report, frozen.fixture)
 
 
 def generation_failures(report, frozen) -> list[str]:
@@ -112,37 +114,28 @@ def chain_failures(report, frozen) -> list[str]:
 
 
 def plan_failures(report, frozen) -> list[str]:
+    """The plan is the one evaluate pins for these inputs, this lab and the fence before the campaign
+    (recomputed whole: digests, split, methods, warm-up query, seeded job order), and it was run."""
     plan = report["plan"]
     out = []
     for name, value in plan["digests"].items():
         if report["hash_chain"].get(name) != value:
             out.append(f"plan.digests.{name}: differs from hash_chain.{name}")
-    expected = plans.seeded_jobs(plan["queries"], plan["methods"], plan["repetitions"], frozen.protocol["protocol_seed"])
-    if plan["jobs"] != expected:
-        out.append("plan.jobs: not the seeded shuffle of the protocol seed")
-    want_queries = [q["id"] for q in frozen.split_queries(frozen.protocol["evaluation"]["split"])]
-    if plan["queries"] != want_queries or plan["methods"] != sorted(frozen.protocol["methods"]):
-        out.append("plan.queries/methods: not the protocol's split and methods")
+    lab, before = report["lab"], report["before"]
+    # without --generation the chain's generation digest stands in (the generation check binds it)
+    given = replace(frozen, digests={"generation": report["hash_chain"].get("generation"), **frozen.digests})
+    expected = plans.build_plan(given, digest(report["state"]), lab, lab["scope"], before["fence"],
+                                before["store_digest"])
+    for key in sorted(set(plan) | set(expected)):
+        if plan.get(key) != expected.get(key):
+            out.append(f"plan.{key}: not the plan pinned for these inputs, lab and fence")
+    warmup = plan["warmup"]
+    if [[w["query_id"], w["method"]] for w in report["warmup"]] != [[warmup["query_id"], m] for m in warmup["methods"]]:
+        out.append("warmup: not one search per method with the plan's warm-up query")
     ran = [[j["query_id"], j["method"], j["repetition"]] for j in sorted(report["jobs"], key=lambda j: j["order"])]
     if report.get("status") == "complete" and ran != plan["jobs"]:
         first = next((i for i, (a, b) in enumerate(zip(ran, plan["jobs"])) if a != b), min(len(ran), len(plan["jobs"])))
         out.append(f"jobs[{first}]: the report did not run the plan's jobs in order")
-    return out
-
-
-def fence_failures(report) -> list[str]:
-    fence = report["plan"]["fence"]
-    out = []
-    for where, value in (("state.fence", report["state"].get("fence")), ("before.fence", report["before"]["fence"]),
-                         ("after.fence", (report.get("after") or {}).get("fence"))):
-        if value != fence:
-            out.append(f"{where}: {value}, plan fence {fence}")
-    after = report.get("after") or {}
-    if after.get("store_digest") != report["before"]["store_digest"]:
-        out.append("after.store_digest: differs from before.store_digest")
-    for i, row in enumerate(report["rows"]):
-        if row["page"].get("fence") != fence:
-            out.append(f"rows[{i}] (query {row['query_id']}, method {row['method']}).page.fence: {row['page'].get('fence')}")
     return out
 
 
@@ -167,27 +160,4 @@ def cross_failures(report, frozen) -> list[str]:
     for query_id in sorted(pages):
         out.extend(str(f) for f in cross_method_failures(query_id, pages[query_id], frozen.protocol["methods"],
                                                          frozen.protocol["ranking_profiles"]))
-    return out
-
-
-def repetition_failures(report) -> list[str]:
-    rows = {(r["query_id"], r["method"]): r for r in report["rows"]}
-    out = []
-    for i, row in enumerate(report["rows"]):
-        if ranking_digest(row["page"]) != row["ranking_digest"] or proof_digest(row["page"]) != row["proof_digest"]:
-            out.append(f"rows[{i}] query {row['query_id']}, method {row['method']}: stored digests do not match its page")
-    for job in report["jobs"]:
-        row = rows.get((job["query_id"], job["method"]))
-        if row is None:
-            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}: no row")
-        elif (job["ranking_digest"], job["proof_digest"]) != (row["ranking_digest"], row["proof_digest"]):
-            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}, repetition "
-                       f"{job['repetition']}: ranking or proofs differ from the first repetition")
-    if report.get("status") == "complete":
-        counts: dict[tuple, int] = {}
-        for job in report["jobs"]:
-            counts[(job["query_id"], job["method"])] = counts.get((job["query_id"], job["method"]), 0) + 1
-        for key, n in sorted(counts.items()):
-            if n != report["plan"]["repetitions"]:
-                out.append(f"query {key[0]}, method {key[1]}: {n} repetitions, plan has {report['plan']['repetitions']}")
     return out

@@ -114,10 +114,21 @@ def load_bound_state(path: Path, frozen: Frozen) -> tuple[dict, str]:
     return state, digest(state)
 
 
+def server_monitor(server_pid: int, access: Mapping) -> ResourceMonitor:
+    """The resource monitor of the lab's own process, refused before anything is written when the
+    PID is not the one the lab wrote into its access file (CPU and RSS of another process would be
+    reported as the server's)."""
+    if access.get("pid") != server_pid:
+        raise RefusedInput(f"--server-pid {server_pid} is not the lab's process: its credential file names "
+                           f"pid {access.get('pid')}")
+    return ResourceMonitor(server_pid)
+
+
 def evaluate(paths: Paths, access: dict, server_pid: int,
              log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> dict:
     refuse_same_path(plan=paths.plan, report=paths.report)
     refuse_existing(paths.report)
+    monitor = server_monitor(server_pid, access)
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
     check_routes(frozen.protocol)
     state, state_digest = load_bound_state(paths.state, frozen)
@@ -136,7 +147,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         refuse_existing(paths.report)
         report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
         campaign = Campaign(client, frozen, state, plan, report, paths.report, log)
-        with ResourceMonitor(server_pid) as monitor:
+        with monitor:
             try:
                 campaign.run(identity)
             except Exception as exc:  # a check, a lab error, a transport error (lab gone): all end the campaign

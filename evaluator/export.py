@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evaluator.rescue_report import markdown as markdown_rescue
-from evaluator.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences
+from evaluator.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
 from evaluator.verify import proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
@@ -38,13 +38,21 @@ def output_paths(public: str | Path) -> dict[str, Path]:
 
 
 def consistency_failures(report: Mapping, fixture: Mapping) -> list[str]:
-    """Everything export requires of a private report, as a list of located failures."""
-    out = []
+    """Everything export requires of a private report, as a list of located failures: complete,
+    bound to the fixture by its hash chain, one fence throughout, repetitions identical, every row
+    bound to its page and the fixture, every number recomputed."""
     if report.get("format") != REPORT_FORMAT:
         return [f"format: {report.get('format')!r} is not {REPORT_FORMAT}"]
     if report.get("status") != "complete":
         failure = (report.get("failure") or {}).get("message")
         return [f"status: the report is {report.get('status')!r}, not complete" + (f" ({failure})" if failure else "")]
+    return (chain_failures(report, fixture) + fence_failures(report) + repetition_failures(report)
+            + derived_failures(report, fixture))
+
+
+def chain_failures(report: Mapping, fixture: Mapping) -> list[str]:
+    """The hash chain against the given fixture and the report's embedded protocol, plan and state."""
+    out = []
     chain = report["hash_chain"]
     if chain.get("fixture") != digest(fixture):
         out.append(f"hash_chain.fixture: {chain.get('fixture')} is not the digest of the given fixture ({digest(fixture)})")
@@ -55,6 +63,13 @@ def consistency_failures(report: Mapping, fixture: Mapping) -> list[str]:
             out.append(f"hash_chain.{name}: not the digest of the report's {name}")
     if fixture["source"]["protocol"]["digest"] != digest(report["protocol"]):
         out.append("protocol: not the protocol the fixture's source was imported with")
+    return out
+
+
+def derived_failures(report: Mapping, fixture: Mapping) -> list[str]:
+    """Every row bound to its stored page and to the fixture's documents; every per-query metric
+    and every derived block recomputed from the rows, jobs, protocol and the fixture's judgments."""
+    out = []
     documents = {d["id"]: d for d in fixture["source"]["documents"]}
     for i, row in enumerate(report["rows"]):
         where = f"rows[{i}] (query {row['query_id']}, method {row['method']})"

@@ -21,8 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from evaluator.client import LabClient
-from evaluator.inputs import Frozen, load_frozen
+from evaluator.inputs import Frozen, load_frozen, vector_sha256
 from evaluator.state import State, StateError, StateLock, load_state, new_state, save_state
 from protocols.canonical import digest
 from protocols.cli import Progress
@@ -44,6 +46,22 @@ class Batch:
 
 def memory_payload(doc: dict) -> dict:
     return {"content": doc["text"], "metadata": {"document_id": doc["id"], "title": doc["title"]}}
+
+
+def relation_body(rel: dict, state: State) -> dict:
+    """What the lab holds for a graph edge: its kind, both endpoints at their prepared records and
+    revisions, and its provenance (written by prepare, compared by read-back and by the snapshots)."""
+    return {"kind": rel["kind"], "source": state["memories"][rel["source"]], "target": state["memories"][rel["target"]],
+            "provenance": rel["provenance"]}
+
+
+def binding_is_frozen(binding: dict | None, receipt: dict, frozen: Frozen, doc_id: str) -> bool:
+    """A current binding read from the lab is the prepared one and holds the fixture's vector: the
+    hash is recomputed from the vector the lab returned, not taken from its receipt."""
+    want = frozen.doc_receipts[doc_id]
+    return binding is not None and binding["binding_id"] == receipt["binding_id"] \
+        and binding["vector_sha256"] == want \
+        and vector_sha256(np.asarray(binding.get("vector") or [], dtype=np.float32)) == want
 
 
 def memory_key(frozen: Frozen, doc_id: str) -> str:
@@ -141,9 +159,7 @@ def write_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: l
     items = []
     for edge_id in edge_ids:
         rel = by_id[edge_id]
-        items.append({"idempotency_key": relation_key(frozen, edge_id), "kind": rel["kind"],
-                      "source": state["memories"][rel["source"]], "target": state["memories"][rel["target"]],
-                      "provenance": rel["provenance"]})
+        items.append({"idempotency_key": relation_key(frozen, edge_id), **relation_body(rel, state)})
     answer = client.assert_relations(items)
     for edge_id, receipt in zip(edge_ids, answer["receipts"], strict=True):
         state["relations"][edge_id] = {"id": receipt["id"], "revision": receipt["revision"]}
@@ -173,7 +189,7 @@ def check_embeddings(client: LabClient, frozen: Frozen, state: State, doc_ids: S
         receipt = state["bindings"][doc_id]
         if binding is None:
             raise ReadBackMismatch(f"embedding of {doc_id} ({record_id}): no current binding in {frozen.space_id}")
-        if binding["binding_id"] != receipt["binding_id"] or binding["vector_sha256"] != frozen.doc_receipts[doc_id]:
+        if not binding_is_frozen(binding, receipt, frozen, doc_id):
             raise ReadBackMismatch(f"embedding of {doc_id}: binding or vector_sha256 differs from the fixture")
         if [float(x) for x in frozen.doc_vectors[doc_id]] != binding["vector"]:
             raise ReadBackMismatch(f"embedding of {doc_id}: stored vector differs from the fixture vector")
@@ -184,9 +200,7 @@ def check_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: S
     stored = client.read_relations([state["relations"][e]["id"] for e in edge_ids])
     for edge_id, got in zip(edge_ids, stored, strict=True):
         rel = by_id[edge_id]
-        want = {"id": state["relations"][edge_id]["id"], "kind": rel["kind"],
-                "source": state["memories"][rel["source"]], "target": state["memories"][rel["target"]],
-                "provenance": rel["provenance"]}
+        want = {"id": state["relations"][edge_id]["id"], **relation_body(rel, state)}
         have = {k: got.get(k) for k in want}
         if have != want:
             field_names = sorted(k for k in want if have[k] != want[k])

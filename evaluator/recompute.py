@@ -23,7 +23,6 @@ import numpy as np
 # cosine, another summation order for BM25): far below any real score difference
 BM25_TOLERANCE = 1e-9
 COSINE_TOLERANCE = 2e-6
-STRENGTH_RELATIVE_TOLERANCE = 1e-9
 
 
 def bm25_tokens(text: str) -> list[str]:

@@ -12,6 +12,7 @@ from typing import TypedDict
 
 from evaluator import metrics, statistics
 from evaluator.rescue_report import derive_rescue
+from evaluator.verify import proof_digest, ranking_digest
 from protocols.canonical import canonical, digest
 
 REPORT_FORMAT = "graph_evaluation_report_v1"
@@ -157,3 +158,45 @@ def differences(stored: Mapping, derived: Mapping, path: str = "") -> list[str]:
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def fence_failures(report: Mapping) -> list[str]:
+    """Plan, state, before, after and every stored page carry one fence; the store did not change."""
+    fence = report["plan"]["fence"]
+    out = []
+    for where, value in (("state.fence", report["state"].get("fence")), ("before.fence", report["before"]["fence"]),
+                         ("after.fence", (report.get("after") or {}).get("fence"))):
+        if value != fence:
+            out.append(f"{where}: {value}, plan fence {fence}")
+    after = report.get("after") or {}
+    for name in ("store_digest", "content_digest"):
+        if after.get(name) != report["before"][name]:
+            out.append(f"after.{name}: differs from before.{name}")
+    for i, row in enumerate(report["rows"]):
+        if row["page"].get("fence") != fence:
+            out.append(f"rows[{i}] (query {row['query_id']}, method {row['method']}).page.fence: {row['page'].get('fence')}")
+    return out
+
+
+def repetition_failures(report: Mapping) -> list[str]:
+    """Every job repeated the ranking and proofs of its row's stored page."""
+    rows = {(r["query_id"], r["method"]): r for r in report["rows"]}
+    out = []
+    for i, row in enumerate(report["rows"]):
+        if ranking_digest(row["page"]) != row["ranking_digest"] or proof_digest(row["page"]) != row["proof_digest"]:
+            out.append(f"rows[{i}] query {row['query_id']}, method {row['method']}: stored digests do not match its page")
+    for job in report["jobs"]:
+        row = rows.get((job["query_id"], job["method"]))
+        if row is None:
+            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}: no row")
+        elif (job["ranking_digest"], job["proof_digest"]) != (row["ranking_digest"], row["proof_digest"]):
+            out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}, repetition "
+                       f"{job['repetition']}: ranking or proofs differ from the first repetition")
+    if report.get("status") == "complete":
+        counts: dict[tuple, int] = {}
+        for job in report["jobs"]:
+            counts[(job["query_id"], job["method"])] = counts.get((job["query_id"], job["method"]), 0) + 1
+        for key, n in sorted(counts.items()):
+            if n != report["plan"]["repetitions"]:
+                out.append(f"query {key[0]}, method {key[1]}: {n} repetitions, plan has {report['plan']['repetitions']}")
+    return out

@@ -168,6 +168,23 @@ def _lane(seeds: list[dict], edges: Mapping[str, rc.Edge], spec: Mapping, base: 
     return lane[: spec["cap"]], len(lane)
 
 
+def lane_budget_cut(seeds: Sequence[str], edges: Mapping[str, rc.Edge], spec: Mapping) -> bool:
+    """Whether the lane's traversal from these seeds must stop on a budget (docs/rescue.md, step 4).
+
+    A complete traversal examines every followed adjacency entry of each node closer than max_hops
+    to the seed set and reaches every node within max_hops; it is cut exactly when either count
+    exceeds its budget (max_scan entries, max_nodes nodes). Recomputed here, so a page cannot skip
+    the lane's verification by claiming a cut.
+    """
+    adj = _undirected(edges, spec["kinds"])
+    closest: dict[str, int] = {}
+    for seed in seeds:
+        for node, hop in _distances(seed, adj, spec["max_hops"]).items():
+            closest[node] = min(hop, closest.get(node, hop))
+    scanned = sum(len(adj.get(node, ())) for node, hop in closest.items() if hop < spec["max_hops"])
+    return scanned > spec["max_scan"] or len(closest) > spec["max_nodes"]
+
+
 def _path(node: str, seed: str, hop: int, best: Mapping, adj: Mapping) -> list[tuple[str, str, str]]:
     """The walk the rule picks: back through the smallest-id parent labelled with the same seed."""
     steps = []
@@ -255,11 +272,17 @@ def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping, fail: Fa
     lexical, semantic = lexical[: channels["lexical"]["depth"]], semantic[: channels["semantic"]["depth"]]
     documents = checker.frozen.documents  # a property that builds the map: read it once
     titles = {rid: documents[doc]["title"] for rid, doc in checker.doc_of.items()}
-    cut = {"max_scan", "max_nodes"} & set(page.get("stop_reasons") or [])
     want = expected_rescue(query["question"], lexical, semantic, titles, checker.edges, profile,
                            spec["graph_mode"])
+    cut = want.gate["fired"] and lane_budget_cut([s["id"] for s in want.seeds], checker.edges, profile["lane"])
+    claimed = bool({"max_scan", "max_nodes"} & set(page.get("stop_reasons") or []))
+    if claimed != cut:
+        fail(None, "stop_reasons", f"{page.get('stop_reasons')}: the recomputed lane traversal "
+                                   f"{'is' if cut else 'is not'} cut by a budget")
+    if (page.get("coverage") or {}).get("graph") is not (not cut):
+        fail(None, "coverage.graph", f"{(page.get('coverage') or {}).get('graph')}, recomputed {not cut}")
     compare_page(page, want, spec, profile, checker.revision_of, checker.relation_revision, checker.edges,
-                 {"lexical": dict(lexical), "semantic": dict(semantic)}, bool(cut), fail)
+                 {"lexical": dict(lexical), "semantic": dict(semantic)}, cut, fail)
 
 
 def compare_page(page: Mapping, want: Expected, spec: Mapping, profile: Mapping, revision_of: Mapping[str, int],
@@ -332,7 +355,7 @@ def _check_channels(hit, i, want: Expected, profile, raw, lane, fail) -> None:
             fail(i, f"channels.{name}", f"rank {entry.get('rank')} {entry.get('contribution_exact')}, "
                                         f"recomputed {rank} {text(part)}")
         tolerance = rc.BM25_TOLERANCE if name == "lexical" else rc.COSINE_TOLERANCE
-        if rank is not None and not rc.near_tie(entry.get("raw_score") or float("nan"), raw[name][hit["id"]], tolerance):
+        if rank is not None and not rc.near_tie(_number(entry.get("raw_score")), raw[name][hit["id"]], tolerance):
             fail(i, f"channels.{name}.raw_score", f"{entry.get('raw_score')}, recomputed {raw[name][hit['id']]!r}")
     if profile["combine"] == "fuse":
         entry = channels.get("graph") or {}
@@ -341,6 +364,12 @@ def _check_channels(hit, i, want: Expected, profile, raw, lane, fail) -> None:
         part = Fraction(0) if mine is None or weight == 0 else weight / (profile["fusion"]["k"] + mine["lane_rank"])
         if entry.get("contribution_exact") != text(part):
             fail(i, "channels.graph", f"{entry.get('contribution_exact')}, recomputed {text(part)}")
+
+
+def _number(value) -> float:
+    """A reported float, or NaN (which compares unequal to everything) when it is missing; a raw
+    score of exactly 0.0 is a number, not a missing value."""
+    return float("nan") if value is None else value
 
 
 def _check_base(hit, i, want: Expected, revision_of, fail, used: set[str]) -> None:

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 
 from evaluator.client import LabClient
 from evaluator.inputs import Frozen
-from evaluator.prepare import memory_payload
+from evaluator.prepare import binding_is_frozen, memory_payload, relation_body
+from evaluator.state import record_map
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 
@@ -35,7 +36,7 @@ def list_all(fetch, key: str) -> list[dict]:
 def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
     """Read every memory, binding and relation; refuse any difference; return the fence and digests."""
     fence = client.fence()
-    doc_of = {entry["id"]: doc for doc, entry in state["memories"].items()}
+    _, doc_of = record_map(state)
     documents = frozen.documents
     records = list_all(client.list_memories, "records")
     ids = [r["id"] for r in records]
@@ -55,10 +56,7 @@ def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
         bindings.extend(client.read_embeddings(ordered_ids[i:i + PAGE], frozen.space_id))
     current = {b["record_id"]: b for b in bindings if b.get("current")}
     for record_id, doc in doc_of.items():
-        binding = current.get(record_id)
-        want = state["bindings"][doc]
-        if binding is None or binding["binding_id"] != want["binding_id"] \
-                or binding["vector_sha256"] != frozen.doc_receipts[doc]:
+        if not binding_is_frozen(current.get(record_id), state["bindings"][doc], frozen, doc):
             raise StoreMismatch(f"embedding of {record_id} ({doc}) is not the frozen vector")
     relations = list_all(client.list_relations, "relations")
     by_lab = {entry["id"]: edge for edge, entry in state["relations"].items()}
@@ -67,8 +65,7 @@ def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
         raise StoreMismatch("lab relations differ from the prepared graph")
     for rel in relations:
         edge = graph[by_lab[rel["id"]]]
-        want = {"kind": edge["kind"], "source": state["memories"][edge["source"]],
-                "target": state["memories"][edge["target"]], "provenance": edge["provenance"]}
+        want = relation_body(edge, state)
         if {k: rel.get(k) for k in want} != want:
             raise StoreMismatch(f"relation {rel['id']} ({edge['id']}) differs from the graph")
     return {

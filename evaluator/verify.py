@@ -17,6 +17,7 @@ import numpy as np
 from evaluator import recompute as rc
 from evaluator.inputs import Frozen
 from evaluator.rescue_verify import check_rescue
+from evaluator.state import record_map
 from protocols.canonical import digest
 
 
@@ -42,8 +43,7 @@ class Checker:
         self.frozen = frozen
         self.profiles = frozen.protocol["ranking_profiles"]
         self.methods = frozen.protocol["methods"]
-        self.doc_of = {entry["id"]: doc for doc, entry in state["memories"].items()}
-        self.record_of = {doc: entry["id"] for doc, entry in state["memories"].items()}
+        self.record_of, self.doc_of = record_map(state)
         self.revision_of = {entry["id"]: entry["revision"] for entry in state["memories"].values()}
         self.bindings = {self.record_of[doc]: receipt for doc, receipt in state["bindings"].items()}
         documents = frozen.documents
@@ -259,11 +259,7 @@ class Checker:
     @staticmethod
     def _explained_by_near_ties(have, want, lists, tolerance) -> bool:
         """True when every document on which the two fused lists differ sits in a channel near-tie."""
-        ambiguous = set()
-        for channel, lst in lists.items():
-            for j in range(1, len(lst)):
-                if lst[j - 1][1] != lst[j][1] and rc.near_tie(lst[j - 1][1], lst[j][1], tolerance[channel]):
-                    ambiguous.update((lst[j - 1][0], lst[j][0]))
+        ambiguous = set().union(*(near_tie_ids(lst, tolerance[channel]) for channel, lst in lists.items()))
         differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
         return bool(differing) and differing <= ambiguous
 
@@ -291,7 +287,7 @@ class Checker:
         lexical_seed = seed == "lexical"
         returned = {r.get("id"): r for r in page.get("relations") or []}
         used: set[str] = set()
-        graph_ranks: dict[str, int] = {}
+        proved: dict[str, Fraction | None] = {}  # hit id -> exact strength of the path its proof shows
         for i, hit in enumerate(hits, start=1):
             channels = hit.get("channels") or {}
             b = (channels.get("base") or {}).get("rank")
@@ -307,11 +303,11 @@ class Checker:
                 if proof is not None:
                     fail(i, "proof", "a hit without a graph rank carries a proof")
                 continue
-            graph_ranks[hit["id"]] = g
             if proof is None:
                 fail(i, "proof", "a hit with a graph rank carries no proof")
                 continue
-            self._check_proof(hit, i, proof, profile, cos, lexical_seed, returned, used, fail)
+            proved[hit["id"]] = self._check_proof(hit, i, proof, want_anchors, profile, cos, lexical_seed,
+                                                  returned, used, fail)
         self._check_order(hits, fail, exact=True)
         if set(returned) != used:
             extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
@@ -321,17 +317,24 @@ class Checker:
             if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != self.relation_revision[rid] \
                     or (rel.get("source") or {}).get("id") != edge.source or (rel.get("target") or {}).get("id") != edge.target:
                 fail(None, f"relations[{rid}]", "not a prepared relation with that kind, revision and endpoints")
-        self._check_expansion(page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, fail)
+        self._check_expansion(page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, proved, fail)
 
     def _affinity(self, rid: str, cos: Mapping[str, float], profile, lexical_seed: bool) -> float:
         return rc.affinity(cos.get(rid), profile, lexical_seed)
 
-    def _check_proof(self, hit, i, proof, profile, cos, lexical_seed, returned, used, fail) -> None:
+    def _check_proof(self, hit, i, proof, anchors, profile, cos, lexical_seed, returned, used, fail) -> Fraction | None:
+        """Walk the proof from its anchor; returns the exact recomputed strength of the path it shows
+        (None when the proof is not a path), so the caller can tell a near tie from a wrong path."""
         anchor = proof.get("anchor") or {}
         rank = anchor.get("rank")
-        if not isinstance(rank, int) or not 1 <= rank <= profile["anchors"]:
+        if not isinstance(rank, int) or not 1 <= rank <= len(anchors):
             fail(i, "proof.anchor.rank", f"{rank} is not an anchor rank")
-            return
+            return None
+        if anchor != anchors[rank - 1]:
+            # the strength is derived from the rank, so an anchor id that is not the anchor of that
+            # rank would let a path start anywhere
+            fail(i, "proof.anchor", f"{anchor} is not the page's anchor of rank {rank} {anchors[rank - 1]}")
+            return None
         strength = rc.anchor_strength(rank, profile)
         node = anchor.get("id")
         steps = proof.get("steps") or []
@@ -342,7 +345,7 @@ class Checker:
             edge = self.edges.get(step.get("relation_id"))
             if edge is None:
                 fail(i, f"{where}.relation_id", f"{step.get('relation_id')} is not a prepared relation")
-                return
+                return None
             used.add(edge.relation_id)
             if edge.relation_id not in returned:
                 fail(i, f"{where}.relation_id", f"{edge.relation_id} is not among the page's relations")
@@ -351,7 +354,11 @@ class Checker:
             if direction not in ("forward", "backward") or (step.get("from") or {}).get("id") != node \
                     or ends[0] != node or (step.get("to") or {}).get("id") != ends[1]:
                 fail(i, where, f"does not continue the path at {node} along {edge.relation_id} {direction}")
-                return
+                return None
+            if step.get("relation_revision") != self.relation_revision[edge.relation_id] \
+                    or step["from"].get("revision") != self.revision_of[ends[0]] \
+                    or step["to"].get("revision") != self.revision_of[ends[1]]:
+                fail(i, f"{where}.revision", "relation or endpoint revision is not the prepared one")
             node = ends[1]
             if step.get("kind") != edge.kind:
                 fail(i, f"{where}.kind", f"{step.get('kind')}, relation is {edge.kind}")
@@ -377,14 +384,15 @@ class Checker:
             fail(i, "proof.steps", f"path ends at {node}, not at the hit {hit['id']}")
         if not rc.near_tie(proof.get("strength", float("nan")), float(strength), rc.COSINE_TOLERANCE):
             fail(i, "proof.strength", f"{proof.get('strength')}, recomputed {float(strength)!r}")
+        return strength
 
-    def _check_expansion(self, page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, fail) -> None:
+    def _check_expansion(self, page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, proved, fail) -> None:
         """The whole expansion, paths and final ranking recomputed and compared with the page."""
         expansion = rc.expand(anchors, self.adjacency, self.edges, profile["kind_weights"], spec["expansion"])
         if list(page.get("stop_reasons") or []) != expansion.stop_reasons:
             fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {expansion.stop_reasons}")
         budget_cut = any(reason != "depth_limit" for reason in expansion.stop_reasons)
-        if (page.get("coverage") or {}).get("graph") is budget_cut:
+        if (page.get("coverage") or {}).get("graph") is not (not budget_cut):
             fail(None, "coverage.graph", f"{(page.get('coverage') or {}).get('graph')} but the expansion "
                                          f"{'was' if budget_cut else 'was not'} cut by a budget")
         work = page.get("work") or {}
@@ -400,24 +408,35 @@ class Checker:
         final = {rid: rc.final_graph_score(base_rank.get(rid), graph_rank.get(rid), profile) for rid in candidates}
         want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
         have = [h["id"] for h in hits]
-        strengths = [float(paths[r].strength) for r in order]
-        near = any(strengths[j - 1] != strengths[j] and rc.near_tie(strengths[j - 1], strengths[j], rc.COSINE_TOLERANCE)
-                   for j in range(1, len(strengths)))
+        ambiguous = near_tie_ids([(rid, float(paths[rid].strength)) for rid in order], rc.COSINE_TOLERANCE)
         for i, hit in enumerate(hits, start=1):
             g = ((hit.get("channels") or {}).get("graph") or {}).get("rank")
-            if g != graph_rank.get(hit["id"]) and not near:
+            if g != graph_rank.get(hit["id"]) and hit["id"] not in ambiguous:
                 fail(i, "channels.graph.rank", f"{g}, recomputed {graph_rank.get(hit['id'])}")
             proof, mine = hit.get("proof"), paths.get(hit["id"])
             if proof is not None and mine is not None:
+                shown = [s.get("relation_id") for s in proof.get("steps") or []]
                 if not rc.near_tie(proof.get("strength", float("nan")), float(mine.strength), rc.COSINE_TOLERANCE):
                     fail(i, "proof.strength", f"{proof.get('strength')} is not the strongest path ({float(mine.strength)!r})")
-                elif [s.get("relation_id") for s in proof.get("steps") or []] != [s[0] for s in mine.steps] and not near:
-                    fail(i, "proof.steps", f"path {[s.get('relation_id') for s in proof.get('steps') or []]}, "
-                                           f"preferred path {[s[0] for s in mine.steps]}")
-        if have != want and not near:
+                elif shown != [s[0] for s in mine.steps] and proved.get(hit["id"]) == mine.strength:
+                    # another path is acceptable only when its exact strength differs from the
+                    # strongest by rounding; at an exactly equal strength the tie rules decide
+                    fail(i, "proof.steps", f"path {shown}, preferred path {[s[0] for s in mine.steps]}")
+        differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
+        if len(have) != len(want) or not differing <= ambiguous:
             first = next(i for i, (a, b) in enumerate(zip(have + [None] * 99, want + [None] * 99)) if a != b)
             fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed final ranking has "
                                   f"{want[first] if first < len(want) else None}")
+
+
+def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
+    """Ids next to a neighbour whose recomputed score differs from theirs by rounding only: the
+    server's arithmetic may order such a pair either way, and nothing else."""
+    out: set[str] = set()
+    for (a, sa), (b, sb) in zip(ranked, ranked[1:]):
+        if sa != sb and rc.near_tie(sa, sb, tolerance):
+            out.update((a, b))
+    return out
 
 
 def ranking_digest(page: Mapping) -> str:

@@ -17,6 +17,7 @@ from importer.selection import row_stratum
 from protocols.canonical import sha256_file
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
+from protocols.files import refuse_json_constant
 
 
 class SourceFileError(RefusedInput):
@@ -63,7 +64,7 @@ def stream_rows(pinned: PinnedFile) -> Iterator[tuple[int, dict]]:
                 continue
             where = f"{pinned.path}:{number}"
             try:
-                row = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+                row = json.loads(raw.decode("utf-8"), parse_constant=refuse_json_constant)
             except (UnicodeDecodeError, ValueError) as exc:
                 raise SourceFileError(f"{where}: malformed JSON on line {number}: {exc}") from None
             validate_row(row, where)
@@ -106,7 +107,3 @@ def validate_row(row: Any, where: str) -> None:
             f.fail(join(path, "paragraph_support_idx"), f"no paragraph has idx {idx}")
         if not indexes[idx]:
             f.fail(join(path, "paragraph_support_idx"), f"paragraph {idx} is not marked is_supporting")
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-finite number {name} is not allowed")

@@ -34,27 +34,36 @@ def import_source(
     relations: str | Path,
     *,
     graph_builder: GraphBuilder,
+    log: Callable[[str], None] = lambda line: None,
 ) -> dict:
     """Import MuSiQue files pinned by a protocol into source.json and relations.json.
 
     The graph builder is its own stage (builders/), passed in rather than imported so the importer
     depends on protocols only (DESIGN §2); it maps (source, source digest) to the relations value.
     Returns a summary: paths written, digests, queries per split and category, documents and
-    relations by kind.
+    relations by kind. `log` receives one line as each stage starts (the CLI prints them on
+    stderr: the official train file takes three passes, and silence would look like a hang).
     """
     refuse_same_path(output=output, relations=relations)
     refuse_existing(output, relations)
     protocol = load_protocol(protocol_path)
     files = pinned_files(protocol, source_dir)
     for pinned in files.values():
+        log(f"hashing {pinned.path} ({_size(pinned.path)})")
         verify_hash(pinned)
-    selected, file_rows = select_cohort(protocol, files)
+    selected, file_rows = select_cohort(protocol, files, log)
     source = build_source(protocol, file_rows, selected)
     source_digest = digest(source)
+    log(f"building the graph over {source['counts']['documents']} documents")
     graph = graph_builder(source, source_digest)
     refuse_existing(output, relations)
     save(output, source)
-    save(relations, graph)
+    try:
+        save(relations, graph)
+    except BaseException:
+        # a source.json without its relations.json is half an import: leave neither
+        Path(output).unlink(missing_ok=True)
+        raise
     return {
         "output": str(output),
         "relations": str(relations),
@@ -68,7 +77,7 @@ def import_source(
 
 
 def select_cohort(
-    protocol: dict, files: Mapping[str, PinnedFile]
+    protocol: dict, files: Mapping[str, PinnedFile], log: Callable[[str], None] = lambda line: None,
 ) -> tuple[dict[str, list[dict]], dict[str, int]]:
     """Selected full rows per split (in selection order) and the row count of each file.
 
@@ -76,9 +85,13 @@ def select_cohort(
     (the official train file is too large to hold whole), the second keeps the chosen rows.
     """
     selection = protocol["selection"]
-    light: dict[str, list[dict]] = {}
-    for role in {split["source"] for split in selection["splits"].values()}:
-        light[role] = [
+    # files in selection order, not set order: with a hash-seeded set, which file's error is
+    # reported first (and the order of work) would change from run to run
+    roles = dict.fromkeys(selection["splits"][split]["source"] for split in selection["order"])
+    selection_fields: dict[str, list[dict]] = {}
+    for role in roles:
+        log(f"reading ids and questions of {files[role].path}")
+        selection_fields[role] = [
             {"id": row["id"], "question": row["question"], "answerable": row["answerable"]}
             for _, row in stream_rows(files[role])
         ]
@@ -87,12 +100,15 @@ def select_cohort(
     for split in selection["order"]:
         spec = selection["splits"][split]
         counts = {int(hop): n for hop, n in spec["counts"].items()}
-        rows = select_rows(light[spec["source"]], counts, selection["seed"], taken_questions)
+        pool = selection_fields[spec["source"]]
+        rows = select_rows(pool, counts, selection["seed"], taken_questions)
         chosen_ids[split] = [row["id"] for row in rows]
         taken_questions.extend(row["question"] for row in rows)
+        log(f"selected {len(rows)} {split} rows of {len(pool)} in {files[spec['source']].path.name}")
     compare_expected(selection.get("expected_ids"), chosen_ids)
-    full = _read_chosen(files, selection, chosen_ids)
-    return full, {role: len(rows) for role, rows in light.items()} | _unused_roles(files, light)
+    chosen_rows = _read_chosen(files, selection, chosen_ids, log)
+    row_counts = {role: len(rows) for role, rows in selection_fields.items()}
+    return chosen_rows, row_counts | _row_counts_of_unused_files(files, selection_fields, log)
 
 
 def compare_expected(expected: Mapping[str, Any] | None, chosen: Mapping[str, list[str]]) -> None:
@@ -113,7 +129,8 @@ def compare_expected(expected: Mapping[str, Any] | None, chosen: Mapping[str, li
 
 
 def _read_chosen(
-    files: Mapping[str, PinnedFile], selection: dict, chosen_ids: Mapping[str, list[str]]
+    files: Mapping[str, PinnedFile], selection: dict, chosen_ids: Mapping[str, list[str]],
+    log: Callable[[str], None],
 ) -> dict[str, list[dict]]:
     wanted: dict[str, dict[str, str]] = {}
     for split, ids in chosen_ids.items():
@@ -122,12 +139,25 @@ def _read_chosen(
             wanted.setdefault(role, {})[row_id] = split
     found: dict[str, dict[str, dict]] = {split: {} for split in chosen_ids}
     for role, ids in wanted.items():
+        log(f"reading the {len(ids)} selected rows of {files[role].path}")
         for _, row in stream_rows(files[role]):
             if row["id"] in ids:
                 found[ids[row["id"]]][row["id"]] = row
     return {split: [found[split][row_id] for row_id in chosen_ids[split]] for split in selection["order"]}
 
 
-def _unused_roles(files: Mapping[str, PinnedFile], read: Mapping[str, list]) -> dict[str, int]:
+def _row_counts_of_unused_files(
+    files: Mapping[str, PinnedFile], read: Mapping[str, list], log: Callable[[str], None],
+) -> dict[str, int]:
     """Row counts of pinned files no split draws from (hashed, but counted only for provenance)."""
-    return {role: sum(1 for _ in stream_rows(pinned)) for role, pinned in files.items() if role not in read}
+    counts = {}
+    for role, pinned in files.items():
+        if role not in read:
+            log(f"counting the rows of {pinned.path} (no split draws from it)")
+            counts[role] = sum(1 for _ in stream_rows(pinned))
+    return counts
+
+
+def _size(path: Path) -> str:
+    size = path.stat().st_size if path.is_file() else 0
+    return f"{size / 2**20:.1f} MiB"

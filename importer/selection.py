@@ -14,8 +14,6 @@ from protocols.artifacts import hop_category
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 
-SELECTION_VERSION = "musique_identifier_strata_v1"
-
 
 class SelectionError(RefusedInput):
     """The rows cannot yield the frozen selection (too few, repeated question, bad row)."""

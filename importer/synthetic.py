@@ -21,16 +21,17 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from protocols.artifacts import CATEGORIES  # MuSiQue's six id prefixes, one home
 
 PARAGRAPHS_PER_ROW = 20
 TRAIN_NAME = "synthetic_train.jsonl"
 DEV_NAME = "synthetic_dev.jsonl"
 DEFAULT_SEED = "synthetic-musique-v1"
 DEFAULT_QUESTIONS = 120  # dev rows; train gets 35% of that (see split_sizes)
-CATEGORIES = ("2hop", "3hop1", "3hop2", "4hop1", "4hop2", "4hop3")
 
 
 # ---------------------------------------------------------------- relations and their phrasing

@@ -17,6 +17,7 @@ DOCUMENT_PREFIX = "musique-"
 # MuSiQue-Ans id prefixes (before "__"); the hop stratum is the first character.
 CATEGORIES = ("2hop", "3hop1", "3hop2", "4hop1", "4hop2", "4hop3")
 HOPS = (2, 3, 4)
+HOP_KEYS = tuple(str(h) for h in HOPS)  # JSON object keys: the hop strata as strings
 
 
 class SourceError(RefusedInput):
@@ -54,9 +55,7 @@ def validate_source(value: Any) -> dict:
     protocol = f.obj(value["protocol"], "protocol", ("version", "digest"))
     f.string(protocol["version"], "protocol.version")
     f.hex64(protocol["digest"], "protocol.digest")
-    dataset = f.obj(value["dataset"], "dataset", ("name", "license", "attribution"))
-    for key in ("name", "license", "attribution"):
-        f.string(dataset[key], join("dataset", key))
+    check_dataset(f, value["dataset"])
     files = f.mapping(value["source_files"], "source_files")
     for name, entry in files.items():
         path = join("source_files", name)
@@ -81,23 +80,42 @@ def _check_selection(f: Fields, selection: Any, files: dict) -> dict:
     f.obj(selection, "selection", ("version", "seed", "order", "splits", "selected_ids"))
     f.string(selection["version"], "selection.version")
     f.string(selection["seed"], "selection.seed")
-    splits = f.mapping(selection["splits"], "selection.splits")
-    order = f.strings(selection["order"], "selection.order", nonempty=True, unique=True)
-    if sorted(order) != sorted(splits):
-        f.fail("selection.order", f"must list each split of selection.splits once, got {order}")
-    for name, split in splits.items():
-        path = join("selection.splits", name)
-        f.obj(split, path, ("source", "counts"))
-        f.string(split["source"], join(path, "source"), allowed=sorted(files))
-        counts = f.obj(split["counts"], join(path, "counts"), [str(h) for h in HOPS])
-        for hop in counts:
-            f.integer(counts[hop], join(join(path, "counts"), hop), minimum=0)
+    splits = check_splits(f, selection, files)
     selected = f.obj(selection["selected_ids"], "selection.selected_ids", sorted(splits))
     for name, ids in selected.items():
         path = join("selection.selected_ids", name)
         f.strings(ids, path)
         f.ascending(ids, path, "id")
     return selection
+
+
+def check_dataset(f: Fields, dataset: Any) -> dict:
+    """`dataset` of a protocol and of the source.json it yields: name, license, attribution."""
+    f.obj(dataset, "dataset", ("name", "license", "attribution"))
+    for key in ("name", "license", "attribution"):
+        f.string(dataset[key], join("dataset", key))
+    return dataset
+
+
+def check_splits(f: Fields, selection: dict, files: dict) -> dict:
+    """`selection.order` and `selection.splits` (protocol and source.json alike): each split once
+    in the order, drawn from a pinned file, with a count for every hop stratum "2", "3", "4"."""
+    splits = f.mapping(selection["splits"], "selection.splits")
+    order = f.strings(selection["order"], "selection.order", nonempty=True, unique=True)
+    for i, name in enumerate(order):
+        if name not in splits:
+            f.fail(join("selection.order", i), f"{name!r} is not a split of selection.splits")
+    for name in splits:
+        if name not in order:
+            f.fail(join("selection.splits", name), "is missing from selection.order")
+    for name, split in splits.items():
+        path = join("selection.splits", name)
+        f.obj(split, path, ("source", "counts"))
+        f.string(split["source"], join(path, "source"), allowed=sorted(files))
+        counts = f.obj(split["counts"], join(path, "counts"), HOP_KEYS)
+        for hop in HOP_KEYS:
+            f.integer(counts[hop], join(join(path, "counts"), hop), minimum=0)
+    return splits
 
 
 def _check_documents(f: Fields, documents: Any) -> list[str]:

@@ -22,10 +22,11 @@ def refuse_same_path(**named: str | Path) -> None:
     """Refuse two roles (say output and measurements) that resolve to the same file."""
     seen: dict[str, str] = {}
     for role, path in named.items():
+        flag = "--" + role.replace("_", "-")
         resolved = os.path.realpath(path)
         if resolved in seen:
-            raise RefusedInput(f"--{seen[resolved]} and --{role} name the same path: {path}")
-        seen[resolved] = role.replace("_", "-")
+            raise RefusedInput(f"{seen[resolved]} and {flag} name the same path: {path}")
+        seen[resolved] = flag
 
 
 def save(path: str | Path, value: Any) -> None:
@@ -58,12 +59,13 @@ def load_json(path: str | Path, what: str = "file") -> Any:
     """Read a JSON artifact, refusing a missing file or malformed JSON with a precise message."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle, parse_constant=_refuse_constant)
+            return json.load(handle, parse_constant=refuse_json_constant)
     except FileNotFoundError:
         raise RefusedInput(f"{what} not found: {path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise RefusedInput(f"{what} {path} is not valid JSON: {exc}") from None
 
 
-def _refuse_constant(name: str) -> Any:
+def refuse_json_constant(name: str) -> Any:
+    """`parse_constant` hook: NaN and Infinity are not JSON, and no artifact may hold them."""
     raise ValueError(f"non-finite number {name} is not allowed")

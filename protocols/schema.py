@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from protocols.artifacts import HOPS, hop_category
+from protocols.artifacts import HOP_KEYS, check_dataset, check_splits, hop_category
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_json
@@ -28,7 +28,6 @@ SELECTION_VERSIONS = ("musique_identifier_strata_v1",)
 GRAPH_BUILDERS = ("document_title_graph_v1",)
 RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
                   "contradicts")
-HOP_KEYS = tuple(str(h) for h in HOPS)
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
 EXPANSION_KEYS = ("max_depth", "max_nodes", "max_edges", "max_scan")
@@ -88,9 +87,7 @@ def validate_protocol(value: Any) -> dict:
     f.obj(value, "", TOP_KEYS)
     f.string(value["protocol_version"], "protocol_version")
     f.string(value["title"], "title")
-    dataset = f.obj(value["dataset"], "dataset", ("name", "license", "attribution"))
-    for key in ("name", "license", "attribution"):
-        f.string(dataset[key], join("dataset", key))
+    check_dataset(f, value["dataset"])
     _check_source_files(f, value["source_files"])
     _check_selection(f, value["selection"], value["source_files"])
     f.integer(value["protocol_seed"], "protocol_seed", minimum=0)
@@ -118,21 +115,7 @@ def _check_selection(f: Fields, selection: Any, files: dict) -> None:
     f.obj(selection, "selection", ("version", "seed", "order", "splits", "expected_ids"))
     f.string(selection["version"], "selection.version", allowed=SELECTION_VERSIONS)
     f.string(selection["seed"], "selection.seed")
-    splits = f.mapping(selection["splits"], "selection.splits")
-    order = f.strings(selection["order"], "selection.order", nonempty=True, unique=True)
-    for i, name in enumerate(order):
-        if name not in splits:
-            f.fail(join("selection.order", i), f"{name!r} is not a split of selection.splits")
-    for name in splits:
-        if name not in order:
-            f.fail(join("selection.splits", name), "is missing from selection.order")
-    for name, split in splits.items():
-        path = join("selection.splits", name)
-        f.obj(split, path, ("source", "counts"))
-        f.string(split["source"], join(path, "source"), allowed=sorted(files))
-        counts = f.obj(split["counts"], join(path, "counts"), HOP_KEYS)
-        for hop in HOP_KEYS:
-            f.integer(counts[hop], join(join(path, "counts"), hop), minimum=0)
+    splits = check_splits(f, selection, files)
     expected = selection["expected_ids"]
     if expected is None:
         return
@@ -276,7 +259,8 @@ def _check_exploratory_analyses(f: Fields, analyses: Any, methods: dict) -> None
                     f.fail(join(join(join(path, name), "methods"), i), f"{method!r} is not a method of this protocol")
     budget = analyses.get("budget_curve")
     if budget is not None:
-        budgets = f.array(budget.get("budgets"), join(path, "budget_curve.budgets"), nonempty=True)
+        f.obj(budget, join(path, "budget_curve"), ("budgets",), extra=True)
+        budgets = f.array(budget["budgets"], join(path, "budget_curve.budgets"), nonempty=True)
         for i, value in enumerate(budgets):
             f.integer(value, join(join(path, "budget_curve.budgets"), i), minimum=1)
         f.ascending(budgets, join(path, "budget_curve.budgets"), "budget")

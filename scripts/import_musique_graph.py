@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relations", required=True, help="relations.json to write (must not exist)")
     args = parser.parse_args(argv)
     print(f"importing {args.source_dir} with {args.protocol}", file=sys.stderr)
-    summary = import_source(args.protocol, args.source_dir, args.output, args.relations, graph_builder=build_for_source)
+    summary = import_source(args.protocol, args.source_dir, args.output, args.relations,
+                            graph_builder=build_for_source, log=lambda line: print(line, file=sys.stderr, flush=True))
     for split, n in summary["queries"].items():
         categories = ", ".join(f"{c} {k}" for c, k in summary["categories"][split].items())
         print(f"queries {split}: {n} ({categories})")

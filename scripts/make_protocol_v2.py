@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
-from protocols.files import load_json, refuse_existing, save  # noqa: E402
-from protocols.schema import validate_protocol  # noqa: E402
+from protocols.files import refuse_existing, save  # noqa: E402
+from protocols.schema import load_protocol, validate_protocol  # noqa: E402
 from server.rescue_profiles import RESCUE_PROFILES  # noqa: E402
 
 RESCUE_LIMIT = 150  # base depth 100 + lane cap 50: the whole appended list, one retrieval per query
@@ -73,7 +73,7 @@ def derive(v1: dict, version: str) -> dict:
     evaluation = protocol["evaluation"]
     evaluation["primary_contrast"] = {"candidate": "graph_rescue", "baseline": "weighted_rrf_v1",
                                       "label": "confirmatory"}
-    evaluation["exploratory_analyses"] = EXPLORATORY_ANALYSES
+    evaluation["exploratory_analyses"] = copy.deepcopy(EXPLORATORY_ANALYSES)  # a caller may edit its copy
     # the rescue question is about reaching chain evidence, so its contrast reports chain coverage too
     if "chain_coverage@10" not in evaluation["contrast_metrics"]:
         evaluation["contrast_metrics"] = evaluation["contrast_metrics"] + ["chain_coverage@10"]
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", required=True, help="protocol_version of the output")
     args = parser.parse_args(argv)
     refuse_existing(args.output)
-    protocol = derive(load_json(args.v1, "protocol"), args.version)
-    validate_protocol(protocol)
+    # the v1 file is validated first, so a malformed one is refused (exit 2), not a KeyError
+    protocol = validate_protocol(derive(load_protocol(args.v1), args.version))
     save(args.output, protocol)
     print(args.output)
     return 0

@@ -13,8 +13,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from importer import synthetic  # noqa: E402
-from protocols import load_json, refuse_existing, save, sha256_bytes  # noqa: E402
+from protocols import refuse_existing, save, sha256_bytes  # noqa: E402
 from protocols.cli import run  # noqa: E402
+from protocols.schema import load_protocol, validate_protocol  # noqa: E402
 
 PROTOCOLS = Path(__file__).resolve().parents[1] / "protocols"
 TEMPLATE = PROTOCOLS / "musique-sample-v1.json"
@@ -57,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", required=True, type=Path, help="protocol file to write (must not exist)")
     args = parser.parse_args(argv)
     refuse_existing(args.output)
-    save(args.output, synthetic_protocol(load_json(TEMPLATE, "template protocol")))
+    # validated before it is written: a pinned protocol nobody can load would only fail later
+    protocol = validate_protocol(synthetic_protocol(load_protocol(TEMPLATE)))
+    save(args.output, protocol)
     print(f"wrote {args.output}")
     return 0
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from itertools import groupby
+
+import numpy as np
 
 
 @lru_cache(maxsize=256)  # a handful of catalog constants, asked for on every step and channel
@@ -35,16 +36,41 @@ def to_text(value: tuple[int, int]) -> str:
 
 
 def exact_order(items: list, value, rest) -> list:
-    """`items` by value(item) desc (exact), then rest(item) asc; value returns (num, den)."""
-    keyed = [(-(v[0] / v[1]), rest(item), v, item) for item in items for v in (value(item),)]
-    keyed.sort(key=lambda k: (k[0], k[1]))
-    ordered = []
-    for _, run in groupby(keyed, key=lambda k: k[0]):
-        run = list(run)
-        if len(run) > 1:
-            n0, d0 = run[0][2]
-            if not all(n * d0 == n0 * d for n, d in (k[2] for k in run)):
-                run.sort(key=lambda k: (-Fraction(*k[2]), k[1]))
-            # else: an exact tie, already ordered by the rest of the key (the id)
-        ordered.extend(k[3] for k in run)
+    """`items` by value(item) desc (exact), then rest(item) asc; value returns (num, den).
+
+    `rest` must tell any two items apart (it ends with the record id), so the sort never compares
+    beyond it. One sort on (-float, rest), then only the runs of equal floats are checked exactly;
+    finding those runs with numpy instead of `itertools.groupby` over every item cut the final
+    graph order from 0.142 to 0.089 ms (~200 candidates, in-process, sample; docs/retrieval.md).
+    """
+    keyed = []
+    for item in items:
+        num, den = value(item)
+        keyed.append((-(num / den), rest(item), num, den, item))
+    keyed.sort(key=_float_then_rest)
+    ordered = [k[4] for k in keyed]
+    if len(keyed) < 2:
+        return ordered
+    floats = np.fromiter((k[0] for k in keyed), dtype=np.float64, count=len(keyed))
+    for start, stop in _equal_runs(floats):
+        run = keyed[start:stop]
+        n0, d0 = run[0][2], run[0][3]
+        if not all(k[2] * d0 == n0 * k[3] for k in run):
+            run.sort(key=lambda k: (-Fraction(k[2], k[3]), k[1]))
+            ordered[start:stop] = [k[4] for k in run]
+        # else: an exact tie, already ordered by the rest of the key (the id)
     return ordered
+
+
+def _float_then_rest(keyed: tuple) -> tuple:
+    return keyed[0], keyed[1]
+
+
+def _equal_runs(floats: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of every run of two or more equal values in a sorted float array."""
+    same = floats[1:] == floats[:-1]
+    if not same.any():
+        return []
+    edges = np.diff(np.concatenate(([0], same.view(np.int8), [0])))
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) + 1
+    return list(zip(starts.tolist(), stops.tolist()))

@@ -31,20 +31,27 @@ class Fused:
 
 def fuse(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
     """lists: channel -> (ids best first, raw scores), each already cut to the channel depth."""
-    entries: dict[str, dict[str, ChannelEntry]] = {}
+    fused: dict[str, Fused] = {}
     k = profile["k"]
     for channel in CHANNELS:
         spec = profile["channels"][channel]
         num, den = exact.rational(spec["weight"])
         ids, raws = lists[channel]
-        for rank, (record_id, raw) in enumerate(zip(ids[: spec["depth"]], raws), start=1):
-            channels = entries.get(record_id)
-            if channels is None:
-                channels = entries[record_id] = {}
-            channels[channel] = ChannelEntry(rank, raw, (num, den * (k + rank)))
-    fused = []
-    for record_id, channels in entries.items():
-        parts = [channels[c].contribution for c in CHANNELS if c in channels]
-        score = parts[0] if len(parts) == 1 else exact.add(*parts)
-        fused.append(Fused(record_id, score, channels))
-    return exact.exact_order(fused, lambda f: f.score, lambda f: f.id)
+        for rank, record_id, raw in zip(range(1, spec["depth"] + 1), ids, raws):
+            part = (num, den * (k + rank))
+            entry = fused.get(record_id)
+            if entry is None:
+                fused[record_id] = Fused(record_id, part, {channel: ChannelEntry(rank, raw, part)})
+            else:  # summed in CHANNELS order, as the unreduced pair the page reports
+                entry.score = exact.add(entry.score, part)
+                entry.channels[channel] = ChannelEntry(rank, raw, part)
+    return exact.exact_order(list(fused.values()), _score, _id)
+
+
+# Named key functions instead of lambdas: one place, and the sort keys read as what they are.
+def _score(entry: Fused) -> tuple[int, int]:
+    return entry.score
+
+
+def _id(entry: Fused) -> str:
+    return entry.id

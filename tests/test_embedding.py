@@ -321,6 +321,15 @@ def test_cli_refuses_existing_output_and_same_path(tmp_path, source):
     assert done.returncode == 2 and "same path" in done.stderr and not same.exists()
 
 
+def test_existing_measurements_path_is_refused_before_any_work(tmp_path, source):
+    src = _write_source(tmp_path, source)
+    out, gen = tmp_path / "fixture.json", tmp_path / "generation.json"
+    gen.write_text("keep")
+    with pytest.raises(RefusedInput, match=f"refusing to overwrite existing output: {gen}"):
+        write_fixture(src, out, gen, BuildOptions(model_dir=tmp_path / "no-such-model"))
+    assert gen.read_text() == "keep" and not out.exists()
+
+
 @pytest.mark.parametrize("kind", ["missing", "empty", "junk"])
 def test_cli_refuses_non_model_dir(tmp_path, source, kind):
     model_dir = tmp_path / "model"

@@ -216,6 +216,22 @@ def test_matches_brute_force_and_ignores_input_order():
     assert canonical(build_relations(shuffled, SOURCE)) == canonical(value)
 
 
+def test_output_does_not_depend_on_the_hash_seed():
+    # titles pass through sets inside the builder; their iteration order must never reach the file
+    import subprocess
+    import sys
+    from tests.conftest import REPO
+    script = ("import sys; sys.path.insert(0, '.'); from tests.test_graph_builder import _random_corpus, SOURCE; "
+              "from builders.graph import build_relations; from protocols import digest; "
+              "print(digest(build_relations(_random_corpus(5), SOURCE)))")
+    expected = digest(build_relations(_random_corpus(5), SOURCE))
+    for seed in ("0", "1", "2"):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO,
+                              env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected, seed
+
+
 def test_rebuild_reproduces_the_file_and_tampering_is_detected(tmp_path):
     value = build_relations(_random_corpus(3, 120), SOURCE)
     reloaded = json.loads(json.dumps(value))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -100,6 +101,25 @@ def test_sample_counts_match_an_independent_computation(imported, sample_protoco
     assert summary["relation_counts"] == {kind: len(edges) for kind, edges in expected.items()}
     source = load_json(out / "source.json")
     assert source["selection"]["selected_ids"] == {s: [r["id"] for r in rows] for s, rows in cohort.items()}
+
+
+# The figures docs/import.md quotes: a change to selection, corpus, judgments or the graph builder
+# moves them, and must then be a deliberate, documented change (the independent computation above
+# would move along with a change of reading shared by both sides).
+SAMPLE_SUMMARY = {
+    "queries": {"test": 67, "development": 25},
+    "categories": {"test": {"2hop": 40, "3hop1": 14, "3hop2": 2, "4hop1": 9, "4hop3": 2},
+                   "development": {"2hop": 10, "3hop1": 9, "3hop2": 1, "4hop1": 3, "4hop3": 2}},
+    "documents": 1687,
+    "relation_counts": {"same_entity": 245, "semantic_related": 1649},
+    "source_digest": "2d96da58654cf1d57ad845d1a71a24b06f55d67d6904ca2bf51d5c371e6d38df",
+    "relations_digest": "b902c9b834da684fdf9324aa9acc868c3a1ea4e33b1cdc2b042ffb109ae08086",
+}
+
+
+def test_sample_counts_and_digests_are_the_published_ones(imported):
+    summary, _ = imported[0]
+    assert {key: summary[key] for key in SAMPLE_SUMMARY} == SAMPLE_SUMMARY
 
 
 def test_judgments_and_evidence_chains_follow_the_rows(imported, sample_protocol):
@@ -224,6 +244,21 @@ def test_cli_refuses_a_file_whose_hash_differs(tmp_path, sample_protocol):
     assert not out.exists()
 
 
+def test_a_file_changed_after_the_hash_check_is_refused(tmp_path, sample_protocol, monkeypatch):
+    # the rows are hashed again while parsed: bytes swapped after verify_hash cannot slip through
+    import importer.pipeline as pipeline
+    protocol, data = make_dataset(tmp_path, sample_protocol)
+    dev = data / sample_protocol["source_files"]["dev"]["name"]
+    real_verify = pipeline.verify_hash
+
+    def verify_then_swap(pinned):
+        real_verify(pinned)
+        if pinned.path == dev:
+            dev.write_bytes(dev.read_bytes() + b"\n")  # a blank line: every row still parses
+    monkeypatch.setattr(pipeline, "verify_hash", verify_then_swap)
+    refused(tmp_path, protocol, data, "changed while it was read")
+
+
 def test_official_protocol_refuses_the_sample_files(tmp_path, sample_protocol):
     # the official protocol names files the sample directory does not hold
     result = cli("--source-dir", str(SAMPLE_DIR), "--output", str(tmp_path / "s.json"),
@@ -241,6 +276,49 @@ def test_cli_reports_the_line_of_malformed_json(tmp_path, sample_protocol):
                  "--output", str(tmp_path / "s.json"), "--relations", str(tmp_path / "r.json"))
     assert result.returncode == 2 and "malformed JSON on line 5" in result.stderr
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_failed_relations_save_leaves_no_source_behind(tmp_path, sample_protocol, monkeypatch):
+    import importer.pipeline as pipeline
+    real_save, calls = pipeline.save, []
+
+    def save_then_fail(path, value):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real_save(path, value)
+    monkeypatch.setattr(pipeline, "save", save_then_fail)
+    out, rel = tmp_path / "s.json", tmp_path / "r.json"
+    with pytest.raises(OSError, match="disk full"):
+        import_source(SAMPLE_PROTOCOL, SAMPLE_DIR, out, rel, graph_builder=build_for_source)
+    assert calls == [out, rel]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_files_are_read_in_selection_order_whatever_the_hash_seed(tmp_path, sample_protocol):
+    # both files malformed: the first file read is named, and it must be the same one every run
+    def break_line_1(rows, lines):
+        lines[0] = lines[0][:40]
+        return lines
+    protocol, data = make_dataset(tmp_path, sample_protocol, edit_dev=break_line_1, edit_train=break_line_1)
+    dev_name = sample_protocol["source_files"]["dev"]["name"]  # test, drawn from dev, comes first
+    for seed in range(8):
+        result = subprocess.run(
+            [sys.executable, str(CLI), "--protocol", str(protocol), "--source-dir", str(data),
+             "--output", str(tmp_path / "s.json"), "--relations", str(tmp_path / "r.json")],
+            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": str(seed)})
+        assert result.returncode == 2 and f"{dev_name}:1: malformed JSON" in result.stderr, (seed, result.stderr)
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_non_finite_number_in_a_row_is_malformed_json(tmp_path, sample_protocol):
+    def nan_on_line_3(rows, lines):
+        lines[2] = lines[2].replace('"answerable": true', '"answerable": NaN')
+        assert "NaN" in lines[2]
+        return lines
+    protocol, data = make_dataset(tmp_path, sample_protocol, edit_dev=nan_on_line_3)
+    message = refused(tmp_path, protocol, data, "malformed JSON on line 3")
+    assert "non-finite number NaN" in message
 
 
 def test_missing_source_file_refused(tmp_path, sample_protocol):
@@ -282,6 +360,23 @@ def test_repeated_question_in_cohort_refused(tmp_path, sample_protocol):
         return _rows_to_lines(rows)
     protocol, data = make_dataset(tmp_path, sample_protocol, edit_dev=repeat)
     refused(tmp_path, protocol, data, "question repeated in the cohort")
+
+
+def test_development_skips_a_question_already_in_the_test_split(tmp_path, sample_protocol):
+    cohort = expected_cohort(sample_protocol)
+    test_question = cohort["test"][0]["question"]
+    first_development = cohort["development"][0]["id"]
+
+    def ask_a_test_question(rows, lines):
+        row = next(r for r in rows if r["id"] == first_development)
+        row["question"] = "  " + test_question.upper() + " "  # stripped and casefolded: the same question
+        return _rows_to_lines(rows)
+    protocol, data = make_dataset(tmp_path, sample_protocol, edit_train=ask_a_test_question)
+    import_source(protocol, data, tmp_path / "s.json", tmp_path / "r.json", graph_builder=build_for_source)
+    selected = load_json(tmp_path / "s.json")["selection"]["selected_ids"]
+    assert selected["test"] == [r["id"] for r in cohort["test"]]
+    assert first_development not in selected["development"]
+    assert len(selected["development"]) == len(cohort["development"])
 
 
 def test_selection_differing_from_expected_ids_refused(tmp_path, sample_protocol):
@@ -326,4 +421,13 @@ def test_cli_prints_counts_and_paths(tmp_path, sample_protocol):
     for split, n in source["counts"]["queries"].items():
         assert f"queries {split}: {n} (" in result.stdout
     assert f"documents: {source['counts']['documents']}" in result.stdout
+    # another process, another hash seed: the same bytes as the in-process imports
+    assert f"source digest: {SAMPLE_SUMMARY['source_digest']}" in result.stdout
+    assert f"relations digest: {SAMPLE_SUMMARY['relations_digest']}" in result.stdout
     assert f"wrote {out}" in result.stdout and f"wrote {rel}" in result.stdout
+    # progress on stderr, one line per stage (contracts: every CLI reports progress)
+    dev = SAMPLE_DIR / sample_protocol["source_files"]["dev"]["name"]
+    for line in (f"hashing {dev} (", f"reading ids and questions of {dev}",
+                 f"selected 67 test rows of 100 in {dev.name}", f"reading the 67 selected rows of {dev}",
+                 f"building the graph over {source['counts']['documents']} documents"):
+        assert line in result.stderr, (line, result.stderr)

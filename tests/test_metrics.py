@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ir_measures import R, ScoredDoc, Qrel, nDCG
+from ir_measures import R, ScoredDoc, Qrel, Success, nDCG
 
 from evaluator import metrics
 
@@ -54,6 +54,16 @@ def test_recall_matches_ir_measures(queries, cutoff):
         assert metrics.recall(ranking, judgments, cutoff) == pytest.approx(expected[q], abs=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(runs())
+def test_support_metrics_match_ir_measures(queries):
+    """no support@10 = 1 - Success@10; all supports@10 = [R@10 == 1] (every judged document is relevant)."""
+    success, recall = oracle(queries, Success @ 10), oracle(queries, R @ 10)
+    for q, (ranking, judgments) in queries.items():
+        assert metrics.no_support(ranking, judgments, 10) == 1.0 - success[q]
+        assert metrics.all_supports(ranking, judgments, 10) == (1.0 if recall[q] == 1.0 else 0.0)
+
+
 def test_ndcg_hand_computed():
     judgments = {"a": 1, "b": 1, "c": 1}
     # hits at ranks 2 and 4; ideal has the three at ranks 1-3
@@ -61,7 +71,7 @@ def test_ndcg_hand_computed():
     ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
     assert value == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / ideal)
     # a relevant document below the cutoff earns nothing
-    assert metrics.ndcg(["x"] * 0 + [f"z{i}" for i in range(10)] + ["a"], judgments, 10) == 0.0
+    assert metrics.ndcg([f"z{i}" for i in range(10)] + ["a"], judgments, 10) == 0.0
 
 
 def test_support_and_chain_metrics():

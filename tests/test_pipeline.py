@@ -43,7 +43,10 @@ def test_evaluate_export_audit(prepared, tmp_path):
     assert len(report["rows"]) == n_queries * n_methods
     assert len(report["jobs"]) == n_queries * n_methods * protocol["evaluation"]["repetitions"]
     assert [[j["query_id"], j["method"], j["repetition"]] for j in report["jobs"]] == json.loads(plan.read_text())["jobs"]
-    assert len(report["warmup"]) == n_methods
+    development = [q for q in json.loads(prepared.inputs.source.read_text())["queries"] if q["split"] == "development"]
+    smallest = min(development, key=lambda q: (len(q["question"]), q["id"]))["id"]
+    assert [(w["query_id"], w["method"]) for w in report["warmup"]] == [(smallest, m) for m in sorted(protocol["methods"])]
+    assert report["resources"]["pid"] == prepared.lab.pid
     assert report["before"]["fence"] == report["after"]["fence"] == report["plan"]["fence"]
     assert report["resources"]["samples"] >= 2 and report["resources"]["rss_bytes_max"] > 0
     assert report["hash_chain"]["plan"] == digest(json.loads(plan.read_text()))

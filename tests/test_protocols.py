@@ -10,6 +10,7 @@ import os
 import pytest
 
 from protocols import RefusedInput, canonical, digest, load_json, refuse_existing, refuse_same_path, save
+from protocols.cli import run
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, SHARED_DATA, require_shared
 
@@ -73,6 +74,9 @@ def test_refuse_existing_and_same_path(tmp_path):
     refuse_existing(tmp_path / "fresh.json")
     with pytest.raises(RefusedInput, match="same path"):
         refuse_same_path(output=tmp_path / "x.json", relations=tmp_path / "sub" / ".." / "x.json")
+    # both roles are named as the flags the user typed
+    with pytest.raises(RefusedInput, match="^--output and --public-report name the same path"):
+        refuse_same_path(output=tmp_path / "x.json", public_report=tmp_path / "x.json")
 
 
 def test_load_json_refuses_missing_malformed_and_nan(tmp_path):
@@ -218,3 +222,122 @@ def test_load_protocol_refuses_missing_and_malformed_files(tmp_path):
     with pytest.raises(ProtocolError, match=r"broken\.json: evaluation\.k: missing field"):
         load_protocol(path)
     assert issubclass(ProtocolError, RefusedInput)
+
+
+V2 = REPO / "protocols" / "graph-multihop-protocol-v2.json"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda a: a.update(budget_curve="4000"), "evaluation.exploratory_analyses.budget_curve: expected an object"),
+    (lambda a: a["budget_curve"].pop("budgets"), "evaluation.exploratory_analyses.budget_curve.budgets: missing field"),
+    (lambda a: a["budget_curve"].update(budgets=[4000, 2000]), "evaluation.exploratory_analyses.budget_curve.budgets[1]: out of order"),
+    (lambda a: a["oracle_bound"].update(methods=["nope"]), "evaluation.exploratory_analyses.oracle_bound.methods[0]: 'nope' is not a method"),
+    (lambda a: a.update(label="confirmatory"), "evaluation.exploratory_analyses.label: 'confirmatory' is not one of"),
+])
+def test_v2_exploratory_analyses_refusals_name_the_field(edit, message):
+    protocol = json.loads(V2.read_text())
+    edit(protocol["evaluation"]["exploratory_analyses"])
+    with pytest.raises(ProtocolError) as caught:
+        validate_protocol(protocol)
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+# --- the scripts that write protocol files ------------------------------------------------------
+
+def _script(name: str, *args: str):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, str(REPO / "scripts" / name), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_make_protocol_v2_writes_the_committed_v2_byte_for_byte(tmp_path):
+    out = tmp_path / "v2.json"
+    done = _script("make_protocol_v2.py", str(OFFICIAL), str(out), "--version", "graph-multihop-protocol-v2")
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == V2.read_bytes()
+    again = _script("make_protocol_v2.py", str(OFFICIAL), str(out), "--version", "graph-multihop-protocol-v2")
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+
+
+def test_make_protocol_v2_refuses_a_malformed_v1_with_exit_2(tmp_path):
+    broken = _official()
+    del broken["methods"]
+    v1 = tmp_path / "v1.json"
+    v1.write_text(json.dumps(broken))
+    out = tmp_path / "v2.json"
+    done = _script("make_protocol_v2.py", str(v1), str(out), "--version", "x-v2")
+    assert done.returncode == 2, done.stderr
+    assert "methods: missing field" in done.stderr and not out.exists()
+
+
+def test_pin_synthetic_protocol_refuses_an_invalid_template(tmp_path, monkeypatch):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pin_synthetic_protocol", REPO / "scripts" / "pin_synthetic_protocol.py")
+    pin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pin)
+    template = json.loads(pin.TEMPLATE.read_text())
+    del template["evaluation"]["k"]  # a field the pinning script copies without reading
+    broken = tmp_path / "template.json"
+    broken.write_text(json.dumps(template))
+    monkeypatch.setattr(pin, "TEMPLATE", broken)
+    out = tmp_path / "synthetic.json"
+    assert run(pin.main, ["--output", str(out)]) == 2
+    assert not out.exists()
+
+
+# --- source.json validation (protocols.artifacts.validate_source) --------------------------------
+
+def _source() -> dict:
+    from tests.test_embedding import make_source  # a small valid source.json value
+    return make_source()
+
+
+def _swap_first_documents(s):
+    s["documents"][0], s["documents"][1] = s["documents"][1], s["documents"][0]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_swap_first_documents, "documents[1]: out of order document id"),
+    (lambda s: s["documents"][0].update(text="other"), "documents[0].text: must be title"),
+    (lambda s: s["queries"][0]["judgments"].update({"musique-" + "f" * 64: 1}), "queries[0].judgments.musique-fff"),
+    (lambda s: s["queries"][0]["evidence_chain"].append(s["documents"][-1]["id"]), "queries[0].evidence_chain[2]: "),
+    (lambda s: s["queries"][0].update(hop=3), "queries[0].hop: must be 2"),
+    (lambda s: s["counts"].update(documents=1), "counts.documents: expected"),
+    (lambda s: s["selection"]["splits"]["test"]["counts"].update({"2": 9}), "selection.splits.test.counts.2: 9 queries requested"),
+    (lambda s: s["selection"]["selected_ids"]["test"].pop(), "selection.selected_ids.test: differs"),
+    (lambda s: s["selection"].update(order=[]), "selection.order: must not be empty"),
+    (lambda s: s["judgment_policy"].update(judgments_complete=True), "judgment_policy.judgments_complete: must be false"),
+    (lambda s: s["dataset"].pop("license"), "dataset.license: missing field"),
+])
+def test_validate_source_refusals_name_the_field(edit, message):
+    from protocols.artifacts import SourceError, validate_source
+    source = _source()
+    validate_source(source)
+    edit(source)
+    with pytest.raises(SourceError) as caught:
+        validate_source(source)
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+# Raw SHA-256 of the frozen v1 protocol files. A protocol is frozen before any retrieval, and
+# reports bind its digest: a change needs a new version file, never an edit of these.
+FROZEN_V1 = {
+    "graph-multihop-protocol-v1.json": "0684acf78edc7131f7fa5c7cb3503da4baae219318728f98b8e7575002e7009d",
+    "musique-sample-v1.json": "a4c1b34c25abff7b35ab8075173b46b9bf0fc569f1ca593b2e0a13464435a7ac",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN_V1))
+def test_frozen_v1_protocol_files_are_unchanged(name):
+    from protocols import sha256_file
+    assert sha256_file(REPO / "protocols" / name) == FROZEN_V1[name]
+
+
+def test_pin_synthetic_protocol_writes_the_committed_file_byte_for_byte(tmp_path):
+    out = tmp_path / "synthetic-v1.json"
+    done = _script("pin_synthetic_protocol.py", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == (REPO / "protocols" / "synthetic-v1.json").read_bytes()
+    again = _script("pin_synthetic_protocol.py", "--output", str(out))
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr

@@ -135,3 +135,70 @@ def test_affinity_and_factor_are_exact():
     assert rc.parse_fraction("3/80", "x") == Fraction(3, 80)
     with pytest.raises(ValueError, match="exact rational"):
         rc.parse_fraction("0.1", "score_exact")
+
+
+def test_near_tie_ids_are_only_the_neighbours_that_differ_by_rounding():
+    from evaluator.verify import near_tie_ids
+
+    ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4), ("e", 0.1)]
+    # a/b differ by rounding; c/d are exactly equal (the tie rule decides, no room); e stands alone
+    assert near_tie_ids(ranked, 2e-6) == {"a", "b"}
+
+
+def test_lane_budget_cut_is_recomputed_from_the_relations():
+    from evaluator.rescue_verify import lane_budget_cut
+
+    pairs = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "e")]
+    edges = {f"r{i}": rc.Edge(f"r{i}", "same_entity", s, t) for i, (s, t) in enumerate(pairs)}
+    spec = {"kinds": ["same_entity"], "max_hops": 2, "max_scan": 6, "max_nodes": 4}
+    # from seed a: a (hop 0), b and c (hop 1), d (hop 2); entries examined = those of a, b, c = 6
+    assert lane_budget_cut(["a"], edges, spec) is False
+    assert lane_budget_cut(["a"], edges, {**spec, "max_scan": 5}) is True
+    assert lane_budget_cut(["a"], edges, {**spec, "max_nodes": 3}) is True
+    assert lane_budget_cut(["a"], edges, {**spec, "kinds": ["semantic_related"]}) is False
+    # two seeds: d is at hop 1 from c, so its entries are examined too, and e is reached
+    assert lane_budget_cut(["a", "c"], edges, spec) is True
+
+
+@pytest.mark.parametrize("max_scan, max_nodes", [(10, 10**6), (60, 10**6), (10**6, 8), (10**6, 40), (10**6, 10**6)])
+def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan, max_nodes):
+    """The server's multi-source traversal reports a cut exactly when the evaluator's recomputation
+    (one BFS per seed, counted independently) says the budgets are exceeded."""
+    import copy
+
+    from evaluator.rescue_verify import expected_rescue, lane_budget_cut
+    from server import rescue_page
+    from server.indexes import ScopeIndex
+    from tests.test_rescue import QUERIES, hand_corpus, vectors_for
+
+    profile = copy.deepcopy(rescue_page.RESCUE_PROFILES["graph_rescue_v1"])
+    profile["lane"].update(max_scan=max_scan, max_nodes=max_nodes)
+    monkeypatch.setitem(rescue_page.RESCUE_PROFILES, "graph_rescue_v1", profile)
+    docs, relations = hand_corpus()
+    vectors = vectors_for(docs)
+    index = ScopeIndex("lab")
+    for d in docs:
+        index.put_memory(d["id"], 1, d["text"], {"content": d["text"], "metadata": {}})
+        index.put_binding(d["id"], 1, "space-t", vectors[d["id"]])
+    for rel in relations["relations"]:
+        index.put_relation({"id": rel["id"], "revision": 1, "kind": rel["kind"],
+                            "source": {"id": rel["source"], "revision": 1},
+                            "target": {"id": rel["target"], "revision": 1}, "provenance": rel["provenance"]})
+    edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
+    bm25 = rc.Bm25.build({d["id"]: d["text"] for d in docs})
+    outcomes = set()
+    for query in QUERIES:
+        qvec = np.ones(8, dtype=np.float32)
+        page = rescue_page.search_rescue(index, {"profile": "graph_rescue_v1", "query": query, "space_id": "space-t",
+                                                 "query_vector": [1.0] * 8, "limit": 150, "graph_mode": "force"})
+        lexical = rc.ordered(bm25.scores(query), 100)
+        semantic = rc.ordered(rc.cosines(qvec, {k: v.astype(np.float64) for k, v in vectors.items()}), 100)
+        want = expected_rescue(query, lexical, semantic, {d["id"]: d["title"] for d in docs}, edges, profile, "force")
+        cut = lane_budget_cut([s["id"] for s in want.seeds], edges, profile["lane"])
+        assert bool({"max_scan", "max_nodes"} & set(page["stop_reasons"])) is cut, (query, page["stop_reasons"])
+        assert page["coverage"]["graph"] is (not cut)
+        outcomes.add(cut)
+    if max_scan == max_nodes == 10**6:
+        assert outcomes == {False}
+    elif max_scan == 10 or max_nodes == 8:
+        assert outcomes == {True}

@@ -131,7 +131,8 @@ def test_titles_are_shared_and_paragraphs_mention_other_titles(rows):
 
 
 def _capitalized_spans(text: str) -> list[str]:
-    # Every run of capitalized words (with "of"/"in"/"from"), each sub-run a candidate title.
+    # Every run of up to 7 consecutive words, capitalized or not ("The Road of Nocham"), as a
+    # candidate title: a superset, so no real mention is missed; non-titles simply never match.
     words = re.findall(r"[\w']+", text)
     spans = []
     for start in range(len(words)):

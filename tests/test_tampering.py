@@ -136,6 +136,18 @@ def test_a_lab_whose_catalog_differs_from_the_protocol(campaign, tmp_path):
         assert other.lab.stop() == 0
 
 
+def test_a_server_pid_that_is_not_the_labs_process_is_refused(campaign, tmp_path):
+    """CPU and RSS of another process must never be reported as the server's."""
+    import os
+
+    prepared, _, _ = campaign
+    args = prepared.evaluate_args(tmp_path / "plan.json", tmp_path / "report.json")
+    args[args.index("--server-pid") + 1] = os.getpid()
+    result = cli("evaluate_graph_retrieval.py", *args, check=False)
+    refused(result, f"--server-pid {os.getpid()} is not the lab's process", f"pid {prepared.lab.pid}")
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---- failures during the campaign -----------------------------------------------------------------
 
 
@@ -218,6 +230,20 @@ def test_export_refuses_an_edited_report(campaign, tmp_path):
     assert not (tmp_path / "public.json").exists()
 
 
+def test_export_refuses_a_report_whose_fence_moved(campaign, tmp_path):
+    """Metrics alone are not the report: a history that moved during the campaign is refused too."""
+    prepared, _, report = campaign
+
+    def move(r):
+        r["after"]["fence"] = {**r["after"]["fence"], "high_watermark": r["after"]["fence"]["high_watermark"] + 1}
+
+    edited = edited_copy(report, tmp_path / "edited.json", move)
+    result = cli("export_graph_evaluation.py", "--report", edited, "--fixture", prepared.inputs.fixture,
+                 "--output", tmp_path / "public.json", check=False)
+    refused(result, "after.fence:")
+    assert list(tmp_path.iterdir()) == [edited]
+
+
 def audit(prepared, report: Path) -> subprocess.CompletedProcess:
     return cli("audit_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture,
                "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol, check=False)
@@ -275,3 +301,87 @@ def test_audit_of_the_untouched_report_holds(campaign):
     prepared, _, report = campaign
     result = audit(prepared, report)
     assert result.returncode == 0 and "FAIL" not in result.stdout, result.stdout
+
+
+def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(campaign):
+    """In process, on the stored pages: a proof must start at the page's anchor of its rank (its
+    strength is derived from that rank), and graph coverage must be stated, not left out."""
+    import copy
+
+    from evaluator.inputs import load_frozen
+    from evaluator.verify import Checker
+
+    prepared, _, report = campaign
+    value = json.loads(report.read_text())
+    inputs = prepared.inputs
+    frozen = load_frozen(inputs.protocol, inputs.fixture, inputs.relations, inputs.generation)
+    checker = Checker(frozen, value["state"])
+    i, rank = first_graph_step(value)
+    row = value["rows"][i]
+    query, fence = frozen.queries[row["query_id"]], value["plan"]["fence"]
+    assert checker.check_page(query, row["method"], row["page"], fence) == []
+
+    moved = copy.deepcopy(row["page"])
+    proof = moved["hits"][rank - 1]["proof"]
+    other = next(a for a in moved["anchors"] if a["id"] != proof["anchor"]["id"])
+    proof["anchor"] = {**proof["anchor"], "id": other["id"]}
+    fields = [f.field for f in checker.check_page(query, row["method"], moved, fence)]
+    assert "proof.anchor" in fields, fields
+
+    stale = copy.deepcopy(row["page"])
+    stale["hits"][rank - 1]["proof"]["steps"][0]["relation_revision"] = 2
+    assert "proof.steps[0].revision" in [f.field for f in checker.check_page(query, row["method"], stale, fence)]
+
+    silent = copy.deepcopy(row["page"])
+    del silent["coverage"]["graph"]
+    assert "coverage.graph" in [f.field for f in checker.check_page(query, row["method"], silent, fence)]
+
+    from evaluator.state import StateError
+
+    merged = copy.deepcopy(value["state"])
+    first, second = sorted(merged["memories"])[:2]
+    merged["memories"][second] = merged["memories"][first]
+    with pytest.raises(StateError, match="two documents to one record"):
+        Checker(frozen, merged)
+
+
+def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
+    """A plan re-pinned with another warm-up query (its digest updated in the chain) is not the plan
+    evaluate pins for these inputs: the audit names the field."""
+    from evaluator.audit import audit as run_audit
+
+    prepared, _, report = campaign
+    value = json.loads(report.read_text())
+    development = sorted(q["id"] for q in json.loads(prepared.inputs.source.read_text())["queries"]
+                         if q["split"] == "development")
+    other = next(q for q in development if q != value["plan"]["warmup"]["query_id"])
+    value["plan"]["warmup"]["query_id"] = other
+    for entry in value["warmup"]:
+        entry["query_id"] = other
+    value["hash_chain"]["plan"] = digest(value["plan"])
+    edited = tmp_path / "report.json"
+    edited.write_text(json.dumps(value))
+    lines: list[str] = []
+    inputs = prepared.inputs
+    result = run_audit(edited, inputs.fixture, inputs.relations, inputs.protocol, log=lines.append)
+    assert not result.ok
+    assert "FAIL plan plan.warmup: not the plan pinned for these inputs, lab and fence" in lines, lines
+    assert "ok hash_chain" in lines and "ok warmup" not in lines
+
+
+def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
+    """Snapshots and read-back recompute the vector hash from the vector the lab returns."""
+    from evaluator.inputs import load_frozen
+    from evaluator.prepare import binding_is_frozen
+
+    prepared, _, _ = campaign
+    inputs = prepared.inputs
+    frozen = load_frozen(inputs.protocol, inputs.fixture, inputs.relations)
+    state = json.loads(prepared.state.read_text())
+    doc = next(iter(state["bindings"]))
+    receipt = state["bindings"][doc]
+    with LabClient(json.loads(prepared.access_file.read_text())) as client:
+        binding = next(b for b in client.read_embeddings([state["memories"][doc]["id"]], frozen.space_id) if b["current"])
+    assert binding_is_frozen(binding, receipt, frozen, doc)
+    swapped = {**binding, "vector": [-x for x in binding["vector"]]}  # same receipt, another vector
+    assert not binding_is_frozen(swapped, receipt, frozen, doc)
