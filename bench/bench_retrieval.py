@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_retrieval.py                      # sample + 10k
     .venv/bin/python bench/bench_retrieval.py --corpora sample,10000,100000 --queries 200
+    .venv/bin/python bench/bench_retrieval.py --json figures.json   # also the headline figures (run_all.py)
 
 Corpora: the shared MuSiQue sample (real questions as queries) and synthetic corpora of the
 embedded generator (`importer.synthetic.corpus_of_size`; queries are a document's title plus five

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field, replace
 from evaluator import plan as plans
 from evaluator.export import derived_failures
 from evaluator.inputs import load_frozen
-from evaluator.report import fence_failures, repetition_failures, uses_query_vector
-from evaluator.verify import Checker, cross_method_failures
+from evaluator.recompute import first_difference
+from evaluator.report import fence_failures, repetition_failures
+from evaluator.verify import Checker, cross_method_failures, uses_query_vector
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import load_json
@@ -134,7 +135,7 @@ def plan_failures(report, frozen) -> list[str]:
         out.append("warmup: not one search per method with the plan's warm-up query")
     ran = [[j["query_id"], j["method"], j["repetition"]] for j in sorted(report["jobs"], key=lambda j: j["order"])]
     if report.get("status") == "complete" and ran != plan["jobs"]:
-        first = next((i for i, (a, b) in enumerate(zip(ran, plan["jobs"])) if a != b), min(len(ran), len(plan["jobs"])))
+        first = first_difference(ran, plan["jobs"])
         out.append(f"jobs[{first}]: the report did not run the plan's jobs in order")
     return out
 

@@ -21,6 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from evaluator import metrics
 from evaluator.recompute import bm25_tokens
 
 PACKED = {"skip_redundancy_at_least": 0.5}
@@ -97,14 +98,15 @@ def select_packed(ranking: Sequence[str], tokens: Mapping[str, int], similarity:
 
 
 def outcome(selection: Selection, judgments: Mapping[str, int], chain: Sequence[str]) -> dict:
-    picked = set(selection.ids)
-    relevant = {doc for doc, grade in judgments.items() if grade > 0}
+    """Recall and chain coverage of the selected set: the report's metrics with the whole selection
+    as the cutoff (one definition of each, in `evaluator.metrics`)."""
+    everything = len(selection.ids)
     return {
         "tokens_spent": selection.tokens,
-        "documents": len(selection.ids),
+        "documents": everything,
         "backfilled": selection.backfilled,
-        "evidence_recall": len(relevant & picked) / len(relevant) if relevant else 0.0,
-        "chain_coverage": sum(1 for doc in chain if doc in picked) / len(chain) if chain else 0.0,
+        "evidence_recall": metrics.recall(selection.ids, judgments, everything),
+        "chain_coverage": metrics.chain_coverage(selection.ids, chain, everything),
     }
 
 

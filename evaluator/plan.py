@@ -78,6 +78,8 @@ def pin(path: str | Path, plan: dict) -> str:
     path = Path(path)
     if path.is_symlink():
         raise PlanMismatch(f"plan {path} is a symbolic link")
+    if path.exists() and not path.is_file():
+        raise PlanMismatch(f"plan {path} exists and is not a file")
     if path.exists():
         existing = path.read_bytes()
         if existing != plan_text(plan).encode("utf-8"):

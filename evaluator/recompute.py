@@ -285,3 +285,9 @@ def graph_order(paths: Mapping[str, Path]) -> list[str]:
 
 def near_tie(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
+
+
+def first_difference(have: Sequence, want: Sequence) -> int:
+    """Index of the first position at which two lists differ (the shorter length when one is a
+    prefix of the other); callers only ask when the lists differ."""
+    return next((i for i, (a, b) in enumerate(zip(have, want)) if a != b), min(len(have), len(want)))

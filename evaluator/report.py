@@ -52,10 +52,6 @@ class Job(TypedDict):
     proof_digest: str
 
 
-def uses_query_vector(spec: Mapping) -> bool:
-    return spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
-
-
 def payload_bytes(page: Mapping) -> int:
     return sum(len(canonical(hit["payload"])) for hit in page.get("hits") or [])
 

@@ -307,7 +307,7 @@ def compare_page(page: Mapping, want: Expected, spec: Mapping, profile: Mapping,
         hits_checked = hits
     have = [h.get("id") for h in hits_checked]
     if have != [rid for rid, _, _ in final]:
-        first = next((i for i, (a, b) in enumerate(zip(have, [r for r, _, _ in final])) if a != b), min(len(have), len(final)))
+        first = rc.first_difference(have, [r for r, _, _ in final])
         fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
                               f"{final[first][0] if first < len(final) else None} ({len(have)} vs {len(final)} hits)")
         return

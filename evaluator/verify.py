@@ -38,6 +38,11 @@ class Failure:
                 "message": self.message}
 
 
+def uses_query_vector(spec: Mapping) -> bool:
+    """Whether a protocol method sends the query vector (and so must carry the fixture's receipt)."""
+    return spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
+
+
 class Checker:
     def __init__(self, frozen: Frozen, state: Mapping):
         self.frozen = frozen
@@ -113,7 +118,7 @@ class Checker:
             fail(None, "profile_digest", "is not the digest of the protocol's frozen profile")
         if fence is not None and page.get("fence") != fence:
             fail(None, "fence", f"{page.get('fence')} differs from the pinned fence {fence}")
-        uses_vector = spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
+        uses_vector = uses_query_vector(spec)
         if uses_vector:
             want = {"space_id": self.frozen.space_id, "vector_sha256": self.frozen.query_receipts[query["id"]]}
             if page.get("query_receipt") != want:
@@ -242,7 +247,7 @@ class Checker:
         want = order[: spec["limit"]]
         have = [h["id"] for h in hits]
         if have != want and not self._explained_by_near_ties(have, want, lists, tolerance):
-            first = next(i for i, (a, b) in enumerate(zip(have + [None] * 99, want + [None] * 99)) if a != b)
+            first = rc.first_difference(have, want)
             fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
                                   f"{want[first] if first < len(want) else None}")
 
@@ -261,7 +266,7 @@ class Checker:
         """True when every document on which the two fused lists differ sits in a channel near-tie."""
         ambiguous = set().union(*(near_tie_ids(lst, tolerance[channel]) for channel, lst in lists.items()))
         differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
-        return bool(differing) and differing <= ambiguous
+        return len(have) == len(want) and bool(differing) and differing <= ambiguous
 
     # ---- graph -------------------------------------------------------------------------------
 
@@ -319,7 +324,7 @@ class Checker:
                 fail(None, f"relations[{rid}]", "not a prepared relation with that kind, revision and endpoints")
         self._check_expansion(page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, proved, fail)
 
-    def _affinity(self, rid: str, cos: Mapping[str, float], profile, lexical_seed: bool) -> float:
+    def _affinity(self, rid: str, cos: Mapping[str, float], profile, lexical_seed: bool) -> Fraction:
         return rc.affinity(cos.get(rid), profile, lexical_seed)
 
     def _check_proof(self, hit, i, proof, anchors, profile, cos, lexical_seed, returned, used, fail) -> Fraction | None:
@@ -408,11 +413,15 @@ class Checker:
         final = {rid: rc.final_graph_score(base_rank.get(rid), graph_rank.get(rid), profile) for rid in candidates}
         want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
         have = [h["id"] for h in hits]
-        ambiguous = near_tie_ids([(rid, float(paths[rid].strength)) for rid in order], rc.COSINE_TOLERANCE)
+        ranked = [(rid, float(paths[rid].strength)) for rid in order]
+        ambiguous = near_tie_ids(ranked, rc.COSINE_TOLERANCE)
+        swappable = near_tie_neighbours(ranked, rc.COSINE_TOLERANCE)
         for i, hit in enumerate(hits, start=1):
             g = ((hit.get("channels") or {}).get("graph") or {}).get("rank")
-            if g != graph_rank.get(hit["id"]) and hit["id"] not in ambiguous:
-                fail(i, "channels.graph.rank", f"{g}, recomputed {graph_rank.get(hit['id'])}")
+            mine = graph_rank.get(hit["id"])
+            # a near tie lets the graph rank be that of a near-tied neighbour, never any other
+            if g != mine and g not in {graph_rank[other] for other in swappable.get(hit["id"], ())}:
+                fail(i, "channels.graph.rank", f"{g}, recomputed {mine}")
             proof, mine = hit.get("proof"), paths.get(hit["id"])
             if proof is not None and mine is not None:
                 shown = [s.get("relation_id") for s in proof.get("steps") or []]
@@ -424,19 +433,25 @@ class Checker:
                     fail(i, "proof.steps", f"path {shown}, preferred path {[s[0] for s in mine.steps]}")
         differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
         if len(have) != len(want) or not differing <= ambiguous:
-            first = next(i for i, (a, b) in enumerate(zip(have + [None] * 99, want + [None] * 99)) if a != b)
+            first = rc.first_difference(have, want)
             fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed final ranking has "
                                   f"{want[first] if first < len(want) else None}")
 
 
-def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
-    """Ids next to a neighbour whose recomputed score differs from theirs by rounding only: the
-    server's arithmetic may order such a pair either way, and nothing else."""
-    out: set[str] = set()
+def near_tie_neighbours(ranked: list[tuple[str, float]], tolerance: float) -> dict[str, set[str]]:
+    """For each id, its neighbours in the ranking whose recomputed score differs from its own by
+    rounding only: the server's arithmetic may order such a pair either way, and nothing else."""
+    out: dict[str, set[str]] = {}
     for (a, sa), (b, sb) in zip(ranked, ranked[1:]):
         if sa != sb and rc.near_tie(sa, sb, tolerance):
-            out.update((a, b))
+            out.setdefault(a, set()).add(b)
+            out.setdefault(b, set()).add(a)
     return out
+
+
+def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
+    """Ids that sit in a near tie with a neighbour (see `near_tie_neighbours`)."""
+    return set(near_tie_neighbours(ranked, tolerance))
 
 
 def ranking_digest(page: Mapping) -> str:

@@ -38,8 +38,7 @@ def to_text(value: tuple[int, int]) -> str:
 def exact_order(items: list, value, rest) -> list:
     """`items` by value(item) desc (exact), then rest(item) asc; value returns (num, den).
 
-    `rest` must tell any two items apart (it ends with the record id), so the sort never compares
-    beyond it. One sort on (-float, rest), then only the runs of equal floats are checked exactly;
+    One stable sort on (-float, rest), then only the runs of equal floats are checked exactly;
     finding those runs with numpy instead of `itertools.groupby` over every item cut the final
     graph order from 0.142 to 0.089 ms (~200 candidates, in-process, sample; docs/retrieval.md).
     """

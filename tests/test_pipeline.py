@@ -120,3 +120,18 @@ def test_state_lock_is_exclusive_and_symlinks_are_refused(tmp_path):
     with pytest.raises(StateError, match="symbolic link"):
         with StateLock(tmp_path / "other.json"):
             pass
+
+
+def test_pin_writes_accepts_identical_and_refuses_anything_else(tmp_path):
+    from evaluator.plan import PlanMismatch, pin
+
+    plan = {"format": "graph_evaluation_plan_v1", "jobs": [["q1", "m", 1]]}
+    path = tmp_path / "plan.json"
+    digest_written = pin(path, plan)
+    assert pin(path, plan) == digest_written  # byte-identical: accepted
+    with pytest.raises(PlanMismatch, match="fields: jobs"):
+        pin(path, {**plan, "jobs": [["q1", "m", 2]]})
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(PlanMismatch, match="not a file"):
+        pin(tmp_path / "dir.json", plan)
+

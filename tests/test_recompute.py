@@ -202,3 +202,20 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
         assert outcomes == {False}
     elif max_scan == 10 or max_nodes == 8:
         assert outcomes == {True}
+
+
+def test_a_near_tie_explains_a_swap_but_never_a_missing_hit():
+    from evaluator.verify import Checker
+
+    lists = {"lexical": [("a", 2.0), ("b", 2.0 + 1e-12), ("c", 1.0)], "semantic": []}
+    tolerance = {"lexical": 1e-9, "semantic": 2e-6}
+    assert Checker._explained_by_near_ties(["b", "a", "c"], ["a", "b", "c"], lists, tolerance)
+    assert not Checker._explained_by_near_ties(["b", "a"], ["a", "b", "c"], lists, tolerance)  # c left out
+    assert not Checker._explained_by_near_ties(["c", "b", "a"], ["a", "b", "c"], lists, tolerance)  # c is no tie
+
+
+def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():
+    from evaluator.verify import near_tie_neighbours
+
+    ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4000000001)]
+    assert near_tie_neighbours(ranked, 2e-6) == {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}

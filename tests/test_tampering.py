@@ -385,3 +385,14 @@ def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
     assert binding_is_frozen(binding, receipt, frozen, doc)
     swapped = {**binding, "vector": [-x for x in binding["vector"]]}  # same receipt, another vector
     assert not binding_is_frozen(swapped, receipt, frozen, doc)
+
+
+def test_fence_check_covers_the_content_digest(campaign):
+    """The content read after the campaign must be the content read before, not only the store digest."""
+    from evaluator.report import fence_failures
+
+    _, _, report = campaign
+    value = json.loads(report.read_text())
+    assert fence_failures(value) == []
+    value["after"]["content_digest"] = "0" * 64
+    assert fence_failures(value) == ["after.content_digest: differs from before.content_digest"]
