@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -156,8 +157,13 @@ def start_evaluate(prepared, plan: Path, report: Path) -> subprocess.Popen:
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for_jobs(process: subprocess.Popen) -> list[str]:
-    """Read stderr until the first job progress line: the campaign is running."""
+def pause_after_first_job(process: subprocess.Popen) -> list[str]:
+    """Read stderr until the first job progress line, then SIGSTOP the campaign.
+
+    A small campaign finishes in about a second, so without the pause a fast machine could end it
+    before the intrusion lands and the test would pass or fail by timing. The caller intrudes, then
+    resumes the campaign with SIGCONT.
+    """
     lines = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -166,6 +172,7 @@ def wait_for_jobs(process: subprocess.Popen) -> list[str]:
             break
         lines.append(line)
         if line.startswith("evaluate: ") and "jobs" in line and "plan pinned" not in line:
+            process.send_signal(signal.SIGSTOP)
             return lines
     raise AssertionError("evaluate never reported a job: " + "".join(lines))
 
@@ -175,9 +182,10 @@ def test_a_write_during_evaluation_fails_the_campaign(tmp_path, tmp_path_factory
     try:
         plan, report = tmp_path / "plan.json", tmp_path / "report.json"
         process = start_evaluate(prepared, plan, report)
-        wait_for_jobs(process)
+        pause_after_first_job(process)
         with LabClient(prepared.lab.access) as client:
             client.create_memories([{"idempotency_key": "intruder", "payload": {"content": "x", "metadata": {}}}])
+        process.send_signal(signal.SIGCONT)
         out, err = process.communicate(timeout=120)
         assert process.returncode == 1, err
         saved = json.loads(report.read_text())
@@ -192,8 +200,9 @@ def test_a_lab_stopped_mid_campaign_saves_a_failed_report_with_the_rows_so_far(t
     prepared = prepared_lab(built_inputs(tmp_path_factory), tmp_path / "lab")
     plan, report = tmp_path / "plan.json", tmp_path / "report.json"
     process = start_evaluate(prepared, plan, report)
-    wait_for_jobs(process)
+    pause_after_first_job(process)
     prepared.lab.kill()
+    process.send_signal(signal.SIGCONT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 1, err
     saved = json.loads(report.read_text())
