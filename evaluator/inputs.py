@@ -7,16 +7,18 @@ the name of the file and the link that does not hold.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
+from builders.embedding import FixtureError, decode_vector, validate_fixture, vector_sha256
+from builders.graph import GraphInputError, project, rebuild
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import load_json
+from protocols.schema import load_protocol
+
+__all__ = ["Frozen", "InputMismatch", "load_frozen", "vector_sha256"]
 
 
 class InputMismatch(RefusedInput):
@@ -59,30 +61,9 @@ class Frozen:
         return sorted((q for q in self.source["queries"] if q["split"] == split), key=lambda q: q["id"])
 
 
-def decode(b64: str, dimensions: int, where: str) -> np.ndarray:
-    """A fixture vector: base64 of little-endian float32, exactly `dimensions` long."""
-    try:
-        raw = base64.b64decode(b64, validate=True)
-    except (ValueError, TypeError):
-        raise InputMismatch(f"{where}: vector is not valid base64") from None
-    if len(raw) != 4 * dimensions:
-        raise InputMismatch(f"{where}: vector holds {len(raw) // 4} floats, space has {dimensions}")
-    return np.frombuffer(raw, dtype="<f4").copy()
-
-
-def vector_sha256(vector: np.ndarray) -> str:
-    return hashlib.sha256(np.asarray(vector, dtype="<f4").tobytes()).hexdigest()
-
-
-def load_protocol_file(path: str | Path) -> dict:
-    from protocols.schema import load_protocol
-
-    return load_protocol(path)
-
-
 def load_frozen(protocol_path, fixture_path, relations_path, generation_path=None) -> Frozen:
     """Load and cross-check every frozen input; raises InputMismatch naming the broken link."""
-    protocol = load_protocol_file(protocol_path)
+    protocol = load_protocol(protocol_path)
     fixture = load_json(fixture_path, "fixture")
     relations = load_json(relations_path, "relations file")
     generation = load_json(generation_path, "generation file") if generation_path else None
@@ -93,25 +74,23 @@ def load_frozen(protocol_path, fixture_path, relations_path, generation_path=Non
 
 def verify(frozen: Frozen) -> None:
     fixture, relations, protocol = frozen.fixture, frozen.relations, frozen.protocol
-    if not isinstance(fixture, dict) or fixture.get("format") != "embedding_fixture_v1":
-        raise InputMismatch("fixture: format is not embedding_fixture_v1")
-    from protocols.artifacts import validate_source
-
-    source = validate_source(fixture.get("source"))
+    # The fixture's own contract (source, space identity, every vector's hash and norm) has one
+    # home, builders.embedding; what is checked here is how the inputs bind to each other.
+    try:
+        validate_fixture(fixture)
+    except FixtureError as exc:
+        raise InputMismatch(f"fixture.{exc}") from None
+    source = fixture["source"]
     digests = {
         "protocol": digest(protocol),
-        "source": digest(source),
+        "source": fixture["source_digest"],
         "fixture": digest(fixture),
         "relations": digest(relations),
     }
-    if fixture.get("source_digest") != digests["source"]:
-        raise InputMismatch("fixture: source_digest is not the digest of the embedded source (source edited?)")
     if source["protocol"]["digest"] != digests["protocol"]:
         raise InputMismatch(
             f"protocol: digest {digests['protocol']} is not the protocol the source was imported with "
             f"({source['protocol']['digest']}, version {source['protocol']['version']})")
-    if fixture.get("space_id") != "space-" + digest(fixture.get("space")):
-        raise InputMismatch("fixture: space_id is not space- + digest(space)")
     _decode_vectors(frozen)
     _verify_relations(relations, source, digests["source"])
     if protocol["graph_builder"]["method"] != relations.get("method"):
@@ -129,40 +108,26 @@ def verify(frozen: Frozen) -> None:
 
 
 def _decode_vectors(frozen: Frozen) -> None:
-    fixture = frozen.fixture
-    dims = fixture["space"]["dimensions"]
-    for kind, expected, vectors, receipts in (
-        ("documents", frozen.documents, frozen.doc_vectors, frozen.doc_receipts),
-        ("queries", frozen.queries, frozen.query_vectors, frozen.query_receipts),
-    ):
-        entries = fixture.get(kind)
-        if not isinstance(entries, list):
-            raise InputMismatch(f"fixture.{kind}: missing")
-        ids = [e.get("id") for e in entries]
-        if ids != list(expected):
-            raise InputMismatch(f"fixture.{kind}: ids are not the source's {kind} in source order")
-        for i, entry in enumerate(entries):
-            where = f"fixture.{kind}[{i}] ({entry['id']})"
-            vec = decode(entry.get("vector"), dims, where)
-            if not np.all(np.isfinite(vec)) or not np.any(vec):
-                raise InputMismatch(f"{where}: vector is not finite and non-zero")
-            if vector_sha256(vec) != entry.get("vector_sha256"):
-                raise InputMismatch(f"{where}: vector_sha256 does not match the vector")
-            vectors[entry["id"]] = vec
+    """Index the (already validated) fixture vectors and receipts by document and query id."""
+    for kind, vectors, receipts in (("documents", frozen.doc_vectors, frozen.doc_receipts),
+                                    ("queries", frozen.query_vectors, frozen.query_receipts)):
+        for entry in frozen.fixture[kind]:
+            vectors[entry["id"]] = decode_vector(entry["vector"])
             receipts[entry["id"]] = entry["vector_sha256"]
 
 
 def _verify_relations(relations: dict, source: dict, source_digest: str) -> None:
-    """Rebuild the graph from the relations file's own projection; it must match exactly."""
-    from builders.graph import build_relations, project
-
+    """The graph must be this source's, and its own projection must rebuild it exactly."""
     if not isinstance(relations, dict) or "projection" not in relations:
         raise InputMismatch("relations: no projection to rebuild from")
     if relations.get("source_digest") != source_digest:
         raise InputMismatch("relations: source_digest is not the digest of the fixture's source")
+    try:
+        rebuilt = rebuild(relations)
+    except GraphInputError as exc:
+        raise InputMismatch(f"relations: projection cannot be rebuilt: {exc}") from None
     if relations["projection"] != project(source):
         raise InputMismatch("relations: projection is not the projection of the fixture's source")
-    rebuilt = build_relations(relations["projection"], relations["source_digest"])
     if digest(rebuilt) != digest(relations):
         differing = sorted(k for k in set(rebuilt) | set(relations) if rebuilt.get(k) != relations.get(k))
         raise InputMismatch(f"relations: differs from the graph rebuilt from its projection (fields: {', '.join(differing)})")

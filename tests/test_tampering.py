@@ -76,7 +76,7 @@ def test_fixture_edited_after_pinning(campaign, tmp_path):
 
     fixture = edited_copy(prepared.inputs.fixture, tmp_path / "fixture.json", flip)
     result = prepared.evaluate(plan, tmp_path / "report.json", check=False, fixture=fixture)
-    refused(result, "fixture.documents[3]", "vector_sha256 does not match")
+    refused(result, "fixture.documents[3].vector_sha256", "does not match the vector")
     assert not (tmp_path / "report.json").exists()
 
 
