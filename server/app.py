@@ -138,12 +138,16 @@ async def _body(request: Request) -> Any:
         await _drain(stream)
         raise ApiError(413, "body_too_large", f"request body of {declared[:20]} bytes exceeds the {cap}-byte limit")
     chunks, size = [], 0
-    async for chunk in stream:
-        size += len(chunk)
-        if size > cap:
-            await _drain(stream)
-            raise ApiError(413, "body_too_large", f"request body exceeds the {cap}-byte limit")
-        chunks.append(chunk)
+    try:
+        async for chunk in stream:
+            size += len(chunk)
+            if size > cap:
+                await _drain(stream)
+                raise ApiError(413, "body_too_large", f"request body exceeds the {cap}-byte limit")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # The client left mid-body: bad input, not a server fault (no 500, no traceback in the log).
+        raise ApiError(400, "incomplete_body", f"the client disconnected after {size} bytes of the body") from None
     return validation.parse_json(b"".join(chunks))
 
 

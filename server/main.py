@@ -60,7 +60,7 @@ def _bind(port: int) -> socket.socket:
 def _serve(args: argparse.Namespace) -> int:
     if args.host != LOOPBACK:
         raise RefusedInput(f"the lab binds {LOOPBACK} only; refusing --host {args.host}")
-    if not validation.SCOPE_RE.match(args.scope):
+    if not validation.SCOPE_RE.fullmatch(args.scope):
         raise RefusedInput(f"--scope must match [a-z0-9][a-z0-9_-]{{0,63}}, got {args.scope!r}")
     refuse_existing(args.access_file)
     now = time.time()

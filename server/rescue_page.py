@@ -19,7 +19,6 @@ from server.rescue import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exac
 from server.rescue_profiles import RESCUE_PROFILES
 
 MODES = ("auto", "off", "force")
-REQUEST_FIELDS = ("profile", "query", "query_vector", "space_id", "limit", "graph_mode")
 
 
 @dataclass(frozen=True)
@@ -32,34 +31,31 @@ class RescueRequest:
     mode: str
 
 
-def parse_request(body: object, index) -> RescueRequest:
-    """Validate a rescue body against the catalog and the scope's spaces (422 on any fault)."""
-    if not isinstance(body, dict):
-        raise ApiError(422, "wrong_type", "body must be an object")
-    unknown = sorted(set(body) - set(REQUEST_FIELDS))
-    missing = [name for name in REQUEST_FIELDS if name not in body]
-    if unknown:
-        raise ApiError(422, "unknown_field", f"body has unknown field(s) {unknown}")
-    if missing:
-        raise ApiError(422, "missing_field", f"body is missing field(s) {missing}")
+def parse_request(body: dict, index) -> RescueRequest:
+    """Validate a rescue body against the catalog and the scope's spaces (422 on any fault).
+
+    `server.search.search` has already checked the body is an object with exactly the route's
+    fields; the shared primitives of server/validation.py check each value.
+    """
     name = body["profile"]
-    if name not in RESCUE_PROFILES:
-        raise ApiError(422, "unknown_profile", f"profile must be one of {sorted(RESCUE_PROFILES)}, got {str(name)[:80]!r}")
+    if not isinstance(name, str) or name not in RESCUE_PROFILES:  # a list or object is unhashable
+        raise ApiError(422, "unknown_profile",
+                       f"profile must be one of {sorted(RESCUE_PROFILES)}, got {validation.shown(name)}")
     query = body["query"]
+    if not isinstance(query, str):
+        raise ApiError(422, "wrong_type", f"query must be a string, got {type(query).__name__}")
     max_chars = validation.LIMITS["query_chars"]
-    if not isinstance(query, str) or not 1 <= len(query) <= max_chars:
-        raise ApiError(422, "out_of_range", f"query must be a string of 1..{max_chars} characters")
+    if not 1 <= len(query) <= max_chars:
+        raise ApiError(422, "out_of_range", f"query must have 1..{max_chars} characters, has {len(query)}")
     space_id = body["space_id"]
     space = index.spaces.get(space_id) if isinstance(space_id, str) else None
     if space is None:
-        raise ApiError(422, "unknown_space", f"space_id {str(space_id)[:80]!r} has no bindings in this scope")
+        raise ApiError(422, "unknown_space", f"space_id {validation.shown(space_id)} has no bindings in this scope")
     vector = validation.vector(body["query_vector"], "query_vector", space.dimensions)
-    limit, high = body["limit"], RESCUE_PROFILES[name]["limit_max"]
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= high:
-        raise ApiError(422, "out_of_range", f"limit must be an integer in 1..{high}")
+    limit = validation.integer(body["limit"], "limit", 1, RESCUE_PROFILES[name]["limit_max"])
     mode = body["graph_mode"]
-    if mode not in MODES:
-        raise ApiError(422, "out_of_range", f"graph_mode must be one of {list(MODES)}, got {str(mode)[:40]!r}")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ApiError(422, "out_of_range", f"graph_mode must be one of {list(MODES)}, got {validation.shown(mode)}")
     return RescueRequest(name, query, vector, space_id, limit, mode)
 
 

@@ -1,4 +1,4 @@
-"""The four search routes: validate the body (422 via ApiError), rank, and build the page.
+"""The search routes: validate the body (422 via ApiError), rank, and build the page.
 
 `search(index, route, body)` is the whole interface with the app (docs/contracts.md, "Inside the
 server"): the app has already authenticated, parsed JSON and admitted the request; it adds `fence`
@@ -8,17 +8,14 @@ leaves open are written in docs/retrieval.md.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from server import exact
+from server import exact, validation
 from server.errors import ApiError
 from server.fusion import Fused, fuse
 from server.graph import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
-from server.indexes import ScopeIndex
+from server.indexes import ScopeIndex, vector_sha256
 from server.lexical import bm25
 from server.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
 from server.rescue_page import search_rescue
@@ -69,14 +66,6 @@ def _check_fields(body: object, route: str) -> dict:
     return body
 
 
-def _integer(value: object, name: str, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _invalid(f"{name} must be an integer, got {type(value).__name__}")
-    if not low <= value <= high:
-        raise _invalid(f"{name} must be within [{low}, {high}], got {value}", "out_of_range")
-    return value
-
-
 def _number(value: object, name: str, low: float, high: float) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _invalid(f"{name} must be a number, got {type(value).__name__}")
@@ -100,9 +89,9 @@ def _query_text(value: object) -> str:
 def _profile(body: dict, route: str) -> str:
     allowed = ROUTE_PROFILES[route]
     name = body.get("profile", allowed[0])
-    if name not in allowed:
-        raise _invalid(f"unknown profile {name!r} for the {route} route; expected one of {', '.join(allowed)}",
-                       "unknown_profile")
+    if not isinstance(name, str) or name not in allowed:
+        raise _invalid(f"unknown profile {validation.shown(name)} for the {route} route; "
+                       f"expected one of {', '.join(allowed)}", "unknown_profile")
     return name
 
 
@@ -118,24 +107,11 @@ def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
         raise _invalid(f"space_id must be a string, got {type(space_id).__name__}")
     space = index.spaces.get(space_id)
     if space is None:
-        raise _invalid(f"unknown space {space_id!r}: no embedding is bound in it in this scope", "unknown_space")
-    vector = body["query_vector"]
-    if not isinstance(vector, list) or not set(map(type, vector)) <= {int, float}:  # bool is not a number here
-        raise _invalid("query_vector must be a list of numbers", "invalid_vector")
-    if len(vector) != space.dimensions:
-        raise _invalid(f"query_vector has {len(vector)} dimensions, space {space_id} has {space.dimensions}",
-                       "dimension_mismatch")
-    try:
-        with np.errstate(over="ignore"):
-            v32 = np.array(vector, dtype=np.float64).astype(np.float32)
-    except OverflowError:  # an integer literal beyond float64
-        raise _invalid("query_vector must be finite in float32 (an element overflows)", "invalid_vector") from None
-    if not np.all(np.isfinite(v32)):
-        raise _invalid("query_vector must be finite in float32 (no NaN, infinity or overflow)", "invalid_vector")
-    if not np.any(v32):
-        raise _invalid("query_vector must not be all zeros (cosine is undefined)", "invalid_vector")
-    sha = hashlib.sha256(v32.astype("<f4").tobytes()).hexdigest()
-    return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": sha})
+        raise _invalid(f"unknown space {validation.shown(space_id)}: no embedding is bound in it in this scope",
+                       "unknown_space")
+    # The same rule as a stored vector (finite in float32, not all zero, the space's dimension).
+    v32 = validation.vector(body["query_vector"], "query_vector", space.dimensions)
+    return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
 
 
 # ---------------------------------------------------------------------------- page parts
@@ -197,7 +173,7 @@ def _rational_channel(rank: int | None, raw: float | None, part: tuple[int, int]
 def _lexical(index: ScopeIndex, body: dict) -> dict:
     profile = _profile(body, "lexical")
     query = _query_text(body["query"])
-    limit = _integer(body["limit"], "limit", *SEARCH_LIMIT)
+    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     ranking = bm25(index, query, limit)
     hits = [_hit(index, rank, rid, score, None,
                  {"lexical": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},
@@ -209,7 +185,7 @@ def _lexical(index: ScopeIndex, body: dict) -> dict:
 
 def _semantic(index: ScopeIndex, body: dict) -> dict:
     profile = _profile(body, "semantic")
-    limit = _integer(body["limit"], "limit", *SEARCH_LIMIT)
+    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     min_score = _number(body.get("min_score", -1.0), "min_score", -1.0, 1.0)
     vq = _vector_query(index, body)
     ranking = cosine(index, vq.query, limit, min_score)
@@ -243,7 +219,7 @@ def _fused_channels(entry: Fused) -> dict:
 def _hybrid(index: ScopeIndex, body: dict) -> dict:
     profile = _profile(body, "hybrid")
     query = _query_text(body["query"])
-    limit = _integer(body["limit"], "limit", *SEARCH_LIMIT)
+    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     vq = _vector_query(index, body)
     fused, examined = _fused(index, profile, query, vq)
     hits = [_hit(index, rank, entry.id, exact.to_float(entry.score), exact.to_text(entry.score),
@@ -262,7 +238,8 @@ def _expansion_limits(body: dict, profile: dict) -> Limits:
     unknown = sorted(set(given) - set(_EXPANSION_BOUNDS))
     if unknown:
         raise _invalid(f"unknown expansion field(s): {', '.join(unknown)}", "unknown_field")
-    values = {name: _integer(given.get(name, profile["expansion_defaults"][name]), f"expansion.{name}", *bounds)
+    defaults = profile["expansion_defaults"]
+    values = {name: validation.integer(given.get(name, defaults[name]), f"expansion.{name}", *bounds)
               for name, bounds in _EXPANSION_BOUNDS.items()}
     return Limits(**values)
 
@@ -272,9 +249,10 @@ def _graph(index: ScopeIndex, body: dict) -> dict:
     profile = PROFILES[profile_name]
     seed = body["seed"]
     if not isinstance(seed, str) or seed not in profile["seed_profiles"]:
-        raise _invalid(f"seed must be one of {', '.join(profile['seed_profiles'])}, got {seed!r}", "unknown_profile")
+        raise _invalid(f"seed must be one of {', '.join(profile['seed_profiles'])}, got {validation.shown(seed)}",
+                       "unknown_profile")
     query = _query_text(body["query"])
-    limit = _integer(body["limit"], "limit", *SEARCH_LIMIT)
+    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     limits = _expansion_limits(body, profile)
     has_vector = "query_vector" in body or "space_id" in body
     if seed == "hybrid" and not has_vector:

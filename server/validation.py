@@ -8,7 +8,6 @@ cap, a non-finite or zero vector, an unknown relation kind, a self-relation).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import numpy as np
 
 from protocols.canonical import digest
 from server.errors import ApiError
+from server.indexes import vector_sha256
 
 LIMITS = {
     "body_bytes": 2 * 1024 * 1024,
@@ -51,10 +51,11 @@ RELATION_KINDS = (
     "contradicts",
 )
 ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion")
-SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-RECORD_ID_RE = re.compile(r"^mem-[0-9a-f]{32}$")
-RELATION_ID_RE = re.compile(r"^rel-[0-9a-f]{32}$")
-SPACE_ID_RE = re.compile(r"^space-[0-9a-f]{64}$")
+# Matched with `fullmatch` only: `$` would also accept a trailing newline ("lab\n").
+SCOPE_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+RECORD_ID_RE = re.compile(r"mem-[0-9a-f]{32}")
+RELATION_ID_RE = re.compile(r"rel-[0-9a-f]{32}")
+SPACE_ID_RE = re.compile(r"space-[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ def _string(value: Any, where: str, max_chars: int, min_chars: int = 1) -> str:
     return value
 
 
-def _int(value: Any, where: str, low: int, high: int) -> int:
+def integer(value: Any, where: str, low: int, high: int) -> int:
+    """An integer (bool refused) within [low, high]; also the search routes' check."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail("wrong_type", f"{where} must be an integer, got {_type(value)}")
     if not low <= value <= high:
@@ -163,13 +165,18 @@ def _list(value: Any, where: str, max_items: int, min_items: int = 1) -> list:
 
 def _pattern(value: Any, where: str, pattern: re.Pattern, what: str) -> str:
     _string(value, where, 200)
-    if not pattern.match(value):
+    if not pattern.fullmatch(value):
         raise _fail("invalid_id", f"{where} is not a valid {what}: {value[:80]!r}")
     return value
 
 
 def _type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def shown(value: Any) -> str:
+    """A refused value for an error message: a clipped string, else its type (never a 2 MiB echo)."""
+    return repr(value)[:80] if isinstance(value, str) else _type(value)
 
 
 def _show(names: list) -> str:
@@ -185,7 +192,7 @@ MAX_REVISION = 2**53
 
 
 def _revision(value: Any, where: str) -> int:
-    return _int(value, where, 1, MAX_REVISION)
+    return integer(value, where, 1, MAX_REVISION)
 
 
 def _items(body: Any) -> list:
@@ -256,7 +263,7 @@ def space(value: Any, where: str) -> tuple[dict, str]:
         "provider": _string(value["provider"], f"{where}.provider", 200),
         "model": _string(value["model"], f"{where}.model", 200),
         "revision": _string(value["revision"], f"{where}.revision", 200),
-        "dimensions": _int(value["dimensions"], f"{where}.dimensions", 1, LIMITS["vector_dimensions"]),
+        "dimensions": integer(value["dimensions"], f"{where}.dimensions", 1, LIMITS["vector_dimensions"]),
     }
     return normalized, "space-" + digest(normalized)
 
@@ -296,16 +303,12 @@ def embedding_attaches(body: Any) -> list[EmbeddingAttach]:
         revision = _revision(item["revision"], f"{where}.revision")
         space_value, space_id = space(item["space"], f"{where}.space")
         narrow = vector(item["vector"], f"{where}.vector", space_value["dimensions"])
-        sha = _vector_sha256(narrow)
+        sha = vector_sha256(narrow)
         # The body digest binds the vector through its float32 bytes: same vector, same digest.
         value = {"idempotency_key": key, "record_id": record_id, "revision": revision,
                  "space": space_value, "vector_sha256": sha}
         out.append(EmbeddingAttach(key, record_id, revision, space_value, space_id, narrow, sha, digest(value)))
     return out
-
-
-def _vector_sha256(narrow: np.ndarray) -> str:
-    return hashlib.sha256(narrow.astype("<f4").tobytes()).hexdigest()
 
 
 def _endpoint(value: Any, where: str) -> dict:
@@ -318,8 +321,7 @@ def _provenance(value: Any, where: str) -> dict:
     value = _object(value, where, ("origin", "method", "method_revision", "evidence_ref"), ("model",))
     origin = value["origin"]
     if origin not in ORIGINS:
-        shown = repr(origin)[:60] if isinstance(origin, str) else _type(origin)
-        raise _fail("unknown_origin", f"{where}.origin must be one of {', '.join(ORIGINS)}, got {shown}")
+        raise _fail("unknown_origin", f"{where}.origin must be one of {', '.join(ORIGINS)}, got {shown(origin)}")
     model = value.get("model")
     if origin == "model_inference":
         model = _string(model, f"{where}.model (required when origin is model_inference)", 200)
@@ -342,8 +344,8 @@ def relation_asserts(body: Any) -> list[RelationAssert]:
         key = _key(item, where)
         kind = item["kind"]
         if kind not in RELATION_KINDS:
-            shown = repr(kind)[:60] if isinstance(kind, str) else _type(kind)
-            raise _fail("unknown_relation_kind", f"{where}.kind must be one of {', '.join(RELATION_KINDS)}, got {shown}")
+            raise _fail("unknown_relation_kind",
+                        f"{where}.kind must be one of {', '.join(RELATION_KINDS)}, got {shown(kind)}")
         source = _endpoint(item["source"], f"{where}.source")
         target = _endpoint(item["target"], f"{where}.target")
         if source["id"] == target["id"]:
@@ -379,7 +381,7 @@ def binding_read(body: Any) -> tuple[list[str], str]:
 def credential_request(body: Any) -> tuple[str, int]:
     body = _object(body, "body", ("scope", "ttl_seconds"))
     scope = _pattern(body["scope"], "scope", SCOPE_RE, "scope name ([a-z0-9][a-z0-9_-]{0,63})")
-    return scope, _int(body["ttl_seconds"], "ttl_seconds", 1, LIMITS["credential_ttl_seconds"])
+    return scope, integer(body["ttl_seconds"], "ttl_seconds", 1, LIMITS["credential_ttl_seconds"])
 
 
 def _query_int(params, name: str, default: int, low: int, high: int) -> int:
@@ -388,7 +390,7 @@ def _query_int(params, name: str, default: int, low: int, high: int) -> int:
         return default
     if not re.fullmatch(r"[0-9]{1,16}", raw):
         raise _fail("wrong_type", f"query parameter {name} must be a non-negative integer, got {raw[:40]!r}")
-    return _int(int(raw), f"query parameter {name}", low, high)
+    return integer(int(raw), f"query parameter {name}", low, high)
 
 
 def _known_params(params, allowed: tuple) -> None:

@@ -368,10 +368,12 @@ def test_rescue_route_over_http_matches_the_verifier(fresh_scope):
     assert client.catalog()["profiles"]["graph_rescue_v1"] == json_roundtrip(RESCUE_PROFILES["graph_rescue_v1"])
     # bad bodies are 422 and name the fault
     for change, code in (({"graph_mode": "sometimes"}, "out_of_range"), ({"limit": 151}, "out_of_range"),
-                         ({"profile": "weighted_rrf_v1"}, "unknown_profile"), ({"extra": 1}, "unknown_field")):
+                         ({"profile": "weighted_rrf_v1"}, "unknown_profile"), ({"extra": 1}, "unknown_field"),
+                         ({"profile": ["graph_rescue_v1"]}, "unknown_profile"), ({"query": 7}, "wrong_type")):
         with pytest.raises(LabError) as caught:
             client.search("rescue", {**body, **change})
         assert caught.value.status == 422 and caught.value.code == code
+    assert client.fence() == page["fence"], "refused searches write nothing"
 
 
 def json_roundtrip(value):

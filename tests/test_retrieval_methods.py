@@ -650,6 +650,10 @@ def test_rebuilt_index_answers_like_the_incrementally_updated_one(sample):
 # ----------------------------------------------------------------------------- validation
 
 
+_RESCUE = {"profile": "graph_rescue_v1", "query": "x", "query_vector": [1.0] * 8, "space_id": SPACE, "limit": 5,
+           "graph_mode": "force"}
+
+
 @pytest.mark.parametrize("route, body, code", [
     ("lexical", {"query": "x", "limit": 0}, "out_of_range"),
     ("lexical", {"query": "x", "limit": 101}, "out_of_range"),
@@ -663,7 +667,8 @@ def test_rebuilt_index_answers_like_the_incrementally_updated_one(sample):
     ("semantic", {"query_vector": [1e39] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [0.0] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [10 ** 400] + [1] * 7, "space_id": SPACE, "limit": 5}, "invalid_vector"),
-    ("semantic", {"query_vector": [True] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
+    ("semantic", {"query_vector": [True] * 8, "space_id": SPACE, "limit": 5}, "wrong_type"),
+    ("semantic", {"query_vector": "1,1,1,1,1,1,1,1", "space_id": SPACE, "limit": 5}, "wrong_type"),
     ("semantic", {"query_vector": [1.0] * 8, "space_id": SPACE, "limit": 5, "min_score": 10 ** 400}, "out_of_range"),
     ("semantic", {"query_vector": [1.0] * 8, "space_id": ["x"], "limit": 5}, "wrong_type"),
     ("hybrid", {"profile": ["weighted_rrf_v2"], "query": "x", "query_vector": [1.0] * 8, "space_id": SPACE,
@@ -687,6 +692,18 @@ def test_rebuilt_index_answers_like_the_incrementally_updated_one(sample):
                "expansion": {"breadth": 1}}, "unknown_field"),
     ("graph", {"profile": "typed_path_balanced_v1", "seed": "hybrid", "query": "x", "limit": 5}, "missing_field"),
     ("graph", {"profile": "typed_path_balanced_v1", "seed": ["x"], "query": "x", "limit": 5}, "unknown_profile"),
+    # rescue: an unhashable profile or mode must be a 422, never a TypeError (a 500 over HTTP)
+    ("rescue", {**_RESCUE, "profile": ["graph_rescue_v1"]}, "unknown_profile"),
+    ("rescue", {**_RESCUE, "profile": {"graph_rescue_v1": 1}}, "unknown_profile"),
+    ("rescue", {**_RESCUE, "graph_mode": ["force"]}, "out_of_range"),
+    ("rescue", {**_RESCUE, "query": 7}, "wrong_type"),
+    ("rescue", {**_RESCUE, "query": ""}, "out_of_range"),
+    ("rescue", {**_RESCUE, "limit": 151}, "out_of_range"),
+    ("rescue", {**_RESCUE, "limit": 2.0}, "wrong_type"),
+    ("rescue", {**_RESCUE, "space_id": ["x"]}, "unknown_space"),
+    ("rescue", {**_RESCUE, "query_vector": [0.0] * 8}, "invalid_vector"),
+    ("rescue", {**_RESCUE, "query_vector": [1.0] * 9}, "dimension_mismatch"),
+    ("rescue", {k: v for k, v in _RESCUE.items() if k != "graph_mode"}, "missing_field"),
 ])
 def test_bad_bodies_are_422(route, body, code):
     index = Indexes().scope("v")
@@ -708,13 +725,15 @@ _JSON = st.recursive(
     | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
     lambda children: st.lists(children, max_size=10) | st.dictionaries(st.text(max_size=10), children, max_size=5),
     max_leaves=30)
-_KEYS = ["query", "limit", "query_vector", "space_id", "min_score", "profile", "seed", "expansion", "extra"]
+_KEYS = ["query", "limit", "query_vector", "space_id", "min_score", "profile", "seed", "expansion", "graph_mode",
+         "extra"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(route=st.sampled_from(["lexical", "semantic", "hybrid", "graph"]),
+@given(route=st.sampled_from(["lexical", "semantic", "hybrid", "graph", "rescue"]),
        body=st.dictionaries(st.sampled_from(_KEYS), _JSON | st.sampled_from(
-           ["weighted_rrf_v2", "typed_path_balanced_v1", "hybrid", "lexical", SPACE, 5, [0.5] * 8]), max_size=9))
+           ["weighted_rrf_v2", "typed_path_balanced_v1", "graph_rescue_v1", "hybrid", "lexical", "force", SPACE, 5,
+            [0.5] * 8]), max_size=10))
 def test_hostile_bodies_only_ever_raise_api_errors(route, body):
     index = Indexes().scope("f")
     index.put_memory("mem-a", 1, "x y")

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import math
+import socket
+import threading
 import time
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -137,6 +140,8 @@ BAD_RELATIONS = [
     ("model given for a tool", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], model="llm")]}, 422, "unexpected_model"),
     ("revision zero", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], source_revision=0)]}, 422, "out_of_range"),
     ("bad id shape", lambda ids: {"items": [relation_item("bad-r", "doc-1", ids[1])]}, 422, "invalid_id"),
+    # `$` alone would accept a trailing newline; ids are matched whole
+    ("id with a trailing newline", lambda ids: {"items": [relation_item("bad-r", ids[0] + "\n", ids[1])]}, 422, "invalid_id"),
 ]
 
 
@@ -179,6 +184,62 @@ def test_body_over_two_mib_is_413_by_length_and_by_stream(world):
     _assert_refused(client, response, 413, "body_too_large", hwm)
 
 
+def _raw_post(process, path: str, head_lines: list[str], payload: bytes, half_close: bool = False) -> bytes:
+    """One POST over a bare socket (so the headers can lie); returns every byte the server sent."""
+    url = urlsplit(process.access["base_url"])
+    token = process.access["token"]
+    head = "\r\n".join([f"POST {path} HTTP/1.1", f"Host: {url.netloc}", f"Authorization: Bearer {token}",
+                         "Content-Type: application/json", *head_lines, "", ""]).encode()
+    sock = socket.create_connection((url.hostname, url.port), timeout=10)
+
+    def send() -> None:
+        try:
+            sock.sendall(head + payload)
+            if half_close:
+                sock.shutdown(socket.SHUT_WR)
+        except OSError:  # the server may close before we finish: that is its right
+            pass
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except OSError:
+        pass
+    sender.join()
+    sock.close()
+    return received
+
+
+def test_lying_content_length_reads_only_what_it_declares(world):
+    """Content-Length 1,000 with 3 MiB behind it: the body is the declared 1,000 bytes (malformed
+    here), never more; the rest is not a request. Nothing is written."""
+    process, client, _ = world
+    hwm = _hwm(client)
+    payload = b'{"items":[' + b" " * (3 * 1024 * 1024) + b"]}"
+    answer = _raw_post(process, f"/api/v1/scopes/{client.scope}/memories", ["Content-Length: 1000"], payload)
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:300]
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
+    assert json.loads(rest[:length])["error"]["code"] == "malformed_json"
+    assert _hwm(client) == hwm
+
+
+def test_client_gone_mid_body_is_no_server_error(world):
+    """A client that declares 1,000 bytes, sends 10 and goes away: no write and no 500/traceback."""
+    process, client, _ = world
+    hwm, log_before = _hwm(client), len(process.log())
+    _raw_post(process, f"/api/v1/scopes/{client.scope}/memories", ["Content-Length: 1000"], b'{"items":[',
+              half_close=True)
+    time.sleep(0.3)  # let the server finish with the connection before reading its log
+    assert _hwm(client) == hwm
+    logged = process.log()[log_before:]
+    assert "Traceback" not in logged and "Exception in ASGI application" not in logged, logged[-2000:]
+
+
 def test_credentials_missing_wrong_expired_and_other_scope(world):
     process, client, _ = world
     hwm = _hwm(client)
@@ -199,7 +260,8 @@ def test_credentials_missing_wrong_expired_and_other_scope(world):
 def test_credential_request_validation(world):
     _, client, _ = world
     for body in ({"scope": "Bad Scope", "ttl_seconds": 5}, {"scope": "x", "ttl_seconds": 0},
-                 {"scope": "x", "ttl_seconds": 86401}, {"scope": "x"}, {"scope": "x", "ttl_seconds": True}):
+                 {"scope": "x", "ttl_seconds": 86401}, {"scope": "x"}, {"scope": "x", "ttl_seconds": True},
+                 {"scope": "x\n", "ttl_seconds": 5}):
         response = client.request("POST", "/api/v1/credentials", body)
         assert response.status_code == 422, (body, response.text)
 
