@@ -1,7 +1,8 @@
 """`retrieval-lab DBDIR ACCESSFILE PORT [--host 127.0.0.1] [--scope lab] [--reopen]`.
 
-Order matters: refuse bad arguments, open (or create) the store, bind the socket, mint the token,
-write the access file, and only then serve, so a client that sees the access file can connect.
+Order matters: refuse bad arguments, bind the socket (a port in use leaves nothing behind), open (or
+create) the store, mint the token, write the access file, and only then serve, so a client that
+sees the access file can connect.
 """
 
 from __future__ import annotations
@@ -63,22 +64,28 @@ def _serve(args: argparse.Namespace) -> int:
     if not validation.SCOPE_RE.fullmatch(args.scope):
         raise RefusedInput(f"--scope must match [a-z0-9][a-z0-9_-]{{0,63}}, got {args.scope!r}")
     refuse_existing(args.access_file)
-    now = time.time()
+    if not args.reopen:
+        refuse_existing(args.dbdir)
+    # The port before the store: a port in use must be refused with no DBDIR left behind.
+    sock = _bind(args.port)
     try:
-        if args.reopen:
-            store = Store.reopen(args.dbdir)
-        else:
-            refuse_existing(args.dbdir)
-            store = Store.create(args.dbdir, "lab-" + secrets.token_hex(16), iso_utc(now))
-    except StoreOpenError as exc:
-        raise RefusedInput(str(exc)) from None
-    try:
-        return _run(args, store, now)
+        now = time.time()
+        try:
+            if args.reopen:
+                store = Store.reopen(args.dbdir)
+            else:
+                store = Store.create(args.dbdir, "lab-" + secrets.token_hex(16), iso_utc(now))
+        except StoreOpenError as exc:
+            raise RefusedInput(str(exc)) from None
+        try:
+            return _run(args, store, sock, now)
+        finally:
+            store.close()
     finally:
-        store.close()
+        sock.close()
 
 
-def _run(args: argparse.Namespace, store: Store, now: float) -> int:
+def _run(args: argparse.Namespace, store: Store, sock: socket.socket, now: float) -> int:
     # uvicorn swaps in its own handlers while serving and re-raises the signal afterwards into
     # whatever was installed before; these handlers turn that (and a signal during start-up) into
     # a clean stop with exit code 0 and the store closed.
@@ -96,7 +103,6 @@ def _run(args: argparse.Namespace, store: Store, now: float) -> int:
         credentials.revoke_all()
     lab = Lab(store=store, credentials=credentials, indexes=Indexes())
     lab.feed_all()
-    sock = _bind(args.port)
     port = sock.getsockname()[1]
     base_url = f"http://{LOOPBACK}:{port}"
     issued = credentials.mint(args.scope, DEFAULT_TTL_SECONDS, now)

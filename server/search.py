@@ -54,16 +54,8 @@ def _invalid(message: str, code: str = "wrong_type") -> ApiError:
 
 
 def _check_fields(body: object, route: str) -> dict:
-    if not isinstance(body, dict):
-        raise _invalid(f"{route} search body must be a JSON object")
     required, optional = _FIELDS[route]
-    unknown = sorted(set(body) - required - optional)
-    if unknown:
-        raise _invalid(f"unknown field(s) for {route} search: {', '.join(unknown)}", "unknown_field")
-    missing = sorted(required - set(body))
-    if missing:
-        raise _invalid(f"missing field(s) for {route} search: {', '.join(missing)}", "missing_field")
-    return body
+    return validation.fields(body, f"{route} search body", tuple(sorted(required)), tuple(sorted(optional)))
 
 
 def _number(value: object, name: str, low: float, high: float) -> float:
@@ -232,12 +224,7 @@ def _hybrid(index: ScopeIndex, body: dict) -> dict:
 
 
 def _expansion_limits(body: dict, profile: dict) -> Limits:
-    given = body.get("expansion", {})
-    if not isinstance(given, dict):
-        raise _invalid("expansion must be a JSON object")
-    unknown = sorted(set(given) - set(_EXPANSION_BOUNDS))
-    if unknown:
-        raise _invalid(f"unknown expansion field(s): {', '.join(unknown)}", "unknown_field")
+    given = validation.fields(body.get("expansion", {}), "expansion", (), tuple(_EXPANSION_BOUNDS))
     defaults = profile["expansion_defaults"]
     values = {name: validation.integer(given.get(name, defaults[name]), f"expansion.{name}", *bounds)
               for name, bounds in _EXPANSION_BOUNDS.items()}

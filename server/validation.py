@@ -119,7 +119,8 @@ def _fail(code: str, message: str) -> ApiError:
     return ApiError(422, code, message)
 
 
-def _object(value: Any, where: str, required: tuple, optional: tuple = ()) -> dict:
+def fields(value: Any, where: str, required: tuple, optional: tuple = ()) -> dict:
+    """An object with every required field and nothing beyond the optional ones (also search bodies)."""
     if not isinstance(value, dict):
         raise _fail("wrong_type", f"{where} must be an object, got {_type(value)}")
     unknown = sorted(set(value) - set(required) - set(optional))
@@ -196,7 +197,7 @@ def _revision(value: Any, where: str) -> int:
 
 
 def _items(body: Any) -> list:
-    body = _object(body, "body", ("items",))
+    body = fields(body, "body", ("items",))
     items = _list(body["items"], "items", LIMITS["batch_items"])
     keys = set()
     for i, item in enumerate(items):
@@ -212,7 +213,7 @@ def _key(item: dict, where: str) -> str:
 
 
 def _payload(value: Any, where: str) -> dict:
-    payload = _object(value, where, ("content",), ("metadata",))
+    payload = fields(value, where, ("content",), ("metadata",))
     content = _string(payload["content"], f"{where}.content", LIMITS["content_chars"])
     metadata = payload.get("metadata", {})
     if not isinstance(metadata, dict):
@@ -233,7 +234,7 @@ def memory_creates(body: Any) -> list[MemoryCreate]:
     out = []
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
-        item = _object(item, where, ("idempotency_key", "payload"))
+        item = fields(item, where, ("idempotency_key", "payload"))
         key = _key(item, where)
         payload = _payload(item["payload"], f"{where}.payload")
         out.append(MemoryCreate(key, payload, digest({"idempotency_key": key, "payload": payload})))
@@ -244,7 +245,7 @@ def memory_updates(body: Any) -> list[MemoryUpdate]:
     out, ids = [], set()
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
-        item = _object(item, where, ("idempotency_key", "id", "revision", "payload"))
+        item = fields(item, where, ("idempotency_key", "id", "revision", "payload"))
         key = _key(item, where)
         record_id = _pattern(item["id"], f"{where}.id", RECORD_ID_RE, "memory id")
         if record_id in ids:
@@ -258,7 +259,7 @@ def memory_updates(body: Any) -> list[MemoryUpdate]:
 
 
 def space(value: Any, where: str) -> tuple[dict, str]:
-    value = _object(value, where, ("provider", "model", "revision", "dimensions"))
+    value = fields(value, where, ("provider", "model", "revision", "dimensions"))
     normalized = {
         "provider": _string(value["provider"], f"{where}.provider", 200),
         "model": _string(value["model"], f"{where}.model", 200),
@@ -297,7 +298,7 @@ def embedding_attaches(body: Any) -> list[EmbeddingAttach]:
     out = []
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
-        item = _object(item, where, ("idempotency_key", "record_id", "revision", "space", "vector"))
+        item = fields(item, where, ("idempotency_key", "record_id", "revision", "space", "vector"))
         key = _key(item, where)
         record_id = _pattern(item["record_id"], f"{where}.record_id", RECORD_ID_RE, "memory id")
         revision = _revision(item["revision"], f"{where}.revision")
@@ -312,13 +313,13 @@ def embedding_attaches(body: Any) -> list[EmbeddingAttach]:
 
 
 def _endpoint(value: Any, where: str) -> dict:
-    value = _object(value, where, ("id", "revision"))
+    value = fields(value, where, ("id", "revision"))
     return {"id": _pattern(value["id"], f"{where}.id", RECORD_ID_RE, "memory id"),
             "revision": _revision(value["revision"], f"{where}.revision")}
 
 
 def _provenance(value: Any, where: str) -> dict:
-    value = _object(value, where, ("origin", "method", "method_revision", "evidence_ref"), ("model",))
+    value = fields(value, where, ("origin", "method", "method_revision", "evidence_ref"), ("model",))
     origin = value["origin"]
     if origin not in ORIGINS:
         raise _fail("unknown_origin", f"{where}.origin must be one of {', '.join(ORIGINS)}, got {shown(origin)}")
@@ -340,7 +341,7 @@ def relation_asserts(body: Any) -> list[RelationAssert]:
     out = []
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
-        item = _object(item, where, ("idempotency_key", "kind", "source", "target", "provenance"))
+        item = fields(item, where, ("idempotency_key", "kind", "source", "target", "provenance"))
         key = _key(item, where)
         kind = item["kind"]
         if kind not in RELATION_KINDS:
@@ -360,26 +361,26 @@ def relation_asserts(body: Any) -> list[RelationAssert]:
 
 
 def record_ids(body: Any, field: str = "ids") -> list[str]:
-    body = _object(body, "body", (field,))
+    body = fields(body, "body", (field,))
     ids = _list(body[field], field, LIMITS["read_ids"])
     return [_pattern(v, f"{field}[{i}]", RECORD_ID_RE, "memory id") for i, v in enumerate(ids)]
 
 
 def relation_ids(body: Any) -> list[str]:
-    body = _object(body, "body", ("ids",))
+    body = fields(body, "body", ("ids",))
     ids = _list(body["ids"], "ids", LIMITS["read_ids"])
     return [_pattern(v, f"ids[{i}]", RELATION_ID_RE, "relation id") for i, v in enumerate(ids)]
 
 
 def binding_read(body: Any) -> tuple[list[str], str]:
-    body = _object(body, "body", ("record_ids", "space_id"))
+    body = fields(body, "body", ("record_ids", "space_id"))
     ids = _list(body["record_ids"], "record_ids", LIMITS["read_ids"])
     ids = [_pattern(v, f"record_ids[{i}]", RECORD_ID_RE, "memory id") for i, v in enumerate(ids)]
     return ids, _pattern(body["space_id"], "space_id", SPACE_ID_RE, "space id")
 
 
 def credential_request(body: Any) -> tuple[str, int]:
-    body = _object(body, "body", ("scope", "ttl_seconds"))
+    body = fields(body, "body", ("scope", "ttl_seconds"))
     scope = _pattern(body["scope"], "scope", SCOPE_RE, "scope name ([a-z0-9][a-z0-9_-]{0,63})")
     return scope, integer(body["ttl_seconds"], "ttl_seconds", 1, LIMITS["credential_ttl_seconds"])
 

@@ -323,6 +323,37 @@ def test_verifier_catches_a_tampered_page():
 
 # ---------------------------------------------------------------- over HTTP, on a real lab
 
+def _stale_index() -> ScopeIndex:
+    """a, b, c match "alpha" and are bound (the base); e has neither (outside the base); relations
+    a-e (a lane edge) and a-b (an expander edge), both pinned at revision 1."""
+    index = ScopeIndex("lab")
+    for name, text in (("a", "alpha alpha"), ("b", "alpha beta"), ("c", "alpha gamma"), ("e", "epsilon")):
+        index.put_memory(f"mem-{name}", 1, text)
+        if name != "e":
+            index.put_binding(f"mem-{name}", 1, "space-t", np.array([1.0, 0.5, 0.25, 0.125], np.float32))
+    for rid, target in (("rel-ae", "mem-e"), ("rel-ab", "mem-b")):
+        index.put_relation({"id": rid, "revision": 1, "kind": "same_entity", "source": {"id": "mem-a", "revision": 1},
+                            "target": {"id": target, "revision": 1}, "provenance": {}})
+    return index
+
+
+def test_stale_relations_are_ignored_by_the_lane_and_the_expander():
+    body = {"profile": "graph_rescue_v1", "query": "alpha", "query_vector": [1.0, 0.5, 0.25, 0.125],
+            "space_id": "space-t", "limit": 150, "graph_mode": "force"}
+    index = _stale_index()
+    page = search_rescue(index, body)
+    hits = {h["id"]: h for h in page["hits"]}
+    assert hits["mem-e"]["rescued"] and hits["mem-b"]["base"]["bonus_seeds"]
+    assert page["work"]["stale_relations_skipped"] == 0
+    index.put_memory("mem-e", 2, "epsilon revised")  # rel-ae now names a stale revision of e
+    index.put_memory("mem-b", 2, "alpha beta revised")  # and rel-ab one of b
+    page = search_rescue(index, body)
+    hits = {h["id"]: h for h in page["hits"]}
+    assert "mem-e" not in hits, "a stale relation must not rescue anything"
+    assert hits["mem-b"]["base"]["bonus_seeds"] == [] and hits["mem-b"]["base"]["bonus_exact"] == "0/1"
+    assert page["relations"] == [] and page["work"]["stale_relations_skipped"] > 0
+
+
 from evaluator.client import LabError  # noqa: E402
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 

@@ -184,11 +184,11 @@ def test_body_over_two_mib_is_413_by_length_and_by_stream(world):
     _assert_refused(client, response, 413, "body_too_large", hwm)
 
 
-def _raw_post(process, path: str, head_lines: list[str], payload: bytes, half_close: bool = False) -> bytes:
+def _raw_post(client: LabClient, path: str, head_lines: list[str], payload: bytes, half_close: bool = False) -> bytes:
     """One POST over a bare socket (so the headers can lie); returns every byte the server sent."""
-    url = urlsplit(process.access["base_url"])
-    token = process.access["token"]
-    head = "\r\n".join([f"POST {path} HTTP/1.1", f"Host: {url.netloc}", f"Authorization: Bearer {token}",
+    url = urlsplit(client.access["base_url"])
+    head = "\r\n".join([f"POST {path} HTTP/1.1", f"Host: {url.netloc}",
+                         f"Authorization: {client.http.headers['authorization']}",
                          "Content-Type: application/json", *head_lines, "", ""]).encode()
     sock = socket.create_connection((url.hostname, url.port), timeout=10)
 
@@ -216,10 +216,10 @@ def _raw_post(process, path: str, head_lines: list[str], payload: bytes, half_cl
 def test_lying_content_length_reads_only_what_it_declares(world):
     """Content-Length 1,000 with 3 MiB behind it: the body is the declared 1,000 bytes (malformed
     here), never more; the rest is not a request. Nothing is written."""
-    process, client, _ = world
+    _, client, _ = world
     hwm = _hwm(client)
     payload = b'{"items":[' + b" " * (3 * 1024 * 1024) + b"]}"
-    answer = _raw_post(process, f"/api/v1/scopes/{client.scope}/memories", ["Content-Length: 1000"], payload)
+    answer = _raw_post(client, f"/api/v1/scopes/{client.scope}/memories", ["Content-Length: 1000"], payload)
     head, _, rest = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400"), answer[:300]
     length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
@@ -232,7 +232,7 @@ def test_client_gone_mid_body_is_no_server_error(world):
     """A client that declares 1,000 bytes, sends 10 and goes away: no write and no 500/traceback."""
     process, client, _ = world
     hwm, log_before = _hwm(client), len(process.log())
-    _raw_post(process, f"/api/v1/scopes/{client.scope}/memories", ["Content-Length: 1000"], b'{"items":[',
+    _raw_post(client, f"/api/v1/scopes/{client.scope}/memories", ["Content-Length: 1000"], b'{"items":[',
               half_close=True)
     time.sleep(0.3)  # let the server finish with the connection before reading its log
     assert _hwm(client) == hwm

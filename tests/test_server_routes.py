@@ -194,6 +194,10 @@ def test_cli_refusals(tmp_path, lab_pool):
     locked = _run_cli(str(lab_pool.base / "db1"), str(tmp_path / "d.json"), "0", "--reopen")
     assert locked.returncode == 2 and "in use by another lab process" in locked.stderr
     assert not (tmp_path / "d.json").exists()
+    port = process.access["base_url"].rsplit(":", 1)[1]
+    taken = _run_cli(str(tmp_path / "fresh"), str(tmp_path / "e.json"), port)
+    assert taken.returncode == 2 and "cannot bind" in taken.stderr
+    assert not (tmp_path / "fresh").exists(), "a port in use must leave no DBDIR behind"
 
 
 def test_sigint_stops_cleanly(tmp_path):

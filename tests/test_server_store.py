@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocols.canonical import digest
 from server import validation
 from server.errors import ApiError
-from server.store import Store, StoreOpenError, record_id
+from server.indexes import Indexes
+from server.store import Store, StoreOpenError, decode_vector, encode_vector, record_id
 from tests.lab_fixtures import embedding_item, memory_item, relation_item
 
 
@@ -124,3 +128,21 @@ def test_values_are_canonical_json(tmp_path):
     for _, raw in store._cf["memories"].items():
         assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     store.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**40, 10**40),
+                          st.sampled_from([1e-45, -1e-45, 1e-50, 3.4028234e38, -3.4028235e38, 3.5e38])),
+                min_size=4, max_size=4))
+def test_every_vector_validation_accepts_feeds_the_index(values):
+    """The index feed runs after the commit, so it must never refuse what validation accepted
+    (else the live index would diverge from RocksDB): finite in float32, not all zero, same dimension."""
+    try:
+        narrow = validation.vector(values, "vector", 4)
+    except ApiError:
+        return
+    index = Indexes().scope("s")
+    index.put_memory("mem-a", 1, "a")
+    index.put_binding("mem-a", 1, "space-x", decode_vector(encode_vector(narrow)))  # the stored round trip
+    row = index.spaces["space-x"].rows[0]
+    assert np.isfinite(row).all() and abs(float(np.dot(row.astype(np.float64), row)) - 1.0) < 1e-6
