@@ -214,6 +214,9 @@ async def catalog(request: Request) -> Response:
 
 async def credentials(request: Request) -> Response:
     holder = _lab(request).credentials.check(request.headers.get("authorization"))
+    if not holder.get("may_mint"):
+        raise ApiError(403, "minting_not_allowed",
+                       "only the lab's own credential (its access file) can mint tokens; this one was minted")
     scope, ttl = validation.credential_request(await _body(request))
     # A minted token never outlives the one that minted it.
     ttl = min(ttl, max(1, holder["expires_epoch"] - int(time.time())))

@@ -31,11 +31,14 @@ class Credentials:
         self._store = store
         self._known = dict(store.credentials())
 
-    def mint(self, scope: str, ttl_seconds: int, now: float | None = None) -> dict:
+    def mint(self, scope: str, ttl_seconds: int, now: float | None = None, may_mint: bool = False) -> dict:
+        """A new token for `scope`. Only the lab's own credential (the access file's, minted at
+        start with may_mint) can mint others; a minted token cannot, or any holder of any scope's
+        token could give itself a token for every other scope and the 403 boundary would be moot."""
         now = time.time() if now is None else now
         token = secrets.token_urlsafe(32)
         value = {"scope": scope, "issued_at": iso_utc(now), "expires_at": iso_utc(now + ttl_seconds),
-                 "expires_epoch": int(now) + ttl_seconds}
+                 "expires_epoch": int(now) + ttl_seconds, "may_mint": may_mint}
         self._store.put_credential(_hash(token), value)
         self._known[_hash(token)] = value
         return {"token": token, "scope": scope, "issued_at": value["issued_at"], "expires_at": value["expires_at"]}

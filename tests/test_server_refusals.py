@@ -249,8 +249,9 @@ def test_credentials_missing_wrong_expired_and_other_scope(world):
     _assert_refused(client, raw.post(path, json=body), 401, "missing_token", hwm)
     _assert_refused(client, raw.post(path, json=body, headers={"Authorization": "Bearer wrong"}), 401, "invalid_token", hwm)
     _assert_refused(client, raw.post(path, json=body, headers={"Authorization": "Basic abc"}), 401, "missing_token", hwm)
-    short = client.mint_credential(client.scope, 1)["token"]
-    other = client.mint_credential("elsewhere", 60)["token"]
+    with LabClient(process.access) as root:  # only the access file's credential may mint
+        short = root.mint_credential(client.scope, 1)["token"]
+        other = root.mint_credential("elsewhere", 60)["token"]
     _assert_refused(client, raw.post(path, json=body, headers={"Authorization": f"Bearer {other}"}), 403, "wrong_scope", hwm)
     time.sleep(2.05)
     _assert_refused(client, raw.post(path, json=body, headers={"Authorization": f"Bearer {short}"}), 401, "expired_token", hwm)
@@ -258,12 +259,13 @@ def test_credentials_missing_wrong_expired_and_other_scope(world):
 
 
 def test_credential_request_validation(world):
-    _, client, _ = world
-    for body in ({"scope": "Bad Scope", "ttl_seconds": 5}, {"scope": "x", "ttl_seconds": 0},
-                 {"scope": "x", "ttl_seconds": 86401}, {"scope": "x"}, {"scope": "x", "ttl_seconds": True},
-                 {"scope": "x\n", "ttl_seconds": 5}):
-        response = client.request("POST", "/api/v1/credentials", body)
-        assert response.status_code == 422, (body, response.text)
+    process, _, _ = world
+    with LabClient(process.access) as root:  # the access file's credential, the one that may mint
+        for body in ({"scope": "Bad Scope", "ttl_seconds": 5}, {"scope": "x", "ttl_seconds": 0},
+                     {"scope": "x", "ttl_seconds": 86401}, {"scope": "x"}, {"scope": "x", "ttl_seconds": True},
+                     {"scope": "x\n", "ttl_seconds": 5}):
+            response = root.request("POST", "/api/v1/credentials", body)
+            assert response.status_code == 422, (body, response.text)
 
 
 def test_unknown_routes_methods_and_queries_are_json(world):

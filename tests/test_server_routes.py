@@ -137,6 +137,10 @@ def test_credentials_are_scope_bound(lab, fresh_scope):
     assert other.value.status == 403
     minted = root.mint_credential("lab", 5)
     assert minted["scope"] == "lab" and minted["token"] != process.access["token"]
+    # a minted token cannot mint: holding one scope's token never yields another scope's
+    with pytest.raises(LabError) as escalation:
+        client.mint_credential(client.scope + "x", 60)
+    assert escalation.value.status == 403 and escalation.value.code == "minting_not_allowed"
 
 
 def test_digest_covers_every_family(fresh_scope):
