@@ -168,22 +168,14 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
 
     from evaluator.rescue_verify import expected_rescue, lane_budget_cut
     from server import rescue_page
-    from server.indexes import ScopeIndex
-    from tests.test_rescue import QUERIES, hand_corpus, vectors_for
+    from tests.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
 
     profile = copy.deepcopy(rescue_page.RESCUE_PROFILES["graph_rescue_v1"])
     profile["lane"].update(max_scan=max_scan, max_nodes=max_nodes)
     monkeypatch.setitem(rescue_page.RESCUE_PROFILES, "graph_rescue_v1", profile)
     docs, relations = hand_corpus()
     vectors = vectors_for(docs)
-    index = ScopeIndex("lab")
-    for d in docs:
-        index.put_memory(d["id"], 1, d["text"], {"content": d["text"], "metadata": {}})
-        index.put_binding(d["id"], 1, "space-t", vectors[d["id"]])
-    for rel in relations["relations"]:
-        index.put_relation({"id": rel["id"], "revision": 1, "kind": rel["kind"],
-                            "source": {"id": rel["source"], "revision": 1},
-                            "target": {"id": rel["target"], "revision": 1}, "provenance": rel["provenance"]})
+    index = hand_index(docs, relations, vectors)
     edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
     bm25 = rc.Bm25.build({d["id"]: d["text"] for d in docs})
     outcomes = set()

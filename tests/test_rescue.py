@@ -234,9 +234,8 @@ def vectors_for(docs: list[dict], seed: int = 5) -> dict[str, np.ndarray]:
     return {d["id"]: rng.standard_normal(8).astype(np.float32) for d in docs}
 
 
-def test_server_pages_equal_the_independent_recomputation():
-    docs, relations = hand_corpus()
-    vectors = vectors_for(docs)
+def hand_index(docs: list[dict], relations: dict, vectors: dict[str, np.ndarray]) -> ScopeIndex:
+    """The hand corpus fed to a live index, every record, binding and relation at revision 1."""
     index = ScopeIndex("lab")
     for d in docs:
         index.put_memory(d["id"], 1, d["text"], {"content": d["text"], "metadata": {}})
@@ -245,6 +244,13 @@ def test_server_pages_equal_the_independent_recomputation():
         index.put_relation({"id": rel["id"], "revision": 1, "kind": rel["kind"],
                             "source": {"id": rel["source"], "revision": 1},
                             "target": {"id": rel["target"], "revision": 1}, "provenance": rel["provenance"]})
+    return index
+
+
+def test_server_pages_equal_the_independent_recomputation():
+    docs, relations = hand_corpus()
+    vectors = vectors_for(docs)
+    index = hand_index(docs, relations, vectors)
     texts = {d["id"]: d["text"] for d in docs}
     titles_by_id = {d["id"]: d["title"] for d in docs}
     edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
@@ -278,14 +284,7 @@ def test_server_pages_equal_the_independent_recomputation():
 def test_verifier_catches_a_tampered_page():
     docs, relations = hand_corpus()
     vectors = vectors_for(docs)
-    index = ScopeIndex("lab")
-    for d in docs:
-        index.put_memory(d["id"], 1, d["text"], {"content": d["text"], "metadata": {}})
-        index.put_binding(d["id"], 1, "space-t", vectors[d["id"]])
-    for rel in relations["relations"]:
-        index.put_relation({"id": rel["id"], "revision": 1, "kind": rel["kind"],
-                            "source": {"id": rel["source"], "revision": 1},
-                            "target": {"id": rel["target"], "revision": 1}, "provenance": rel["provenance"]})
+    index = hand_index(docs, relations, vectors)
     query, qvec = QUERIES[0], np.ones(8, dtype=np.float32)
     texts = {d["id"]: d["text"] for d in docs}
     edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
