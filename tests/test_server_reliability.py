@@ -126,10 +126,7 @@ def test_kill_restart_short(tmp_path):
     assert report.final == report.reference
 
 
-@pytest.mark.slow
-def test_kill_restart_long(tmp_path, request):
-    # The default `pytest -q` does not deselect `slow`; keep the long form to `-m slow` runs.
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("long form: run `pytest -m slow` (make test-long) or bench/kill_restart.py")
+@pytest.mark.slow  # deselected by default (pyproject addopts); `make test-long` runs it
+def test_kill_restart_long(tmp_path):
     report = kill_restart_run(tmp_path, kills=20, seed=11)
     assert report.kills >= 20 and report.ok, (report.lost, report.counts, report.expected_counts)
