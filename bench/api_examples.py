@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluator.client import LabClient  # noqa: E402
-from evaluator.lab_process import start_lab  # noqa: E402
+from evaluator.campaign.client import LabClient  # noqa: E402
+from evaluator.campaign.lab_process import start_lab  # noqa: E402
 
 SPACE = {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "revision": "sha256:example",
          "dimensions": 4}

@@ -36,14 +36,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from builders.graph import build_relations  # noqa: E402
-from evaluator.client import LabClient  # noqa: E402
-from evaluator.lab_process import start_lab  # noqa: E402
+from evaluator.campaign.client import LabClient  # noqa: E402
+from evaluator.campaign.lab_process import start_lab  # noqa: E402
 from protocols.canonical import digest  # noqa: E402
-from server.indexes import Indexes  # noqa: E402
-from server.lexical import bm25  # noqa: E402
-from server.search import search  # noqa: E402
-from server.semantic import cosine, prepare_query  # noqa: E402
-from server.tokenize import bm25_tokens  # noqa: E402
+from server.retrieval.indexes import Indexes  # noqa: E402
+from server.retrieval.lexical import bm25  # noqa: E402
+from server.retrieval.search import search  # noqa: E402
+from server.retrieval.semantic import cosine, prepare_query  # noqa: E402
+from server.retrieval.tokenize import bm25_tokens  # noqa: E402
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 PROTOCOL = json.loads((REPO / "protocols" / "graph-multihop-protocol-v1.json").read_text())

@@ -26,8 +26,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluator.client import LabClient, encode  # noqa: E402
-from evaluator.lab_process import start_lab  # noqa: E402
+from evaluator.campaign.client import LabClient, encode  # noqa: E402
+from evaluator.campaign.lab_process import start_lab  # noqa: E402
 from protocols.canonical import digest  # noqa: E402
 
 MEMORIES, RELATIONS, DIMENSIONS = 2311, 3791, 384

@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evaluator.lab_process import start_lab  # noqa: E402
+from evaluator.campaign.lab_process import start_lab  # noqa: E402
 from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
 from protocols.files import refuse_existing  # noqa: E402

@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
 
-from evaluator.client import LabError  # noqa: E402
-from evaluator.evaluate import CampaignFailed, Paths, evaluate  # noqa: E402
-from evaluator.prepare import prepare  # noqa: E402
+from evaluator.campaign.client import LabError  # noqa: E402
+from evaluator.campaign.evaluate import CampaignFailed, Paths, evaluate  # noqa: E402
+from evaluator.campaign.prepare import prepare  # noqa: E402
 from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
 from protocols.files import load_json  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluator.export import export  # noqa: E402
+from evaluator.reporting.export import export  # noqa: E402
 from protocols.cli import run  # noqa: E402
 
 

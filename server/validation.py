@@ -17,7 +17,7 @@ import numpy as np
 
 from protocols.canonical import digest
 from server.errors import ApiError
-from server.indexes import vector_sha256
+from server.retrieval.indexes import vector_sha256
 
 LIMITS = {
     "body_bytes": 2 * 1024 * 1024,
@@ -33,7 +33,7 @@ LIMITS = {
     "vector_dimensions": 4096,
     "credential_ttl_seconds": 86400,
     "concurrent_retrievals": 2,
-    # Retrieval limits, validated by server/search.py; reported here so health has one source.
+    # Retrieval limits, validated by server/retrieval/search.py; reported here so health has one source.
     "search_limit": [1, 100],
     "max_depth": [0, 3],
     "max_nodes": 1024,

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.lab_process import LabProcess, start_lab
+from evaluator.campaign.lab_process import LabProcess, start_lab
 from protocols.canonical import sha256_file
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.client import LabClient
-from evaluator.lab_process import LabProcess, start_lab
+from evaluator.campaign.client import LabClient
+from evaluator.campaign.lab_process import LabProcess, start_lab
 from protocols.canonical import digest
 
 _scopes = itertools.count(1)

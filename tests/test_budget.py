@@ -1,12 +1,12 @@
-"""Token-budget selection (evaluator/budget.py) and the oracle bound (evaluator/oracle.py)."""
+"""Token-budget selection (evaluator/reporting/budget.py) and the oracle bound (evaluator/reporting/oracle.py)."""
 
 from __future__ import annotations
 
 import itertools
 import random
 
-from evaluator import budget
-from evaluator.oracle import oracle_ranking
+from evaluator.reporting import budget
+from evaluator.reporting.oracle import oracle_ranking
 
 
 def corpus(n: int, seed: int) -> tuple[list[str], dict[str, str]]:
@@ -99,7 +99,7 @@ def test_rescue_report_block_from_rows():
     import json
     from pathlib import Path
 
-    from evaluator.rescue_report import derive_rescue, markdown
+    from evaluator.reporting.rescue import derive_rescue, markdown
     protocol = json.loads((Path(__file__).resolve().parents[1] / "protocols" / "musique-sample-v2.json").read_text())
     queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},
                "q2": {"judgments": {"x": 1}, "evidence_chain": ["x"]}}

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import R, ScoredDoc, Qrel, Success, nDCG
 
-from evaluator import metrics
+from evaluator.reporting import metrics
 
 DOCS = [f"d{i:02d}" for i in range(30)]
 

@@ -11,7 +11,7 @@ from bm25s.tokenization import Tokenized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluator import recompute as rc
+from evaluator.verification import recompute as rc
 
 BALANCED = {
     "kind_weights": {"same_entity": 1.0, "semantic_related": 1.0, "contradicts": 0.0},
@@ -138,7 +138,7 @@ def test_affinity_and_factor_are_exact():
 
 
 def test_near_tie_ids_are_only_the_neighbours_that_differ_by_rounding():
-    from evaluator.verify import near_tie_ids
+    from evaluator.verification.verify import near_tie_ids
 
     ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4), ("e", 0.1)]
     # a/b differ by rounding; c/d are exactly equal (the tie rule decides, no room); e stands alone
@@ -146,7 +146,7 @@ def test_near_tie_ids_are_only_the_neighbours_that_differ_by_rounding():
 
 
 def test_lane_budget_cut_is_recomputed_from_the_relations():
-    from evaluator.rescue_verify import lane_budget_cut
+    from evaluator.verification.rescue import lane_budget_cut
 
     pairs = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "e")]
     edges = {f"r{i}": rc.Edge(f"r{i}", "same_entity", s, t) for i, (s, t) in enumerate(pairs)}
@@ -166,8 +166,8 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
     (one BFS per seed, counted independently) says the budgets are exceeded."""
     import copy
 
-    from evaluator.rescue_verify import expected_rescue, lane_budget_cut
-    from server import rescue_page
+    from evaluator.verification.rescue import expected_rescue, lane_budget_cut
+    from server.rescue import page as rescue_page
     from tests.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
 
     profile = copy.deepcopy(rescue_page.RESCUE_PROFILES["graph_rescue_v1"])
@@ -197,7 +197,7 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
 
 
 def test_a_near_tie_explains_a_swap_but_never_a_missing_hit():
-    from evaluator.verify import Checker
+    from evaluator.verification.verify import Checker
 
     lists = {"lexical": [("a", 2.0), ("b", 2.0 + 1e-12), ("c", 1.0)], "semantic": []}
     tolerance = {"lexical": 1e-9, "semantic": 2e-6}
@@ -207,7 +207,7 @@ def test_a_near_tie_explains_a_swap_but_never_a_missing_hit():
 
 
 def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():
-    from evaluator.verify import near_tie_neighbours
+    from evaluator.verification.verify import near_tie_neighbours
 
     ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4000000001)]
     assert near_tie_neighbours(ranked, 2e-6) == {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}

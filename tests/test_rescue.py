@@ -13,10 +13,10 @@ from fractions import Fraction
 import pytest
 
 from protocols.canonical import canonical, digest
-from server import rescue_profiles
-from server.rescue import Edge, rank_rescue
-from server.rescue_profiles import RESCUE_PROFILES
-from server.titles import title_table
+from server.rescue import profiles as rescue_profiles
+from server.rescue.method import Edge, rank_rescue
+from server.rescue.profiles import RESCUE_PROFILES
+from server.rescue.titles import title_table
 
 APPEND = RESCUE_PROFILES["graph_rescue_v1"]
 
@@ -201,11 +201,11 @@ import random  # noqa: E402
 import numpy as np  # noqa: E402
 
 from builders.graph import build_relations  # noqa: E402
-from evaluator import recompute as rc  # noqa: E402
-from evaluator.rescue_verify import compare_page, expected_rescue  # noqa: E402
+from evaluator.verification import recompute as rc  # noqa: E402
+from evaluator.verification.rescue import compare_page, expected_rescue  # noqa: E402
 from protocols.artifacts import document_id  # noqa: E402
-from server.indexes import ScopeIndex  # noqa: E402
-from server.rescue_page import search_rescue  # noqa: E402
+from server.retrieval.indexes import ScopeIndex  # noqa: E402
+from server.rescue.page import search_rescue  # noqa: E402
 
 NAMES = ["Amber Valley", "Boreal Institute", "Cobalt Harbor", "Delta Works", "Ember Council", "Fjord Press",
          "Granite Union", "Harbor Lights", "Iris Theatre", "Juniper Records", "Kestrel Aviation", "Lumen College"]
@@ -353,7 +353,7 @@ def test_stale_relations_are_ignored_by_the_lane_and_the_expander():
     assert page["relations"] == [] and page["work"]["stale_relations_skipped"] > 0
 
 
-from evaluator.client import LabError  # noqa: E402
+from evaluator.campaign.client import LabError  # noqa: E402
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 
 HTTP_SPACE = {"provider": "test", "model": "rescue-hand-corpus", "revision": "r1", "dimensions": 8}
@@ -412,7 +412,7 @@ def json_roundtrip(value):
 
 
 def test_near_tie_alignment_only_inside_runs_of_near_equal_scores():
-    from evaluator.rescue_verify import align_near_ties
+    from evaluator.verification.rescue import align_near_ties
     lst = [("a", 0.9000001), ("b", 0.9), ("c", 0.5)]
     assert align_near_ties(lst, {"b": 1}, 2e-6) == [("b", 0.9), ("a", 0.9000001), ("c", 0.5)]
     # a document the page does not show yields its place to the one it does rank

@@ -13,10 +13,10 @@ import time
 import numpy as np
 import pytest
 
-from evaluator.client import LabError
+from evaluator.campaign.client import LabError
 from protocols.canonical import canonical, digest
-from server.indexes import Indexes
-from server.search import search
+from server.retrieval.indexes import Indexes
+from server.retrieval.search import search
 from tests.conftest import REPO
 from tests.lab_fixtures import fresh_scope, lab, lab_pool, memory_item, relation_item  # noqa: F401 (fixtures)
 
@@ -95,7 +95,7 @@ def route_bodies(space_id: str, vector: list[float]) -> list[tuple[str, dict]]:
 @pytest.fixture(scope="module")
 def corpus(lab):
     process, root = lab
-    from evaluator.client import LabClient
+    from evaluator.campaign.client import LabClient
     client = LabClient({**process.access, "token": root.mint_credential("retrieval", 3600)["token"]},
                        scope="retrieval")
     ids, texts, vectors, receipts = load_corpus(client, documents=60, relations_per_doc=2)
@@ -182,7 +182,7 @@ def test_catalog_equals_the_protocol(lab):
 def test_two_retrievals_run_at_once_and_a_third_gets_503_at_once(fresh_scope):
     """Admission: two concurrent searches are both served (so the limit is not 1), a burst of six
     gets `503 retrieval_busy` for some, and a refusal comes back without waiting for a search."""
-    from evaluator.client import LabClient
+    from evaluator.campaign.client import LabClient
 
     client = fresh_scope()
     # A dense graph and the widest expansion make each graph search honestly take tens of ms.

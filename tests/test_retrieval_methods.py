@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 from tests.conftest import REPO, SAMPLE_DIR, require_shared
 from protocols.canonical import canonical, digest
 from server.errors import ApiError
-from server.fusion import fuse
-from server.graph import Anchor, Limits, affinities, expand, strongest_paths
-from server.indexes import Indexes, ScopeIndex
-from server.profiles import PROFILES
-from server.search import search
-from server.semantic import exact_cosines, prepare_query
-from server.tokenize import bm25_tokens
+from server.retrieval.fusion import fuse
+from server.retrieval.graph import Anchor, Limits, affinities, expand, strongest_paths
+from server.retrieval.indexes import Indexes, ScopeIndex
+from server.retrieval.profiles import PROFILES
+from server.retrieval.search import search
+from server.retrieval.semantic import exact_cosines, prepare_query
+from server.retrieval.tokenize import bm25_tokens
 
 SPACE = "space-" + "a" * 64
 DIM = 384
@@ -125,7 +125,7 @@ def test_tokens_are_lowercased_isalnum_runs():
 
 
 def reference_bm25(docs: dict[str, str], query: str, k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
-    """Straightforward BM25 over every document, written independently of server/lexical.py."""
+    """Straightforward BM25 over every document, written independently of server/retrieval/lexical.py."""
     tokenized = {rid: [t.lower() for t in _isalnum_runs(text)] for rid, text in docs.items()}
     n = len(docs)
     avgdl = sum(len(t) for t in tokenized.values()) / n

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evaluator.client import LabClient, LabError
-from evaluator.lab_process import start_lab
+from evaluator.campaign.client import LabClient, LabError
+from evaluator.campaign.lab_process import start_lab
 from tests.lab_fixtures import build_load
 
 def _send(client: LabClient, route: str, items: list[dict]) -> dict:

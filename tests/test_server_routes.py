@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from evaluator.client import LabClient, LabError
-from evaluator.lab_process import SCRIPT, start_lab
+from evaluator.campaign.client import LabClient, LabError
+from evaluator.campaign.lab_process import SCRIPT, start_lab
 from protocols.canonical import digest
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     SPACE, embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from protocols.canonical import digest
 from server import validation
 from server.errors import ApiError
-from server.indexes import Indexes
-from server.store import Store, StoreOpenError, decode_vector, encode_vector, record_id
+from server.retrieval.indexes import Indexes
+from server.store.store import Store, StoreOpenError, decode_vector, encode_vector, record_id
 from tests.lab_fixtures import embedding_item, memory_item, relation_item
 
 

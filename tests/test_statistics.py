@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluator import statistics
+from evaluator.reporting import statistics
 
 EVALUATION = {
     "primary_contrast": {"candidate": "g", "baseline": "h", "label": "confirmatory"},

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from builders.graph import build_relations
-from evaluator.client import LabClient
+from evaluator.campaign.client import LabClient
 from protocols.canonical import digest
 from tests.evaluation_fixtures import SCRIPTS, built_inputs, cli, prepared_lab
 
@@ -318,7 +318,7 @@ def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(
     import copy
 
     from evaluator.inputs import load_frozen
-    from evaluator.verify import Checker
+    from evaluator.verification.verify import Checker
 
     prepared, _, report = campaign
     value = json.loads(report.read_text())
@@ -345,7 +345,7 @@ def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(
     del silent["coverage"]["graph"]
     assert "coverage.graph" in [f.field for f in checker.check_page(query, row["method"], silent, fence)]
 
-    from evaluator.state import StateError
+    from evaluator.campaign.state import StateError
 
     merged = copy.deepcopy(value["state"])
     first, second = sorted(merged["memories"])[:2]
@@ -357,7 +357,7 @@ def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(
 def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
     """A plan re-pinned with another warm-up query (its digest updated in the chain) is not the plan
     evaluate pins for these inputs: the audit names the field."""
-    from evaluator.audit import audit as run_audit
+    from evaluator.verification.audit import audit as run_audit
 
     prepared, _, report = campaign
     value = json.loads(report.read_text())
@@ -381,7 +381,7 @@ def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
 def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
     """Snapshots and read-back recompute the vector hash from the vector the lab returns."""
     from evaluator.inputs import load_frozen
-    from evaluator.prepare import binding_is_frozen
+    from evaluator.campaign.prepare import binding_is_frozen
 
     prepared, _, _ = campaign
     inputs = prepared.inputs
@@ -398,7 +398,7 @@ def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
 
 def test_fence_check_covers_the_content_digest(campaign):
     """The content read after the campaign must be the content read before, not only the store digest."""
-    from evaluator.report import fence_failures
+    from evaluator.reporting.report import fence_failures
 
     _, _, report = campaign
     value = json.loads(report.read_text())

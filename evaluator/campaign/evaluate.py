@@ -25,14 +25,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator import plan as plans
-from evaluator.client import LabClient
+from evaluator.campaign import plan as plans
+from evaluator.campaign.client import LabClient
 from evaluator.inputs import Frozen, load_frozen
-from evaluator.monitor import ResourceMonitor
-from evaluator.report import REPORT_FORMAT, derive, payload_bytes, row_metrics
-from evaluator.snapshot import snapshot
-from evaluator.state import StateError, load_state
-from evaluator.verify import Checker, cross_method_failures, proof_digest, ranking_digest, uses_query_vector
+from evaluator.campaign.monitor import ResourceMonitor
+from evaluator.reporting.report import REPORT_FORMAT, derive, payload_bytes, row_metrics
+from evaluator.campaign.snapshot import snapshot
+from evaluator.campaign.state import StateError, load_state
+from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest, uses_query_vector
 from protocols.canonical import digest
 from protocols.cli import Progress
 from protocols.errors import RefusedInput

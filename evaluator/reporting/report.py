@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-from evaluator import metrics, statistics
-from evaluator.rescue_report import derive_rescue
-from evaluator.verify import proof_digest, ranking_digest
+from evaluator.reporting import metrics
+from evaluator.reporting import statistics
+from evaluator.reporting.rescue import derive_rescue
+from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import canonical, digest
 
 REPORT_FORMAT = "graph_evaluation_report_v1"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from builders.normalize import normalize_text, normalized_tokens, title_is_eligible
-from evaluator import recompute as rc
+from evaluator.verification import recompute as rc
 
 Fail = Callable[[int | None, str, str], None]
 

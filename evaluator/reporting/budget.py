@@ -21,8 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evaluator import metrics
-from evaluator.recompute import bm25_tokens
+from evaluator.reporting import metrics
+from evaluator.verification.recompute import bm25_tokens
 
 PACKED = {"skip_redundancy_at_least": 0.5}
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evaluator.client import LabClient
+from evaluator.campaign.client import LabClient
 from evaluator.inputs import Frozen
-from evaluator.prepare import binding_is_frozen, memory_payload, relation_body
-from evaluator.state import record_map
+from evaluator.campaign.prepare import binding_is_frozen, memory_payload, relation_body
+from evaluator.campaign.state import record_map
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 

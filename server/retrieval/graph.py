@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from server import exact
-from server.indexes import Binding, ScopeIndex
-from server.semantic import Query, exact_cosines
+from server.retrieval import exact
+from server.retrieval.indexes import Binding, ScopeIndex
+from server.retrieval.semantic import Query, exact_cosines
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from evaluator import recompute as rc
+from evaluator.verification import recompute as rc
 from evaluator.inputs import Frozen
-from evaluator.rescue_verify import check_rescue
-from evaluator.state import record_map
+from evaluator.verification.rescue import check_rescue
+from evaluator.campaign.state import record_map
 from protocols.canonical import digest
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from server.indexes import ScopeIndex, SpaceMatrix
-from server.ranking import top_by_score
+from server.retrieval.indexes import ScopeIndex, SpaceMatrix
+from server.retrieval.ranking import top_by_score
 
 _UNIT_ROUNDOFF_32 = 2.0 ** -24
 

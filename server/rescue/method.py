@@ -2,7 +2,7 @@
 
 Everything here is a pure function of explicit inputs (the two channel lists, the title table, a
 neighbour lookup over eligible relations), so the same code answers a live request (through
-server/rescue_page.py) and a hand-built test corpus. docs/rescue.md states every rule; server/rescue_profiles.py holds every parameter.
+server/rescue/page.py) and a hand-built test corpus. docs/rescue.md states every rule; server/rescue/profiles.py holds every parameter.
 
 Arithmetic is exact (`Fraction`) wherever a score is rank-derived or compared for a tie, so equal
 scores are exactly equal and ties fall to the record id, never to float rounding.
@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from server import titles as title_rules
-from server.exact import exact_order
+from server.rescue import titles as title_rules
+from server.retrieval.exact import exact_order
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ def traverse(seeds: Sequence[Seed], neighbours: Neighbours, lane: Mapping, work:
 
 def best_first(items: list, score: Callable, tie: Callable) -> list:
     """Items by exact score desc, then tie asc: sorted on correctly rounded floats (cheap), and
-    only runs of equal floats re-sorted on the exact Fractions (server/exact.py's argument)."""
+    only runs of equal floats re-sorted on the exact Fractions (server/retrieval/exact.py's argument)."""
     return exact_order(items, lambda item: (score(item).numerator, score(item).denominator), tie)
 
 

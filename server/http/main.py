@@ -21,10 +21,10 @@ from protocols.cli import run
 from protocols.errors import RefusedInput
 from protocols.files import refuse_existing, save
 from server import validation
-from server.app import Lab, create_app
-from server.credentials import DEFAULT_TTL_SECONDS, Credentials, iso_utc
-from server.indexes import Indexes
-from server.store import Store, StoreOpenError
+from server.http.app import Lab, create_app
+from server.store.credentials import DEFAULT_TTL_SECONDS, Credentials, iso_utc
+from server.retrieval.indexes import Indexes
+from server.store.store import Store, StoreOpenError
 
 LOOPBACK = "127.0.0.1"
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from server.indexes import ScopeIndex
-from server.profiles import PROFILES
-from server.ranking import top_by_score
-from server.tokenize import bm25_tokens
+from server.retrieval.indexes import ScopeIndex
+from server.retrieval.profiles import PROFILES
+from server.retrieval.ranking import top_by_score
+from server.retrieval.tokenize import bm25_tokens
 
 _PROFILE = PROFILES["bm25_v1"]
 K1 = _PROFILE["k1"]

@@ -9,7 +9,7 @@ because `digest` distinguishes `1` from `1.0`.
 from __future__ import annotations
 
 from protocols.canonical import digest
-from server.rescue_profiles import RESCUE_PROFILES
+from server.rescue.profiles import RESCUE_PROFILES
 
 _GRAPH_COMMON = {
     "family": "graph",
@@ -102,7 +102,7 @@ PROFILES: dict[str, dict] = {
     }),
 }
 
-PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue_profiles.py)
+PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue/profiles.py)
 
 PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
 

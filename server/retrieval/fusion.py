@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server import exact
+from server.retrieval import exact
 
 CHANNELS = ("lexical", "semantic")
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from evaluator import plan as plans
-from evaluator.export import derived_failures
+from evaluator.campaign import plan as plans
+from evaluator.reporting.export import derived_failures
 from evaluator.inputs import load_frozen
-from evaluator.recompute import first_difference
-from evaluator.report import fence_failures, repetition_failures
-from evaluator.verify import Checker, cross_method_failures, uses_query_vector
+from evaluator.verification.recompute import first_difference
+from evaluator.reporting.report import fence_failures, repetition_failures
+from evaluator.verification.verify import Checker, cross_method_failures, uses_query_vector
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import load_json

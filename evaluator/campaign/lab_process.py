@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "retrieval_lab.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "retrieval_lab.py"
 
 
 class LabStartError(RuntimeError):

@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from server import exact, validation
+from server.retrieval import exact
+from server import validation
 from server.errors import ApiError
-from server.fusion import Fused, fuse
-from server.graph import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
-from server.indexes import ScopeIndex, vector_sha256
-from server.lexical import bm25
-from server.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
-from server.rescue_page import search_rescue
-from server.semantic import Query, cosine, prepare_query
+from server.retrieval.fusion import Fused, fuse
+from server.retrieval.graph import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
+from server.retrieval.indexes import ScopeIndex, vector_sha256
+from server.retrieval.lexical import bm25
+from server.retrieval.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
+from server.rescue.page import search_rescue
+from server.retrieval.semantic import Query, cosine, prepare_query
 from server.validation import LIMITS
 
 # One source for the limits: server/validation.py's LIMITS, which health reports.
@@ -324,7 +325,7 @@ def _proof(index: ScopeIndex, path) -> dict:
 
 
 _ROUTES = {"lexical": _lexical, "semantic": _semantic, "hybrid": _hybrid, "graph": _graph,
-           "rescue": search_rescue}  # the rescue family: server/rescue.py, server/rescue_page.py (docs/rescue.md)
+           "rescue": search_rescue}  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
 
 
 def search(index: ScopeIndex, route: str, body: dict) -> dict:

@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 
 from server.errors import ApiError
-from server.store import Store
+from server.store.store import Store
 
 DEFAULT_TTL_SECONDS = 24 * 3600
 

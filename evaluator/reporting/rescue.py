@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from evaluator import budget, metrics
-from evaluator.oracle import oracle_ranking
+from evaluator.reporting import budget
+from evaluator.reporting import metrics
+from evaluator.reporting.oracle import oracle_ranking
 
 ORACLE_METRICS = ("ndcg@10", "judged_recall@10", "chain_coverage@10")
 GATE_REASONS = ("relation_cue", "entity_heavy", "low_agreement", "low_confidence")

@@ -16,9 +16,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from evaluator.rescue_report import markdown as markdown_rescue
-from evaluator.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
-from evaluator.verify import proof_digest, ranking_digest
+from evaluator.reporting.rescue import markdown as markdown_rescue
+from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
+from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, save

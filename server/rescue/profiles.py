@@ -1,6 +1,6 @@
 """Catalog entries of the rescue family (docs/rescue.md): every parameter, as plain data.
 
-Kept apart from the method so the catalog (server/profiles.py) can list them without importing
+Kept apart from the method so the catalog (server/retrieval/profiles.py) can list them without importing
 the search code. A change to any value here is a new method version: new profile name, new protocol.
 """
 

@@ -20,13 +20,13 @@ from starlette.routing import Route
 from starlette.concurrency import run_in_threadpool
 
 from protocols.canonical import canonical
-from server import search as search_module
+from server.retrieval import search as search_module
 from server import validation
-from server.credentials import Credentials
+from server.store.credentials import Credentials
 from server.errors import ApiError
-from server.indexes import Indexes
-from server.profiles import PROFILES
-from server.store import Change, Store, WriteResult, decode_vector, journal_id
+from server.retrieval.indexes import Indexes
+from server.retrieval.profiles import PROFILES
+from server.store.store import Change, Store, WriteResult, decode_vector, journal_id
 
 VERSION = "0.1.0"
 SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from server.tokenize import bm25_tokens
+from server.retrieval.tokenize import bm25_tokens
 
 DIRECTIONS = ("forward", "backward")
 

@@ -1,0 +1,1 @@
+"""Reports: derived blocks, metrics, statistics, export, rescue analyses."""

@@ -1,0 +1,1 @@
+"""Independent verification: page recomputation, rescue checks, the audit."""

@@ -1,0 +1,1 @@
+"""HTTP side of the lab: the Starlette app and the command line that starts it."""

@@ -1,0 +1,1 @@
+"""The lab's truth: RocksDB storage and bearer credentials."""
