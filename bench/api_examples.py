@@ -56,16 +56,16 @@ def main() -> int:
         call("Identity", "GET", "/api/v1/identity")
         call("Mint a credential for another scope", "POST", "/api/v1/credentials", {"scope": "other", "ttl_seconds": 600})
         created = call("Create memories", "POST", f"{s}/memories", {"items": [
-            {"idempotency_key": "doc-1", "payload": {"content": "Ada Lovelace\nAda Lovelace wrote the first program.",
+            {"idempotency_key": "doc-1", "external_id": "doc-1", "payload": {"content": "Ada Lovelace\nAda Lovelace wrote the first program.",
                                                      "metadata": {"title": "Ada Lovelace"}}},
-            {"idempotency_key": "doc-2", "payload": {"content": "Analytical Engine\nA machine designed by Babbage.",
+            {"idempotency_key": "doc-2", "external_id": "doc-2", "payload": {"content": "Analytical Engine\nA machine designed by Babbage.",
                                                      "metadata": {"title": "Analytical Engine"}}}]})
         a, b = (r["id"] for r in created["receipts"])
         call("Replay (same key, same body)", "POST", f"{s}/memories", {"items": [
-            {"idempotency_key": "doc-1", "payload": {"content": "Ada Lovelace\nAda Lovelace wrote the first program.",
+            {"idempotency_key": "doc-1", "external_id": "doc-1", "payload": {"content": "Ada Lovelace\nAda Lovelace wrote the first program.",
                                                      "metadata": {"title": "Ada Lovelace"}}}]})
         call("Replay with a different body (409)", "POST", f"{s}/memories", {"items": [
-            {"idempotency_key": "doc-1", "payload": {"content": "something else"}}]})
+            {"idempotency_key": "doc-1", "external_id": "doc-1", "payload": {"content": "something else"}}]})
         call("Read memories", "POST", f"{s}/memories/read", {"ids": [a]})
         call("List memories (id order)", "GET", f"{s}/memories", params={"limit": 1})
         emb = call("Attach embeddings", "POST", f"{s}/embeddings", {"items": [
@@ -77,17 +77,17 @@ def main() -> int:
              b'{"items":[{"idempotency_key":"x","record_id":"' + a.encode() + b'","revision":1,"space":'
              + json.dumps(SPACE).encode() + b',"vector":[NaN,1,1,1]}]}')
         rel = call("Assert relations", "POST", f"{s}/relations", {"items": [
-            {"idempotency_key": "edge-1", "kind": "semantic_related", "source": {"id": a, "revision": 1},
+            {"idempotency_key": "edge-1", "external_id": "edge-1", "kind": "semantic_related", "source": {"id": a, "revision": 1},
              "target": {"id": b, "revision": 1}, "provenance": PROVENANCE}]})
         call("Self-relation (422)", "POST", f"{s}/relations", {"items": [
-            {"idempotency_key": "edge-x", "kind": "same_entity", "source": {"id": a, "revision": 1},
+            {"idempotency_key": "edge-x", "external_id": "edge-x", "kind": "same_entity", "source": {"id": a, "revision": 1},
              "target": {"id": a, "revision": 1}, "provenance": PROVENANCE}]})
         call("Update a memory (revision + 1)", "POST", f"{s}/memories/update", {"items": [
             {"idempotency_key": "doc-2-v2", "id": b, "revision": 1,
              "payload": {"content": "Analytical Engine\nA general-purpose machine designed by Charles Babbage.",
                          "metadata": {"title": "Analytical Engine"}}}]})
         call("Relation at a stale revision (409)", "POST", f"{s}/relations", {"items": [
-            {"idempotency_key": "edge-2", "kind": "supports", "source": {"id": a, "revision": 1},
+            {"idempotency_key": "edge-2", "external_id": "edge-2", "kind": "supports", "source": {"id": a, "revision": 1},
              "target": {"id": b, "revision": 1}, "provenance": PROVENANCE}]})
         call("Read embeddings (the old revision's binding is no longer current)", "POST", f"{s}/embeddings/read",
              {"record_ids": [b], "space_id": emb["receipts"][0]["space_id"]})

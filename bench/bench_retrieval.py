@@ -239,7 +239,7 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server
             key_of = {}
             for start in range(0, len(ids), 500):
                 chunk = list(range(start, min(len(ids), start + 500)))
-                receipts = client.create_memories([{"idempotency_key": ids[i], "payload": {"content": texts[i],
+                receipts = client.create_memories([{"idempotency_key": ids[i], "external_id": ids[i], "payload": {"content": texts[i],
                                                     "metadata": {}}} for i in chunk])["receipts"]
                 key_of.update({ids[i]: r["id"] for i, r in zip(chunk, receipts)})
             for start in range(0, len(ids), 100):
@@ -248,7 +248,7 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server
                                            "space": SPACE, "vector": [float(x) for x in doc_vectors[i]]}
                                           for i in chunk])
             for start in range(0, len(relations), 1000):
-                client.assert_relations([{"idempotency_key": r["id"], "kind": r["kind"],
+                client.assert_relations([{"idempotency_key": r["id"], "external_id": r["id"], "kind": r["kind"],
                                           "source": {"id": key_of[r["source"]], "revision": 1},
                                           "target": {"id": key_of[r["target"]], "revision": 1},
                                           "provenance": r["provenance"]} for r in relations[start:start + 1000]])

@@ -45,7 +45,7 @@ def build(seed: int, scope: str) -> dict:
             words.append(rng.choice(vocabulary))
         return " ".join(words)
 
-    memories = [{"idempotency_key": f"doc-{i}", "payload": {"content": text(), "metadata": {"title": f"T{i}"}}}
+    memories = [{"idempotency_key": f"doc-{i}", "external_id": f"doc-{i}", "payload": {"content": text(), "metadata": {"title": f"T{i}"}}}
                 for i in range(MEMORIES)]
     ids = ["mem-" + digest([scope, "memory", f"doc-{i}"])[:32] for i in range(MEMORIES)]
     vectors = np.random.default_rng(seed).standard_normal((MEMORIES, DIMENSIONS)).astype(np.float32)
@@ -57,7 +57,7 @@ def build(seed: int, scope: str) -> dict:
     relations = []
     for j in range(RELATIONS):
         a, b = rng.sample(range(MEMORIES), 2)
-        relations.append({"idempotency_key": f"edge-{j}", "kind": rng.choice(["same_entity", "semantic_related"]),
+        relations.append({"idempotency_key": f"edge-{j}", "external_id": f"edge-{j}", "kind": rng.choice(["same_entity", "semantic_related"]),
                           "source": {"id": ids[a], "revision": 1}, "target": {"id": ids[b], "revision": 1},
                           "provenance": provenance})
     return {"memories": (memories, 500), "embeddings": (embeddings, 200), "relations": (relations, 1000)}

@@ -29,6 +29,7 @@ LIMITS = {
     "metadata_value_chars": 1024,
     "metadata_key_chars": 128,
     "idempotency_key_chars": 200,
+    "external_id_chars": 200,
     "short_string_chars": 1024,
     "vector_dimensions": 4096,
     "credential_ttl_seconds": 86400,
@@ -61,6 +62,7 @@ SPACE_ID_RE = re.compile(r"space-[0-9a-f]{64}")
 @dataclass(frozen=True)
 class MemoryCreate:
     key: str
+    external_id: str  # the document's own id (source.json); the record id derives from it alone
     payload: dict
     body_digest: str
 
@@ -89,6 +91,7 @@ class EmbeddingAttach:
 @dataclass(frozen=True)
 class RelationAssert:
     key: str
+    external_id: str  # the edge's own id (relations.json); the relation id derives from it alone
     kind: str
     source: dict
     target: dict
@@ -212,6 +215,15 @@ def _key(item: dict, where: str) -> str:
     return _string(item["idempotency_key"], f"{where}.idempotency_key", LIMITS["idempotency_key_chars"])
 
 
+def _external_id(item: dict, where: str, seen: set[str]) -> str:
+    """The caller's own id of a memory or relation (unique within the batch): ids derive from it."""
+    external_id = _string(item["external_id"], f"{where}.external_id", LIMITS["external_id_chars"])
+    if external_id in seen:
+        raise _fail("duplicate_external_id", f"{where}.external_id repeats an earlier item of this batch")
+    seen.add(external_id)
+    return external_id
+
+
 def _payload(value: Any, where: str) -> dict:
     payload = fields(value, where, ("content",), ("metadata",))
     content = _string(payload["content"], f"{where}.content", LIMITS["content_chars"])
@@ -231,13 +243,15 @@ def _payload(value: Any, where: str) -> dict:
 
 
 def memory_creates(body: Any) -> list[MemoryCreate]:
-    out = []
+    out, external_ids = [], set()
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
-        item = fields(item, where, ("idempotency_key", "payload"))
+        item = fields(item, where, ("idempotency_key", "external_id", "payload"))
         key = _key(item, where)
+        external_id = _external_id(item, where, external_ids)
         payload = _payload(item["payload"], f"{where}.payload")
-        out.append(MemoryCreate(key, payload, digest({"idempotency_key": key, "payload": payload})))
+        value = {"idempotency_key": key, "external_id": external_id, "payload": payload}
+        out.append(MemoryCreate(key, external_id, payload, digest(value)))
     return out
 
 
@@ -338,11 +352,12 @@ def _provenance(value: Any, where: str) -> dict:
 
 
 def relation_asserts(body: Any) -> list[RelationAssert]:
-    out = []
+    out, external_ids = [], set()
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
-        item = fields(item, where, ("idempotency_key", "kind", "source", "target", "provenance"))
+        item = fields(item, where, ("idempotency_key", "external_id", "kind", "source", "target", "provenance"))
         key = _key(item, where)
+        external_id = _external_id(item, where, external_ids)
         kind = item["kind"]
         if kind not in RELATION_KINDS:
             raise _fail("unknown_relation_kind",
@@ -352,8 +367,9 @@ def relation_asserts(body: Any) -> list[RelationAssert]:
         if source["id"] == target["id"]:
             raise _fail("self_relation", f"{where} relates {source['id']} to itself")
         provenance = _provenance(item["provenance"], f"{where}.provenance")
-        value = {"idempotency_key": key, "kind": kind, "source": source, "target": target, "provenance": provenance}
-        out.append(RelationAssert(key, kind, source, target, provenance, digest(value)))
+        value = {"idempotency_key": key, "external_id": external_id, "kind": kind, "source": source,
+                 "target": target, "provenance": provenance}
+        out.append(RelationAssert(key, external_id, kind, source, target, provenance, digest(value)))
     return out
 
 

@@ -81,8 +81,9 @@ PROVENANCE = {"origin": "tool_observation", "method": "test", "method_revision":
               "evidence_ref": "test:1", "model": None}
 
 
-def memory_item(key: str, content: str | None = None, **metadata: str) -> dict:
-    return {"idempotency_key": key, "payload": {"content": content or f"memory {key}", "metadata": metadata}}
+def memory_item(key: str, content: str | None = None, external_id: str | None = None, **metadata: str) -> dict:
+    return {"idempotency_key": key, "external_id": external_id or key,
+            "payload": {"content": content or f"memory {key}", "metadata": metadata}}
 
 
 def embedding_item(key: str, record_id: str, revision: int = 1, vector: list | None = None,
@@ -92,8 +93,9 @@ def embedding_item(key: str, record_id: str, revision: int = 1, vector: list | N
 
 
 def relation_item(key: str, source: str, target: str, kind: str = "same_entity",
-                  source_revision: int = 1, target_revision: int = 1, **provenance) -> dict:
-    return {"idempotency_key": key, "kind": kind,
+                  source_revision: int = 1, target_revision: int = 1, external_id: str | None = None,
+                  **provenance) -> dict:
+    return {"idempotency_key": key, "external_id": external_id or key, "kind": kind,
             "source": {"id": source, "revision": source_revision},
             "target": {"id": target, "revision": target_revision},
             "provenance": {**PROVENANCE, **provenance}}
@@ -114,9 +116,9 @@ LOAD_DIMENSIONS = 16
 LOAD_SPACE = {"provider": "test", "model": "kill-restart", "revision": "r1", "dimensions": LOAD_DIMENSIONS}
 
 
-def _memory_id(scope: str, key: str) -> str:
+def _memory_id(scope: str, external_id: str) -> str:
     # Computed the way DESIGN §6 defines it, so the load can name endpoints before they exist.
-    return "mem-" + digest([scope, "memory", key])[:32]
+    return "mem-" + digest([scope, "memory", external_id])[:32]
 
 
 def build_load(scope: str, seed: int, memories: int = 240, relations: int = 320,
@@ -124,7 +126,7 @@ def build_load(scope: str, seed: int, memories: int = 240, relations: int = 320,
     """A deterministic load: memories, then their embeddings, then relations, in batches."""
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(500)]
-    mem_items = [{"idempotency_key": f"m{i}",
+    mem_items = [{"idempotency_key": f"m{i}", "external_id": f"m{i}",
                   "payload": {"content": " ".join(rng.choice(words) for _ in range(60)), "metadata": {"n": str(i)}}}
                  for i in range(memories)]
     ids = [_memory_id(scope, f"m{i}") for i in range(memories)]
@@ -134,7 +136,7 @@ def build_load(scope: str, seed: int, memories: int = 240, relations: int = 320,
     rel_items = []
     for j in range(relations):
         a, b = rng.sample(range(memories), 2)
-        rel_items.append({"idempotency_key": f"r{j}", "kind": rng.choice(["same_entity", "semantic_related"]),
+        rel_items.append({"idempotency_key": f"r{j}", "external_id": f"r{j}", "kind": rng.choice(["same_entity", "semantic_related"]),
                           "source": {"id": ids[a], "revision": 1}, "target": {"id": ids[b], "revision": 1},
                           "provenance": PROVENANCE})
     load = []

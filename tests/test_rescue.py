@@ -363,12 +363,12 @@ def test_rescue_route_over_http_matches_the_verifier(fresh_scope):
     client = fresh_scope()
     docs, relations = hand_corpus()
     vectors = vectors_for(docs)
-    receipts = client.create_memories([{"idempotency_key": d["id"], "payload": {"content": d["text"], "metadata": {}}}
+    receipts = client.create_memories([{"idempotency_key": d["id"], "external_id": d["id"], "payload": {"content": d["text"], "metadata": {}}}
                                        for d in docs])["receipts"]
     record = {d["id"]: r["id"] for d, r in zip(docs, receipts)}
     client.attach_embeddings([{"idempotency_key": "e" + d["id"], "record_id": record[d["id"]], "revision": 1,
                                "space": HTTP_SPACE, "vector": [float(x) for x in vectors[d["id"]]]} for d in docs])
-    items = [{"idempotency_key": r["id"], "kind": r["kind"], "source": {"id": record[r["source"]], "revision": 1},
+    items = [{"idempotency_key": r["id"], "external_id": r["id"], "kind": r["kind"], "source": {"id": record[r["source"]], "revision": 1},
               "target": {"id": record[r["target"]], "revision": 1}, "provenance": PROVENANCE}
              for r in relations["relations"]]
     rel_receipts = [receipt for start in range(0, len(items), 500)

@@ -48,7 +48,7 @@ def _assert_refused(client: LabClient, response, status: int, code: str | None, 
 
 
 def _mem(**payload):
-    return {"items": [{"idempotency_key": "bad", "payload": payload}]}
+    return {"items": [{"idempotency_key": "bad", "external_id": "bad", "payload": payload}]}
 
 
 BAD_MEMORY_BODIES = [
@@ -66,13 +66,19 @@ BAD_MEMORY_BODIES = [
     ("content wrong type", _mem(content=5), 422, "wrong_type"),
     ("content empty", _mem(content=""), 422, "out_of_range"),
     ("content too long", _mem(content="x" * 32769), 422, "out_of_range"),
-    ("lone surrogate", b'{"items":[{"idempotency_key":"bad","payload":{"content":"\\ud800"}}]}', 422, "invalid_string"),
+    ("lone surrogate", b'{"items":[{"idempotency_key":"bad","external_id":"bad","payload":{"content":"\\ud800"}}]}', 422, "invalid_string"),
     ("metadata non-string value", _mem(content="x", metadata={"a": 1}), 422, "wrong_type"),
     ("metadata too many keys", _mem(content="x", metadata={f"k{i}": "v" for i in range(33)}), 422, "out_of_range"),
     ("metadata value too long", _mem(content="x", metadata={"a": "v" * 1025}), 422, "out_of_range"),
     ("idempotency key too long", {"items": [memory_item("k" * 201)]}, 422, "out_of_range"),
     ("idempotency key wrong type", {"items": [{**memory_item("x"), "idempotency_key": 7}]}, 422, "wrong_type"),
     ("duplicate key in batch", {"items": [memory_item("d"), memory_item("d")]}, 422, "duplicate_idempotency_key"),
+    ("missing external id", {"items": [{"idempotency_key": "bad", "payload": {"content": "x"}}]}, 422, "missing_field"),
+    ("external id wrong type", {"items": [memory_item("x", external_id=None) | {"external_id": 7}]}, 422, "wrong_type"),
+    ("external id empty", {"items": [memory_item("x") | {"external_id": ""}]}, 422, "out_of_range"),
+    ("external id too long", {"items": [memory_item("x", external_id="d" * 201)]}, 422, "out_of_range"),
+    ("duplicate external id in batch", {"items": [memory_item("k1", external_id="doc"), memory_item("k2", external_id="doc")]},
+     422, "duplicate_external_id"),
 ]
 
 
@@ -142,6 +148,14 @@ BAD_RELATIONS = [
     ("bad id shape", lambda ids: {"items": [relation_item("bad-r", "doc-1", ids[1])]}, 422, "invalid_id"),
     # `$` alone would accept a trailing newline; ids are matched whole
     ("id with a trailing newline", lambda ids: {"items": [relation_item("bad-r", ids[0] + "\n", ids[1])]}, 422, "invalid_id"),
+    ("missing external id", lambda ids: {"items": [{k: v for k, v in relation_item("bad-r", ids[0], ids[1]).items()
+                                                    if k != "external_id"}]}, 422, "missing_field"),
+    ("duplicate external id in batch", lambda ids: {"items": [relation_item("bad-r1", ids[0], ids[1], external_id="e"),
+                                                              relation_item("bad-r2", ids[1], ids[0], external_id="e")]},
+     422, "duplicate_external_id"),
+    # seed() asserted external id "r0" under key "r0"; another key cannot assert it again
+    ("external id asserted under another key", lambda ids: {"items": [relation_item("bad-r", ids[1], ids[0], external_id="r0")]},
+     409, "external_id_exists"),
 ]
 
 
@@ -170,6 +184,18 @@ def test_idempotency_replay_with_a_different_body_is_409(world):
     hwm = _hwm(client)
     body = {"items": [memory_item("new-key", "fine"), memory_item("once", "second")]}
     _assert_refused(client, client.request("POST", path, body), 409, "idempotency_conflict", hwm)
+
+
+def test_an_external_id_created_under_another_key_is_409(world):
+    # the record id derives from the external id alone, so a second create of the same document
+    # under another idempotency key (another fixture, say) would collide with the first
+    _, client, _ = world
+    path = f"/api/v1/scopes/{client.scope}/memories"
+    client.create_memories([memory_item("fixture-a:doc", "text", external_id="doc-x")])
+    hwm = _hwm(client)
+    body = {"items": [memory_item("fixture-b:other", "fine", external_id="doc-y"),
+                      memory_item("fixture-b:doc", "text", external_id="doc-x")]}
+    _assert_refused(client, client.request("POST", path, body), 409, "external_id_exists", hwm)
 
 
 def test_body_over_two_mib_is_413_by_length_and_by_stream(world):

@@ -13,7 +13,7 @@ from protocols.canonical import digest
 from server import validation
 from server.errors import ApiError
 from server.retrieval.indexes import Indexes
-from server.store.store import Store, StoreOpenError, decode_vector, encode_vector, record_id
+from server.store.store import Store, StoreOpenError, binding_id, decode_vector, encode_vector, memory_id, relation_id
 from tests.lab_fixtures import embedding_item, memory_item, relation_item
 
 
@@ -26,12 +26,19 @@ def _load(store: Store, scope: str, n: int = 3) -> list[str]:
     return [r["id"] for r in result.receipts]
 
 
-def test_ids_derive_from_scope_kind_and_key(tmp_path):
+def test_ids_derive_from_scope_and_external_ids_never_from_keys(tmp_path):
     store = _store(tmp_path)
-    ids = _load(store, "s")
-    assert ids[0] == "mem-" + digest(["s", "memory", "k0"])[:32] == record_id("s", "memory", "k0")
-    other = _load(store, "t")
-    assert other[0] != ids[0], "the scope is part of the id"
+    created = store.create_memories("s", validation.memory_creates({"items": [
+        memory_item("fixture-a:k0", external_id="doc-0"), memory_item("fixture-a:k1", external_id="doc-1")]}))
+    ids = [r["id"] for r in created.receipts]
+    assert ids[0] == "mem-" + digest(["s", "memory", "doc-0"])[:32] == memory_id("s", "doc-0")
+    assert _load(store, "t")[0] != memory_id("s", "k0"), "the scope is part of the id"
+    bound = store.attach_embeddings("s", validation.embedding_attaches({"items": [embedding_item("fixture-a:e0", ids[0])]}))
+    receipt = bound.receipts[0]
+    assert receipt["binding_id"] == binding_id("s", ids[0], 1, receipt["space_id"])
+    related = store.assert_relations("s", validation.relation_asserts({"items": [
+        relation_item("fixture-a:r0", ids[0], ids[1], external_id="edge-0")]}))
+    assert related.receipts[0]["id"] == "rel-" + digest(["s", "relation", "edge-0"])[:32] == relation_id("s", "edge-0")
     store.close()
 
 

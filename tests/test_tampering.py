@@ -184,7 +184,7 @@ def test_a_write_during_evaluation_fails_the_campaign(tmp_path, tmp_path_factory
         process = start_evaluate(prepared, plan, report)
         pause_after_first_job(process)
         with LabClient(prepared.lab.access) as client:
-            client.create_memories([{"idempotency_key": "intruder", "payload": {"content": "x", "metadata": {}}}])
+            client.create_memories([{"idempotency_key": "intruder", "external_id": "intruder", "payload": {"content": "x", "metadata": {}}}])
         process.send_signal(signal.SIGCONT)
         out, err = process.communicate(timeout=120)
         assert process.returncode == 1, err

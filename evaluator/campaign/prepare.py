@@ -134,7 +134,8 @@ def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Pat
 
 def write_memories(client: LabClient, frozen: Frozen, state: State, doc_ids: list[str]) -> None:
     documents = frozen.documents
-    items = [{"idempotency_key": memory_key(frozen, d), "payload": memory_payload(documents[d])} for d in doc_ids]
+    items = [{"idempotency_key": memory_key(frozen, d), "external_id": d, "payload": memory_payload(documents[d])}
+             for d in doc_ids]
     answer = client.create_memories(items)
     for doc_id, receipt in zip(doc_ids, answer["receipts"], strict=True):
         state["memories"][doc_id] = {"id": receipt["id"], "revision": receipt["revision"]}
@@ -159,7 +160,8 @@ def write_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: l
     items = []
     for edge_id in edge_ids:
         rel = by_id[edge_id]
-        items.append({"idempotency_key": relation_key(frozen, edge_id), **relation_body(rel, state)})
+        items.append({"idempotency_key": relation_key(frozen, edge_id), "external_id": edge_id,
+                      **relation_body(rel, state)})
     answer = client.assert_relations(items)
     for edge_id, receipt in zip(edge_ids, answer["receipts"], strict=True):
         state["relations"][edge_id] = {"id": receipt["id"], "revision": receipt["revision"]}

@@ -64,10 +64,24 @@ def decode_vector(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype="<f4")
 
 
-def record_id(scope: str, kind: str, idempotency_key: str) -> str:
-    """`mem-`/`emb-`/`rel-` + 32 hex: the same command on a fresh store gives the same id."""
-    prefix = {"memory": "mem-", "embedding": "emb-", "relation": "rel-"}[kind]
-    return prefix + digest([scope, kind, idempotency_key])[:32]
+# Ids never derive from idempotency keys, which may bind a fixture or a protocol: exact ties order
+# by record id and graph expansion examines relations in id order, so a key-derived id would let the
+# same corpus rank differently under two protocol versions (DESIGN §6).
+
+
+def memory_id(scope: str, external_id: str) -> str:
+    """`mem-` + 32 hex of the scope and the document's external id alone."""
+    return "mem-" + digest([scope, "memory", external_id])[:32]
+
+
+def relation_id(scope: str, external_id: str) -> str:
+    """`rel-` + 32 hex of the scope and the edge's external id alone."""
+    return "rel-" + digest([scope, "relation", external_id])[:32]
+
+
+def binding_id(scope: str, record: str, revision: int, space_id: str) -> str:
+    """`emb-` + 32 hex of the slot a vector fills: one binding per (memory, revision, space)."""
+    return "emb-" + digest([scope, "embedding", record, revision, space_id])[:32]
 
 
 def journal_id(lab_id: str, scope: str) -> str:
@@ -170,11 +184,13 @@ class Store:
 
     def create_memories(self, scope: str, items: list[MemoryCreate]) -> WriteResult:
         def plan(plan: _Plan, item: MemoryCreate) -> tuple[dict, str, int]:
-            rid = record_id(scope, "memory", item.key)
-            # The id derives from the key, so a new key can only collide with itself (replays are
-            # handled before planning); this guards against a hash collision writing over a record.
+            rid = memory_id(scope, item.external_id)
+            # Replays are answered before planning, so an existing id here means another command
+            # (another idempotency key) already created this document.
             if self.current_revision(scope, rid) is not None:
-                raise ApiError(409, "id_conflict", f"{rid} already exists under another idempotency key")
+                raise ApiError(409, "external_id_exists",
+                               f"external id {item.external_id[:80]!r} is already memory {rid} of scope {scope} "
+                               f"(created under another idempotency key)")
             return self._put_memory(plan, rid, 1, item.payload), rid, 1
 
         return self._commit(scope, "memory", "memory.create", items, plan)
@@ -196,7 +212,7 @@ class Store:
                 raise ApiError(409, "binding_exists",
                                f"{item.record_id} revision {item.revision} already has a vector in {item.space_id}")
             claimed.add(slot)
-            bid = record_id(scope, "embedding", item.key)
+            bid = binding_id(scope, item.record_id, item.revision, item.space_id)
             receipt = {"binding_id": bid, "record_id": item.record_id, "revision": item.revision,
                        "space_id": item.space_id, "dimensions": item.space["dimensions"],
                        "vector_sha256": item.vector_sha256}
@@ -210,10 +226,17 @@ class Store:
         return self._commit(scope, "embedding", "embedding.attach", items, plan)
 
     def assert_relations(self, scope: str, items: list[RelationAssert]) -> WriteResult:
+        claimed: set[str] = set()
+
         def plan(plan: _Plan, item: RelationAssert) -> tuple[dict, str, int]:
             self._require_current(scope, item.source["id"], item.source["revision"], "items[].source.revision")
             self._require_current(scope, item.target["id"], item.target["revision"], "items[].target.revision")
-            rid = record_id(scope, "relation", item.key)
+            rid = relation_id(scope, item.external_id)
+            if rid in claimed or self._cf["relations"].get(_key(scope, rid)) is not None:
+                raise ApiError(409, "external_id_exists",
+                               f"external id {item.external_id[:80]!r} is already relation {rid} of scope {scope} "
+                               f"(asserted under another idempotency key)")
+            claimed.add(rid)
             receipt = {"id": rid, "revision": 1, "kind": item.kind, "source": item.source, "target": item.target}
             value = {**receipt, "provenance": item.provenance}
             plan.batch.put(_key(scope, rid), canonical(value), self._handles["relations"])
