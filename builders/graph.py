@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from builders.normalize import MIN_SINGLE_TOKEN_CHARS, normalize_text, normalized_tokens, title_is_eligible
-from protocols.artifacts import document_id
+from protocols.artifacts import document_id_matches
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 
@@ -128,7 +128,7 @@ def _checked_projection(projection: Any) -> list[dict]:
         if doc["id"] in seen:
             raise GraphInputError(f"projection[{i}].id: duplicate id {doc['id']!r}")
         seen.add(doc["id"])
-        if doc["id"] != document_id(doc["title"], doc["paragraph_text"]):
+        if not document_id_matches(doc["id"], doc["title"], doc["paragraph_text"]):
             raise GraphInputError(
                 f"projection[{i}].id: {doc['id']!r} does not match the digest of its title and paragraph_text"
             )

@@ -7,11 +7,12 @@ valid, so a refused import leaves no file behind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from importer.musique import PinnedFile, pinned_files, stream_rows, verify_hash
+from importer.formats import RowReader, reader_for
+from importer.reading import PinnedFile, pinned_files, stream_rows, verify_hash
 from importer.selection import select_rows
 from importer.source import build_source
 from protocols.canonical import digest
@@ -36,7 +37,10 @@ def import_source(
     graph_builder: GraphBuilder,
     log: Callable[[str], None] = lambda line: None,
 ) -> dict:
-    """Import MuSiQue files pinned by a protocol into source.json and relations.json.
+    """Import the source files pinned by a protocol into source.json and relations.json.
+
+    The protocol's `row_format` (absent: MuSiQue) says how the files' rows read
+    (importer.formats); everything else is the same for every dataset.
 
     The graph builder is its own stage (builders/), passed in rather than imported so the importer
     depends on protocols only (DESIGN §2); it maps (source, source digest) to the relations value.
@@ -47,12 +51,13 @@ def import_source(
     refuse_same_path(output=output, relations=relations)
     refuse_existing(output, relations)
     protocol = load_protocol(protocol_path)
+    reader = reader_for(protocol)
     files = pinned_files(protocol, source_dir)
     for pinned in files.values():
         log(f"hashing {pinned.path} ({_size(pinned.path)})")
         verify_hash(pinned)
-    selected, file_rows = select_cohort(protocol, files, log)
-    source = build_source(protocol, file_rows, selected)
+    selected, file_rows = select_cohort(protocol, files, reader, log)
+    source = build_source(protocol, file_rows, selected, reader)
     source_digest = digest(source)
     log(f"building the graph over {source['counts']['documents']} documents")
     graph = graph_builder(source, source_digest)
@@ -77,12 +82,14 @@ def import_source(
 
 
 def select_cohort(
-    protocol: dict, files: Mapping[str, PinnedFile], log: Callable[[str], None] = lambda line: None,
+    protocol: dict, files: Mapping[str, PinnedFile], reader: RowReader,
+    log: Callable[[str], None] = lambda line: None,
 ) -> tuple[dict[str, list[dict]], dict[str, int]]:
     """Selected full rows per split (in selection order) and the row count of each file.
 
-    Two streamed passes per file: the first keeps only id, question and answerable of every row
-    (the official train file is too large to hold whole), the second keeps the chosen rows.
+    Two streamed passes per file: the first validates every row and keeps only its selection
+    fields (id, question and stratum: the official files are too large to hold whole), the
+    second keeps the chosen rows.
     """
     selection = protocol["selection"]
     # files in selection order, not set order: with a hash-seeded set, which file's error is
@@ -91,24 +98,31 @@ def select_cohort(
     selection_fields: dict[str, list[dict]] = {}
     for role in roles:
         log(f"reading ids and questions of {files[role].path}")
-        selection_fields[role] = [
-            {"id": row["id"], "question": row["question"], "answerable": row["answerable"]}
-            for _, row in stream_rows(files[role])
-        ]
+        selection_fields[role] = [reader.selection_fields(row) for row in _rows(files[role], reader)]
     chosen_ids: dict[str, list[str]] = {}
     taken_questions: list[str] = []
     for split in selection["order"]:
         spec = selection["splits"][split]
-        counts = {int(hop): n for hop, n in spec["counts"].items()}
+        counts = {reader.count_key(key): n for key, n in spec["counts"].items()}
         pool = selection_fields[spec["source"]]
-        rows = select_rows(pool, counts, selection["seed"], taken_questions)
+        try:
+            rows = select_rows(pool, counts, selection["seed"], taken_questions, stratum=reader.stratum)
+        except RefusedInput as exc:
+            raise type(exc)(f"{files[spec['source']].path}: split {split!r}: {exc}") from None
         chosen_ids[split] = [row["id"] for row in rows]
         taken_questions.extend(row["question"] for row in rows)
         log(f"selected {len(rows)} {split} rows of {len(pool)} in {files[spec['source']].path.name}")
     compare_expected(selection.get("expected_ids"), chosen_ids)
-    chosen_rows = _read_chosen(files, selection, chosen_ids, log)
+    chosen_rows = _read_chosen(files, selection, chosen_ids, reader, log)
     row_counts = {role: len(rows) for role, rows in selection_fields.items()}
-    return chosen_rows, row_counts | _row_counts_of_unused_files(files, selection_fields, log)
+    return chosen_rows, row_counts | _row_counts_of_unused_files(files, selection_fields, reader, log)
+
+
+def _rows(pinned: PinnedFile, reader: RowReader) -> Iterator[dict]:
+    """Every row of a pinned file, each validated whole by the row format."""
+    for where, row in stream_rows(pinned):
+        reader.validate(row, where)
+        yield row
 
 
 def compare_expected(expected: Mapping[str, Any] | None, chosen: Mapping[str, list[str]]) -> None:
@@ -130,7 +144,7 @@ def compare_expected(expected: Mapping[str, Any] | None, chosen: Mapping[str, li
 
 def _read_chosen(
     files: Mapping[str, PinnedFile], selection: dict, chosen_ids: Mapping[str, list[str]],
-    log: Callable[[str], None],
+    reader: RowReader, log: Callable[[str], None],
 ) -> dict[str, list[dict]]:
     wanted: dict[str, dict[str, str]] = {}
     for split, ids in chosen_ids.items():
@@ -140,21 +154,23 @@ def _read_chosen(
     found: dict[str, dict[str, dict]] = {split: {} for split in chosen_ids}
     for role, ids in wanted.items():
         log(f"reading the {len(ids)} selected rows of {files[role].path}")
-        for _, row in stream_rows(files[role]):
-            if row["id"] in ids:
-                found[ids[row["id"]]][row["id"]] = row
+        for row in _rows(files[role], reader):
+            row_id = reader.selection_fields(row)["id"]
+            if row_id in ids:
+                found[ids[row_id]][row_id] = row
     return {split: [found[split][row_id] for row_id in chosen_ids[split]] for split in selection["order"]}
 
 
 def _row_counts_of_unused_files(
-    files: Mapping[str, PinnedFile], read: Mapping[str, list], log: Callable[[str], None],
+    files: Mapping[str, PinnedFile], read: Mapping[str, list], reader: RowReader,
+    log: Callable[[str], None],
 ) -> dict[str, int]:
     """Row counts of pinned files no split draws from (hashed, but counted only for provenance)."""
     counts = {}
     for role, pinned in files.items():
         if role not in read:
             log(f"counting the rows of {pinned.path} (no split draws from it)")
-            counts[role] = sum(1 for _ in stream_rows(pinned))
+            counts[role] = sum(1 for _ in _rows(pinned, reader))
     return counts
 
 

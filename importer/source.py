@@ -5,38 +5,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from importer.corpus import GRADE, make_queries, union_corpus
+from importer.corpus import make_queries, union_corpus
+from importer.formats.base import RowReader
 from protocols.artifacts import SOURCE_FORMAT, source_counts, validate_source
 from protocols.canonical import digest
-
-CORPUS_POLICY = {
-    "unit": "paragraph",
-    "dedup_key": ["title", "paragraph_text"],
-    "id": "musique- + digest({title, paragraph_text})",
-    "text": "title + \\n + paragraph_text",
-    "includes": "every paragraph supplied with a selected question, distractors included",
-}
-JUDGMENT_POLICY = {
-    "grade": GRADE,
-    "relevant": "original supporting paragraphs",
-    "judgments_complete": False,
-}
 
 
 def build_source(
     protocol: dict,
     file_rows: Mapping[str, int],
     selected: Mapping[str, list[Mapping[str, Any]]],
+    reader: RowReader,
 ) -> dict:
     """The validated source.json value.
 
     `file_rows` maps each source file role to its row count; `selected` maps each split (in the
-    protocol's selection order) to its chosen full rows sorted by id.
+    protocol's selection order) to its chosen full rows sorted by id. The dataset's name, licence
+    and attribution come from the protocol; `row_format` is copied when the protocol names one
+    (absent, as in the frozen MuSiQue protocols, it means MuSiQue, and the bytes stay as before).
     """
     selection = protocol["selection"]
     order = list(selection["order"])
-    documents = union_corpus(row for split in order for row in selected[split])
-    queries = make_queries({split: selected[split] for split in order})
+    documents = union_corpus((row for split in order for row in selected[split]), reader)
+    queries = make_queries({split: selected[split] for split in order}, reader)
     source = {
         "format": SOURCE_FORMAT,
         "protocol": {"version": protocol["protocol_version"], "digest": digest(protocol)},
@@ -50,12 +41,18 @@ def build_source(
             "seed": selection["seed"],
             "order": order,
             "splits": selection["splits"],
-            "selected_ids": {split: [row["id"] for row in selected[split]] for split in order},
+            "selected_ids": {split: [row_id(row, reader) for row in selected[split]] for split in order},
         },
-        "corpus_policy": CORPUS_POLICY,
-        "judgment_policy": JUDGMENT_POLICY,
+        "corpus_policy": dict(reader.corpus_policy),
+        "judgment_policy": dict(reader.judgment_policy),
         "documents": documents,
         "queries": queries,
         "counts": source_counts(len(documents), queries, order),
     }
+    if "row_format" in protocol:
+        source["row_format"] = protocol["row_format"]
     return validate_source(source)
+
+
+def row_id(row: Mapping[str, Any], reader: RowReader) -> str:
+    return reader.selection_fields(row)["id"]

@@ -6,13 +6,14 @@ orders, references), so any stage that reads one can trust it without re-derivin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 
-SOURCE_FORMAT = "musique_source_v1"
+SOURCE_FORMAT = "musique_source_v1"  # the artifact's schema name (historical: every dataset uses it)
 DOCUMENT_PREFIX = "musique-"
 # MuSiQue-Ans id prefixes (before "__"); the hop stratum is the first character.
 CATEGORIES = ("2hop", "3hop1", "3hop2", "4hop1", "4hop2", "4hop3")
@@ -20,8 +21,59 @@ HOPS = (2, 3, 4)
 HOP_KEYS = tuple(str(h) for h in HOPS)  # JSON object keys: the hop strata as strings
 
 
+@dataclass(frozen=True)
+class RowFormat:
+    """What a dataset's row format fixes for every stage: strata keys, categories, document ids.
+
+    `strata` are the keys of a protocol's selection counts (all of them, 0 allowed). MuSiQue
+    stratifies by hop ("2", "3", "4") and derives both hop and category from the row id; HotpotQA
+    and 2WikiMultihopQA stratify by the row's `type`, which is also the category, and their hop is
+    the number of supporting documents (the length of the evidence chain).
+    """
+
+    name: str
+    document_prefix: str
+    strata: tuple[str, ...]
+    categories: tuple[str, ...]
+    by_type: bool  # stratum = category = the row's type (else MuSiQue's hop from the id)
+    selection_version: str  # the name of the selection rule (DESIGN §4 and §4.1: one ordering)
+
+    def query_stratum(self, query: dict) -> str:
+        return query["category"] if self.by_type else str(query["hop"])
+
+
+ROW_FORMATS = {
+    "musique_v1": RowFormat("musique_v1", DOCUMENT_PREFIX, HOP_KEYS, CATEGORIES, by_type=False,
+                            selection_version="musique_identifier_strata_v1"),
+    "hotpotqa_distractor_v1": RowFormat("hotpotqa_distractor_v1", "hotpotqa-", ("bridge", "comparison"),
+                                        ("bridge", "comparison"), by_type=True,
+                                        selection_version="identifier_type_strata_v1"),
+    "2wikimultihopqa_v1": RowFormat(
+        "2wikimultihopqa_v1", "2wikimultihopqa-",
+        ("bridge_comparison", "comparison", "compositional", "inference"),
+        ("bridge_comparison", "comparison", "compositional", "inference"), by_type=True,
+        selection_version="identifier_type_strata_v1"),
+}
+# A protocol or source.json without `row_format` predates the field: its rows are MuSiQue's. The
+# frozen MuSiQue protocols stay byte-identical, so the default is part of the contract.
+DEFAULT_ROW_FORMAT = "musique_v1"
+
+
 class SourceError(RefusedInput):
     """A source.json value that does not hold to its contract."""
+
+
+def row_format_of(value: dict) -> RowFormat:
+    """The row format a protocol or source.json value names (absent: MuSiQue); the name is checked
+    by the validators, so an unknown one is a KeyError here only for unvalidated input."""
+    return ROW_FORMATS[value.get("row_format", DEFAULT_ROW_FORMAT)]
+
+
+def check_row_format(f: Fields, value: dict) -> RowFormat:
+    """The optional `row_format` field of a protocol or source.json value."""
+    if "row_format" in value:
+        f.string(value["row_format"], "row_format", allowed=sorted(ROW_FORMATS))
+    return row_format_of(value)
 
 
 def hop_category(query_id: str) -> tuple[int, str] | None:
@@ -32,8 +84,15 @@ def hop_category(query_id: str) -> tuple[int, str] | None:
     return int(category[0]), category
 
 
-def document_id(title: str, paragraph_text: str) -> str:
-    return DOCUMENT_PREFIX + digest({"title": title, "paragraph_text": paragraph_text})
+def document_id(title: str, paragraph_text: str, prefix: str = DOCUMENT_PREFIX) -> str:
+    return prefix + digest({"title": title, "paragraph_text": paragraph_text})
+
+
+def document_id_matches(doc_id: str, title: str, paragraph_text: str) -> bool:
+    """Whether `doc_id` is the id of (title, paragraph_text) under one of the row formats' prefixes
+    (the graph builder sees documents only, not which dataset they came from)."""
+    return any(doc_id == document_id(title, paragraph_text, fmt.document_prefix)
+               for fmt in ROW_FORMATS.values() if doc_id.startswith(fmt.document_prefix))
 
 
 def document_text(title: str, paragraph_text: str) -> str:
@@ -50,8 +109,9 @@ QUERY_KEYS = ("id", "split", "hop", "category", "question", "answer", "answer_al
 def validate_source(value: Any) -> dict:
     """Return `value` unchanged when it is a valid source.json value; else raise SourceError."""
     f = Fields(SourceError)
-    f.obj(value, "", SOURCE_KEYS)
+    f.obj(value, "", SOURCE_KEYS, optional=("row_format",))
     f.string(value["format"], "format", allowed=[SOURCE_FORMAT])
+    row_format = check_row_format(f, value)
     protocol = f.obj(value["protocol"], "protocol", ("version", "digest"))
     f.string(protocol["version"], "protocol.version")
     f.hex64(protocol["digest"], "protocol.digest")
@@ -63,24 +123,24 @@ def validate_source(value: Any) -> dict:
         f.string(entry["name"], join(path, "name"))
         f.hex64(entry["sha256"], join(path, "sha256"))
         f.integer(entry["rows"], join(path, "rows"), minimum=0)
-    selection = _check_selection(f, value["selection"], files)
+    selection = _check_selection(f, value["selection"], files, row_format)
     f.mapping(value["corpus_policy"], "corpus_policy")
     judgment = f.obj(value["judgment_policy"], "judgment_policy", ("grade", "relevant", "judgments_complete"))
     f.integer(judgment["grade"], "judgment_policy.grade", minimum=1)
     f.string(judgment["relevant"], "judgment_policy.relevant")
     if judgment["judgments_complete"] is not False:
         f.fail("judgment_policy.judgments_complete", "must be false (only supporting paragraphs are judged)")
-    documents = _check_documents(f, value["documents"])
-    queries = _check_queries(f, value["queries"], set(documents), selection, judgment["grade"])
-    _check_counts(f, value["counts"], len(documents), queries, selection)
+    documents = _check_documents(f, value["documents"], row_format)
+    queries = _check_queries(f, value["queries"], set(documents), selection, judgment["grade"], row_format)
+    _check_counts(f, value["counts"], len(documents), queries, selection, row_format)
     return value
 
 
-def _check_selection(f: Fields, selection: Any, files: dict) -> dict:
+def _check_selection(f: Fields, selection: Any, files: dict, row_format: RowFormat) -> dict:
     f.obj(selection, "selection", ("version", "seed", "order", "splits", "selected_ids"))
     f.string(selection["version"], "selection.version")
     f.string(selection["seed"], "selection.seed")
-    splits = check_splits(f, selection, files)
+    splits = check_splits(f, selection, files, row_format.strata)
     selected = f.obj(selection["selected_ids"], "selection.selected_ids", sorted(splits))
     for name, ids in selected.items():
         path = join("selection.selected_ids", name)
@@ -97,9 +157,10 @@ def check_dataset(f: Fields, dataset: Any) -> dict:
     return dataset
 
 
-def check_splits(f: Fields, selection: dict, files: dict) -> dict:
+def check_splits(f: Fields, selection: dict, files: dict, strata: tuple[str, ...] = HOP_KEYS) -> dict:
     """`selection.order` and `selection.splits` (protocol and source.json alike): each split once
-    in the order, drawn from a pinned file, with a count for every hop stratum "2", "3", "4"."""
+    in the order, drawn from a pinned file, with a count for every stratum of the row format
+    (MuSiQue: the hops "2", "3", "4"; HotpotQA and 2Wiki: their types)."""
     splits = f.mapping(selection["splits"], "selection.splits")
     order = f.strings(selection["order"], "selection.order", nonempty=True, unique=True)
     for i, name in enumerate(order):
@@ -112,13 +173,13 @@ def check_splits(f: Fields, selection: dict, files: dict) -> dict:
         path = join("selection.splits", name)
         f.obj(split, path, ("source", "counts"))
         f.string(split["source"], join(path, "source"), allowed=sorted(files))
-        counts = f.obj(split["counts"], join(path, "counts"), HOP_KEYS)
-        for hop in HOP_KEYS:
-            f.integer(counts[hop], join(join(path, "counts"), hop), minimum=0)
+        counts = f.obj(split["counts"], join(path, "counts"), strata)
+        for stratum in strata:
+            f.integer(counts[stratum], join(join(path, "counts"), stratum), minimum=0)
     return splits
 
 
-def _check_documents(f: Fields, documents: Any) -> list[str]:
+def _check_documents(f: Fields, documents: Any, row_format: RowFormat) -> list[str]:
     f.array(documents, "documents")
     ids = []
     for i, doc in enumerate(documents):
@@ -128,7 +189,7 @@ def _check_documents(f: Fields, documents: Any) -> list[str]:
         text = f.string(doc["paragraph_text"], join(path, "paragraph_text"), nonempty=False)
         f.string(doc["id"], join(path, "id"))
         f.string(doc["text"], join(path, "text"), nonempty=False)
-        expected = document_id(title, text)
+        expected = document_id(title, text, row_format.document_prefix)
         if doc["id"] != expected:
             f.fail(join(path, "id"), f"{doc['id']!r} does not match digest of title and paragraph_text ({expected})")
         if doc["text"] != document_text(title, text):
@@ -138,7 +199,8 @@ def _check_documents(f: Fields, documents: Any) -> list[str]:
     return ids
 
 
-def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict, grade: int) -> list[dict]:
+def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict, grade: int,
+                   row_format: RowFormat) -> list[dict]:
     f.array(queries, "queries")
     splits = selection["splits"]
     seen_ids: set[str] = set()
@@ -150,13 +212,8 @@ def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict
             f.fail(join(path, "id"), f"duplicate query id {qid!r}")
         seen_ids.add(qid)
         f.string(query["split"], join(path, "split"), allowed=sorted(splits))
-        strata = hop_category(qid)
-        if strata is None:
-            f.fail(join(path, "id"), f"unknown hop prefix in {qid!r}")
-        if f.integer(query["hop"], join(path, "hop")) != strata[0]:
-            f.fail(join(path, "hop"), f"must be {strata[0]} for {qid!r}")
-        if f.string(query["category"], join(path, "category")) != strata[1]:
-            f.fail(join(path, "category"), f"must be {strata[1]!r} for {qid!r}")
+        if not row_format.by_type:
+            _check_musique_strata(f, query, path)
         f.string(query["question"], join(path, "question"))
         f.string(query["answer"], join(path, "answer"), nonempty=False)
         f.strings(query["answer_aliases"], join(path, "answer_aliases"))
@@ -173,6 +230,8 @@ def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict
         for j, doc_id in enumerate(chain):
             if doc_id not in judgments:
                 f.fail(join(join(path, "evidence_chain"), j), f"{doc_id!r} is not a judged supporting document")
+        if row_format.by_type:
+            _check_typed_strata(f, query, path, row_format)
     order = [(q["split"], q["id"]) for q in queries]
     f.ascending(order, "queries", "(split, id)")
     for name, ids in selection["selected_ids"].items():
@@ -182,18 +241,43 @@ def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict
     return queries
 
 
-def _check_counts(f: Fields, counts: Any, n_documents: int, queries: list[dict], selection: dict) -> None:
+def _check_musique_strata(f: Fields, query: dict, path: str) -> None:
+    """MuSiQue: hop and category are read off the id (`3hop1__...`)."""
+    qid = query["id"]
+    strata = hop_category(qid)
+    if strata is None:
+        f.fail(join(path, "id"), f"unknown hop prefix in {qid!r}")
+    if f.integer(query["hop"], join(path, "hop")) != strata[0]:
+        f.fail(join(path, "hop"), f"must be {strata[0]} for {qid!r}")
+    if f.string(query["category"], join(path, "category")) != strata[1]:
+        f.fail(join(path, "category"), f"must be {strata[1]!r} for {qid!r}")
+
+
+def _check_typed_strata(f: Fields, query: dict, path: str, row_format: RowFormat) -> None:
+    """HotpotQA and 2Wiki: category = the row's type; the chain orders every judged document once,
+    and hop = its length (the number of supporting documents)."""
+    f.string(query["category"], join(path, "category"), allowed=row_format.categories)
+    chain = query["evidence_chain"]
+    f.unique(chain, join(path, "evidence_chain"))
+    if sorted(chain) != list(query["judgments"]):
+        f.fail(join(path, "evidence_chain"), "must order exactly the judged documents")
+    if f.integer(query["hop"], join(path, "hop")) != len(chain):
+        f.fail(join(path, "hop"), f"must be {len(chain)}, the number of supporting documents")
+
+
+def _check_counts(f: Fields, counts: Any, n_documents: int, queries: list[dict], selection: dict,
+                  row_format: RowFormat) -> None:
     f.obj(counts, "counts", ("documents", "queries", "categories"))
     expected = source_counts(n_documents, queries, selection["order"])
     for key in ("documents", "queries", "categories"):
         if counts[key] != expected[key]:
             f.fail(join("counts", key), f"expected {expected[key]}, got {counts[key]}")
-    # the selection asked for exact counts per hop; a source that holds fewer is not that selection
+    # the selection asked for exact counts per stratum; a source that holds fewer is not that selection
     for name, split in selection["splits"].items():
-        for hop, wanted in split["counts"].items():
-            have = sum(1 for q in queries if q["split"] == name and q["hop"] == int(hop))
+        for stratum, wanted in split["counts"].items():
+            have = sum(1 for q in queries if q["split"] == name and row_format.query_stratum(q) == stratum)
             if have != wanted:
-                f.fail(join(join(join("selection.splits", name), "counts"), hop),
+                f.fail(join(join(join("selection.splits", name), "counts"), stratum),
                        f"{wanted} queries requested, source holds {have}")
 
 

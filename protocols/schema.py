@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from protocols.artifacts import HOP_KEYS, check_dataset, check_splits, hop_category
+from protocols.artifacts import HOP_KEYS, RowFormat, check_dataset, check_row_format, check_splits, hop_category
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_json
@@ -24,12 +24,13 @@ class ProtocolError(RefusedInput):
     """A protocol file that is missing, malformed or breaks the protocol format."""
 
 
-SELECTION_VERSIONS = ("musique_identifier_strata_v1",)
 GRAPH_BUILDERS = ("document_title_graph_v1",)
 RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
                   "contradicts")
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
+# `row_format` is optional: absent means MuSiQue (the frozen MuSiQue protocols predate it).
+OPTIONAL_TOP_KEYS = ("row_format",)
 EXPANSION_KEYS = ("max_depth", "max_nodes", "max_edges", "max_scan")
 
 
@@ -84,12 +85,13 @@ def load_protocol(path: str | Path) -> dict:
 def validate_protocol(value: Any) -> dict:
     """Return `value` unchanged when it is a valid protocol; else raise ProtocolError."""
     f = Fields(ProtocolError)
-    f.obj(value, "", TOP_KEYS)
+    f.obj(value, "", TOP_KEYS, optional=OPTIONAL_TOP_KEYS)
     f.string(value["protocol_version"], "protocol_version")
     f.string(value["title"], "title")
+    row_format = check_row_format(f, value)
     check_dataset(f, value["dataset"])
     _check_source_files(f, value["source_files"])
-    _check_selection(f, value["selection"], value["source_files"])
+    _check_selection(f, value["selection"], value["source_files"], row_format)
     f.integer(value["protocol_seed"], "protocol_seed", minimum=0)
     builder = f.obj(value["graph_builder"], "graph_builder", ("method",))
     f.string(builder["method"], "graph_builder.method", allowed=GRAPH_BUILDERS)
@@ -111,23 +113,30 @@ def _check_source_files(f: Fields, files: Any) -> None:
         f.hex64(entry["sha256"], join(path, "sha256"))
 
 
-def _check_selection(f: Fields, selection: Any, files: dict) -> None:
+def _check_selection(f: Fields, selection: Any, files: dict, row_format: RowFormat) -> None:
     f.obj(selection, "selection", ("version", "seed", "order", "splits", "expected_ids"))
-    f.string(selection["version"], "selection.version", allowed=SELECTION_VERSIONS)
+    # one rule (importer.selection), named per row format: by hop for MuSiQue, by type otherwise
+    f.string(selection["version"], "selection.version", allowed=[row_format.selection_version])
     f.string(selection["seed"], "selection.seed")
-    splits = check_splits(f, selection, files)
+    splits = check_splits(f, selection, files, row_format.strata)
     expected = selection["expected_ids"]
     if expected is None:
         return
     f.obj(expected, "selection.expected_ids", (), optional=sorted(splits))
     for name, ids in expected.items():
         if ids is not None:
-            _check_expected_ids(f, ids, join("selection.expected_ids", name), splits[name]["counts"])
+            _check_expected_ids(f, ids, join("selection.expected_ids", name), splits[name]["counts"],
+                                row_format)
 
 
-def _check_expected_ids(f: Fields, ids: Any, path: str, counts: dict) -> None:
+def _check_expected_ids(f: Fields, ids: Any, path: str, counts: dict, row_format: RowFormat) -> None:
     f.strings(ids, path)
     f.ascending(ids, path, "id")
+    if row_format.by_type:
+        # a type lives in the row, not in its id: only the total can be checked here
+        if len(ids) != sum(counts.values()):
+            f.fail(path, f"holds {len(ids)} ids, counts ask for {sum(counts.values())}")
+        return
     per_hop = {hop: 0 for hop in HOP_KEYS}
     for i, row_id in enumerate(ids):
         strata = hop_category(row_id)

@@ -1,0 +1,18 @@
+"""HotpotQA distractor rows (`hotpotqa_distractor_v1`, DESIGN §4.1). Yang et al., EMNLP 2018;
+CC BY-SA 4.0. Each sentence after a paragraph's first carries its own leading space, so the
+paragraph text is the sentences joined with ""."""
+
+from __future__ import annotations
+
+from importer.formats.context import ContextFormat
+from protocols.fields import Fields, join
+
+KEYS = ("_id", "answer", "question", "supporting_facts", "context", "type", "level")
+
+
+def _level(f: Fields, row: dict, where: str) -> None:
+    f.string(row["level"], join(where, "level"))
+
+
+HOTPOTQA_ROWS = ContextFormat("hotpotqa_distractor_v1", KEYS, "", _level)
+HOTPOTQA = HOTPOTQA_ROWS.reader("HotpotQA")
