@@ -1,6 +1,10 @@
-"""Import MuSiQue files pinned by a protocol into source.json and build relations.json.
+"""Import the files a protocol pins into source.json and build relations.json.
 
     python scripts/import_musique_graph.py --source-dir DIR --output source.json --relations relations.json
+
+The protocol's row_format says how the files read (absent: MuSiQue); the same command imports the
+HotpotQA and 2WikiMultihopQA samples under their protocols (scripts/import_dataset.py is the same
+command under a neutral name).
 """
 
 from __future__ import annotations
