@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: venv demo demo-sample test test-long bench clean-venv
+.PHONY: venv demo demo-sample demo-samples test test-long bench clean-venv
 
 venv: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: $(STAMP)
 
 demo-sample: $(STAMP)
 	$(PY) scripts/demo.py --sample ../shared/data/musique-sample
+
+# the three shared samples (MuSiQue, HotpotQA, 2WikiMultihopQA) one after another, one summary table
+demo-samples: $(STAMP)
+	$(PY) scripts/demo_samples.py --samples-dir ../shared/data
 
 test: $(STAMP)
 	$(PY) -m pytest -q

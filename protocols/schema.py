@@ -1,7 +1,8 @@
 """Loading and validating a frozen protocol file, field by field.
 
 A protocol is checked completely before any stage uses it: every field's type and allowed values,
-hop counts keyed "2"/"3"/"4", methods that reference existing ranking profiles of the matching
+the row format (`row_format`, absent: MuSiQue) and counts keyed by its strata (MuSiQue's hops
+"2"/"3"/"4", HotpotQA's and 2Wiki's types), methods that reference existing ranking profiles of the matching
 family, a primary contrast between existing methods, expected ids that agree with the counts.
 Each failure names the field path and the reason. New method routes (a later protocol version)
 are added in ROUTES, the one table that ties a route to its profile family and its own fields.

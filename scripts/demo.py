@@ -2,6 +2,7 @@
 
     python scripts/demo.py                                  # synthetic default corpus
     python scripts/demo.py --sample ../shared/data/musique-sample   # the real 200-row sample
+    python scripts/demo.py --sample ../shared/data/hotpotqa-sample --protocol protocols/hotpotqa-sample-v1.json
 
 Stages, each through its real command line: generate (synthetic only), import + graph, embed,
 start the lab (port 0, inside the run directory), prepare, evaluate, export, audit, stop the lab.
@@ -52,7 +53,8 @@ def run_directory(base: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sample", type=Path, help="directory of the MuSiQue sample (uses musique-sample-v1)")
+    parser.add_argument("--sample", type=Path, help="directory of a shared sample (default protocol: musique-sample-v1; "
+                                                    "give --protocol for the HotpotQA and 2Wiki samples)")
     parser.add_argument("--protocol", type=Path, help="protocol file (default: synthetic-v1, or musique-sample-v1 with --sample)")
     parser.add_argument("--runs", type=Path, default=REPO / "runs", help="where run directories are created")
     args = parser.parse_args(argv)
