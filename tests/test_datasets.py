@@ -495,3 +495,35 @@ def test_sample_protocols_pin_the_manifest_hashes(shape, tmp_path):
     out2 = tmp_path / "p2.json"
     assert run(v2.main, [str(out), str(out2), "--version", f"{shape}-sample-v2"]) == 0
     assert out2.read_bytes() == (PROTOCOLS / f"{shape}-sample-v2.json").read_bytes()
+
+
+# --- make demo-samples: the runner's refusals and its table (the campaigns themselves: docs/import.md) --
+
+def test_demo_samples_refuses_an_absent_sample_directory(tmp_path, capsys):
+    runner = _load_cli("demo_samples")
+    (tmp_path / "musique-sample").mkdir()
+    assert run(runner.main, ["--samples-dir", str(tmp_path), "--runs", str(tmp_path / "runs")]) == 2
+    assert f"sample directory {tmp_path / 'hotpotqa-sample'} is absent" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_demo_samples_table_puts_the_primary_contrast_on_the_candidate_row():
+    runner = _load_cli("demo_samples")
+    metrics = {"ndcg@10": 0.5, "judged_recall@10": 0.75, "all_supports@10": 0.25}
+    public = {"plan": {"queries": ["q1", "q2"], "methods": ["lexical", "graph"]},
+              "aggregates": {"methods": {"lexical": metrics, "graph": {**metrics, "ndcg@10": 0.625}}},
+              "statistics": {"contrasts": [
+                  {"candidate": "graph", "baseline": "lexical", "metric": "all_supports@10", "label": "confirmatory",
+                   "mean_delta": 9.0, "interval": [9.0, 9.0], "wins": 0, "losses": 0, "ties": 2},
+                  {"candidate": "graph", "baseline": "lexical", "metric": "ndcg@10", "label": "confirmatory",
+                   "mean_delta": 0.125, "interval": [-0.25, 0.5], "wins": 1, "losses": 0, "ties": 1}]}}
+    table = runner.summary_table([
+        {"dataset": "hotpotqa", "protocol": "hotpotqa-sample-v1", "ok": True, "public": public,
+         "stages": "import 1.0s", "elapsed": 2.0, "log": Path("log"), "run": Path("run")},
+        {"dataset": "2wikimultihopqa", "protocol": "2wikimultihopqa-sample-v1", "ok": False, "public": None,
+         "stages": "", "elapsed": 1.0, "log": Path("wiki.log"), "run": Path("run2")}])
+    lines = table.splitlines()
+    assert "| hotpotqa | 2 | lexical | 0.500 | 0.750 | 0.250 |  |" in lines
+    assert "| hotpotqa | 2 | graph | 0.625 | 0.750 | 0.250 | vs lexical: +0.125 [-0.250, +0.500] W/L/T 1/0/1 |" in lines
+    assert "| 2wikimultihopqa | | FAILED (see wiki.log) | | | | |" in lines
+    assert "| hotpotqa | hotpotqa-sample-v1 | import 1.0s | 2s | run |" in lines
