@@ -171,6 +171,20 @@ def test_jsonl_and_array_of_the_same_rows_give_the_same_corpus_and_queries(shape
     assert results[0] == results[1] == results[2]
 
 
+def test_2wiki_rows_without_the_wikidata_id_keys_import_alike(synthetic_rows, tmp_path):
+    # the first 2Wiki release has no entity_ids / evidences_id / answer_id; they are never read
+    rows = synthetic_rows["2wikimultihopqa"]
+    bare = [{k: v for k, v in r.items() if k not in ("entity_ids", "evidences_id", "answer_id")} for r in rows]
+    results = []
+    for name, variant in (("full", rows), ("bare", bare)):
+        (tmp_path / name).mkdir()
+        protocol, data = write_dataset(tmp_path / name, "2wikimultihopqa", render_array(variant))
+        import_source(protocol, data, tmp_path / name / "s.json", tmp_path / name / "r.json", graph_builder=build_for_source)
+        source = load_json(tmp_path / name / "s.json")
+        results.append((source["documents"], source["queries"]))
+    assert results[0] == results[1]
+
+
 def test_the_synthetic_generator_is_deterministic_and_shapes_rows_officially(synthetic_rows):
     again = generate_context_rows("hotpotqa", "test-datasets", 60)
     assert render_array(again) == render_array(synthetic_rows["hotpotqa"])

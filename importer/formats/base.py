@@ -55,17 +55,21 @@ class RowReader:
     judgment_policy: dict
 
 
-def check_row_keys(row: Any, where: str, format_name: str, keys: tuple[str, ...]) -> dict:
-    """A row of `format_name` is an object with exactly the format's official keys.
+def check_row_keys(row: Any, where: str, format_name: str, keys: tuple[str, ...],
+                   optional: tuple[str, ...] = ()) -> dict:
+    """A row of `format_name` is an object with the format's official keys and no other.
 
     A key of another format (MuSiQue's `id` in a HotpotQA file, HotpotQA's `level` in a 2Wiki
     file) is the first sign of the wrong file, so it is named before any missing key.
     """
-    expected = f"a {format_name} row has the keys {', '.join(keys)}"
+    known = keys + optional
+    expected = f"a {format_name} row has the keys {', '.join(known)}"
+    if optional:
+        expected += f" ({', '.join(optional)} optional)"
     if not isinstance(row, dict):
         raise SourceFileError(f"{where}: not a {format_name} row: expected a JSON object ({expected})")
     for key in row:
-        if key not in keys:
+        if key not in known:
             raise SourceFileError(
                 f"{where}: not a {format_name} row: key {key!r} does not fit ({expected})")
     for key in keys:

@@ -29,7 +29,8 @@ from protocols.fields import Fields, join
 @dataclass(frozen=True)
 class ContextFormat:
     name: str
-    keys: tuple[str, ...]  # the official row's keys, all required
+    keys: tuple[str, ...]  # the official row's keys the import requires
+    optional_keys: tuple[str, ...]  # official keys a release may lack (never read)
     sentence_joiner: str  # HotpotQA sentences carry their own leading spaces; 2Wiki's do not
     extra_checks: Callable[[Fields, dict, str], None]
 
@@ -39,7 +40,7 @@ class ContextFormat:
 
     def validate(self, row: Any, where: str) -> None:
         f = Fields(SourceFileError)
-        check_row_keys(row, where, self.name, self.keys)
+        check_row_keys(row, where, self.name, self.keys, self.optional_keys)
         f.string(row["_id"], join(where, "_id"))
         f.string(row["question"], join(where, "question"))
         f.string(row["answer"], join(where, "answer"), nonempty=False)

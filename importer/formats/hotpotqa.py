@@ -14,5 +14,5 @@ def _level(f: Fields, row: dict, where: str) -> None:
     f.string(row["level"], join(where, "level"))
 
 
-HOTPOTQA_ROWS = ContextFormat("hotpotqa_distractor_v1", KEYS, "", _level)
+HOTPOTQA_ROWS = ContextFormat("hotpotqa_distractor_v1", KEYS, (), "", _level)
 HOTPOTQA = HOTPOTQA_ROWS.reader("HotpotQA")
