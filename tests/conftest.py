@@ -17,7 +17,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def require_shared(path: Path = SHARED_DATA) -> Path:
-    """Skip (with the reason) when the CC BY 4.0 data in ../shared is not on this machine."""
+    """Skip (with the reason) when the shared data (MuSiQue CC BY 4.0, HotpotQA CC BY-SA 4.0,
+    2WikiMultihopQA Apache-2.0) is not on this machine."""
     if not path.exists():
-        pytest.skip(f"{path} is absent: the MuSiQue sample lives only in ../shared, never in this repo")
+        pytest.skip(f"{path} is absent: the shared samples live only in ../shared, never in this repo")
     return path
