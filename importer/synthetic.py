@@ -525,7 +525,7 @@ def _walk_to(rng: random.Random, world: World, target: int, length: int, avoid: 
     return chain
 
 
-def _linear(rng: random.Random, world: World, category: str, length: int) -> Plan | None:
+def linear_plan(rng: random.Random, world: World, category: str, length: int) -> Plan | None:
     chain = _walk(rng, world, length)
     if chain is None:
         return None
@@ -598,18 +598,18 @@ def _capitalize(text: str) -> str:
 
 def _plan(rng: random.Random, world: World, category: str) -> Plan | None:
     if category == "2hop":
-        return _linear(rng, world, category, 2)
+        return linear_plan(rng, world, category, 2)
     if category == "3hop1":
-        return _linear(rng, world, category, 3)
+        return linear_plan(rng, world, category, 3)
     if category == "4hop1":
-        return _linear(rng, world, category, 4)
+        return linear_plan(rng, world, category, 4)
     return _composed(rng, world, category)
 
 
 # ---------------------------------------------------------------- rows
 
 
-def _distractors(rng: random.Random, world: World, plan: Plan, wanted: int) -> list[ParagraphKey]:
+def pick_distractors(rng: random.Random, world: World, plan: Plan, wanted: int) -> list[ParagraphKey]:
     """Paragraphs that look like evidence: same entities, same relations, same neighbours, same names."""
     supporting = [s.paragraph for s in plan.steps]
     chain_entities = [key[0] for key in supporting] + [s.answer for s in plan.steps]
@@ -654,7 +654,7 @@ def _distractors(rng: random.Random, world: World, plan: Plan, wanted: int) -> l
 def _row(rng: random.Random, world: World, plan: Plan) -> dict:
     supporting = [s.paragraph for s in plan.steps]
     distinct_support = list(dict.fromkeys(supporting))
-    picked = distinct_support + _distractors(rng, world, plan, PARAGRAPHS_PER_ROW - len(distinct_support))
+    picked = distinct_support + pick_distractors(rng, world, plan, PARAGRAPHS_PER_ROW - len(distinct_support))
     rng.shuffle(picked)
     position = {key: idx for idx, key in enumerate(picked)}
     paragraphs = [

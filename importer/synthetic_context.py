@@ -22,7 +22,7 @@ import json
 import random
 import re
 
-from importer.synthetic import RELATIONS, Plan, Step, World, _distractors, _linear, build_world
+from importer.synthetic import RELATIONS, Plan, Step, World, build_world, linear_plan, pick_distractors
 
 CONTEXT_PARAGRAPHS = 10
 HOTPOTQA_NAME = "synthetic_hotpotqa_dev.json"
@@ -89,7 +89,7 @@ def generate_context_file(shape: str, seed: str = DEFAULT_SEED, questions: int =
 
 
 def _chain(rng: random.Random, world: World) -> tuple[Plan, str] | None:
-    plan = _linear(rng, world, "2hop", 2)
+    plan = linear_plan(rng, world, "2hop", 2)
     return None if plan is None else (plan, world.entities[plan.steps[-1].answer].name)
 
 
@@ -170,7 +170,7 @@ def _row(rng: random.Random, world: World, shape: str, row_type: str, plan: Plan
     supporting = list(dict.fromkeys(step.paragraph for step in plan.steps))
     titles = {world.paragraph(key).title for key in supporting}
     context_keys = list(supporting)
-    for key in _distractors(rng, world, plan, 3 * CONTEXT_PARAGRAPHS):
+    for key in pick_distractors(rng, world, plan, 3 * CONTEXT_PARAGRAPHS):
         if len(context_keys) == CONTEXT_PARAGRAPHS:
             break
         if world.paragraph(key).title not in titles:  # one paragraph per title, as in the datasets
