@@ -104,6 +104,28 @@ def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evalua
     return out
 
 
+def mean_interval(values: Mapping[str, float], *, seed: int, resamples: int, confidence: float) -> dict:
+    """Mean of one method's per-query values and its bootstrap percentile interval: the recipe of
+    the contrasts applied to the values themselves (sorted query-id order, a fresh generator)."""
+    ids = sorted(values)
+    ordered = np.array([values[q] for q in ids], dtype=np.float64)
+    low, high = bootstrap_interval(ordered, seed, resamples, confidence)
+    return {"queries": len(ids), "mean": math.fsum(ordered.tolist()) / len(ids), "interval": [low, high]}
+
+
+def method_means(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int) -> dict:
+    """`means[method][metric]`: every per-query metric's mean with its interval, for every method."""
+    boot = evaluation["bootstrap"]
+    out: dict[str, dict] = {}
+    for method in sorted(per_query):
+        rows = per_query[method]
+        names = list(next(iter(rows.values())))
+        out[method] = {name: mean_interval({q: row[name] for q, row in rows.items()}, seed=seed,
+                                           resamples=boot["resamples"], confidence=boot["confidence"])
+                       for name in names}
+    return out
+
+
 def per_query_table(rows: Sequence[Mapping]) -> dict[str, dict[str, dict[str, float]]]:
     """`per_query[method][query_id] = metrics` from report rows (one row per query and method)."""
     table: dict[str, dict[str, dict[str, float]]] = {}
