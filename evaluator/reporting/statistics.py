@@ -14,6 +14,9 @@ Reproducing an interval by hand, exactly:
    (linear) method, a = 1 - confidence; with confidence 0.95 that is the 2.5th and 97.5th
    percentiles.
 
+A method's own mean gets an interval by the same recipe applied to its per-query values instead
+of deltas (`mean_interval`, `method_means`): the error bars of the report's metric figure.
+
 Wins/losses/ties count queries with delta > tol, delta < -tol and |delta| <= tol (tol = 1e-12),
 so float noise in two equal scores is a tie, not a win.
 """
