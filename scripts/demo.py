@@ -24,7 +24,8 @@ sys.path.insert(0, str(REPO))
 from evaluator.campaign.lab_process import start_lab  # noqa: E402
 from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
-from protocols.files import refuse_existing  # noqa: E402
+from protocols.files import refuse_existing, save  # noqa: E402
+from protocols.schema import load_protocol  # noqa: E402
 
 SCRIPTS = REPO / "scripts"
 
@@ -62,8 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         raise RefusedInput(f"--sample {args.sample} is not a directory")
     protocol = args.protocol or REPO / "protocols" / ("musique-sample-v1.json" if args.sample else "synthetic-v1.json")
     out = run_directory(args.runs)
-    a = {name: out / name for name in ("source.json", "relations.json", "fixture.json", "generation.json",
-                                        "state.json", "plan.json", "report.json", "public.json")}
+    a = {name: out / name for name in ("protocol.json", "source.json", "relations.json", "fixture.json",
+                                        "generation.json", "state.json", "plan.json", "report.json", "public.json")}
+    # the run directory holds every file its audit (and a comparison of two runs) needs, the protocol too
+    save(a["protocol.json"], load_protocol(protocol))
+    protocol = a["protocol.json"]
     timings: dict[str, float] = {}
     data = args.sample
     if data is None:
@@ -89,13 +93,15 @@ def main(argv: list[str] | None = None) -> int:
                      a["fixture.json"], "--output", a["public.json"]], timings)
     stage("audit", [SCRIPTS / "audit_graph_evaluation.py", "--report", a["report.json"], "--fixture",
                     a["fixture.json"], "--relations", a["relations.json"], "--protocol", protocol,
-                    "--generation", a["generation.json"]], timings)
+                    "--generation", a["generation.json"], "--state", a["state.json"], "--plan", a["plan.json"],
+                    "--public", a["public.json"]], timings)
     summary = out / "public.md"
     print(summary.read_text(encoding="utf-8"))
     print("artifacts:")
     for path in sorted(out.iterdir()):
         print(f"  {path}")
     print("stage wall times: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+    print(f"open the report (one file, no network needed): {out / 'public.html'}")
     return 0
 
 

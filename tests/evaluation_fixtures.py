@@ -7,6 +7,7 @@ shared read-only; each test module starts its own lab and prepares it through th
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -101,3 +102,49 @@ def prepared_lab(inputs: Inputs, workdir: Path, **override) -> PreparedLab:
     prepared = PreparedLab(inputs, workdir, lab, workdir / "state.json")
     cli("evaluate_graph_retrieval.py", "prepare", *prepared.common(**override))
     return prepared
+
+
+@dataclass(frozen=True)
+class Run:
+    """A complete, exported campaign in a directory laid out as scripts/demo.py lays out a run."""
+    directory: Path
+
+    def file(self, name: str) -> Path:
+        return self.directory / f"{name}.json"
+
+    protocol = property(lambda self: self.file("protocol"))
+    fixture = property(lambda self: self.file("fixture"))
+    relations = property(lambda self: self.file("relations"))
+    generation = property(lambda self: self.file("generation"))
+    state = property(lambda self: self.file("state"))
+    plan = property(lambda self: self.file("plan"))
+    report = property(lambda self: self.file("report"))
+    public = property(lambda self: self.file("public"))
+
+    def audit_args(self) -> list:
+        return ["--report", self.report, "--fixture", self.fixture, "--relations", self.relations, "--protocol",
+                self.protocol, "--generation", self.generation, "--state", self.state, "--plan", self.plan,
+                "--public", self.public]
+
+
+def exported_runs(tmp_path_factory) -> tuple[Run, Run]:
+    """Two complete campaigns of the small protocol on one prepared lab under one plan, each exported,
+    built once per session. Their rankings are identical (same lab, same plan); their timings are not."""
+    if "runs" not in _BUILT:
+        inputs = built_inputs(tmp_path_factory)
+        root = tmp_path_factory.mktemp("exported-runs")
+        prepared = prepared_lab(inputs, root / "lab")
+        runs = (Run(root / "a"), Run(root / "b"))
+        try:
+            for run in runs:
+                run.directory.mkdir()
+                for name in ("protocol", "fixture", "relations", "generation"):
+                    shutil.copyfile(getattr(inputs, name), run.file(name))
+                shutil.copyfile(prepared.state, run.state)
+                prepared.evaluate(run.plan, run.report)
+        finally:
+            assert prepared.lab.stop() == 0
+        for run in runs:
+            cli("export_graph_evaluation.py", "--report", run.report, "--fixture", run.fixture, "--output", run.public)
+        _BUILT["runs"] = runs
+    return _BUILT["runs"]

@@ -65,7 +65,8 @@ def test_evaluate_export_audit(prepared, tmp_path):
     out = cli("export_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
               "--output", public)
     runs, qrels, summary = tmp_path / "public.runs", tmp_path / "public.qrels", tmp_path / "public.md"
-    assert out.stdout.split() == [str(public), str(runs), str(qrels), str(summary)]
+    page, figures = tmp_path / "public.html", tmp_path / "public.figures"
+    assert out.stdout.split() == [str(public), str(runs), str(qrels), str(summary), str(page), str(figures)]
     text = public.read_text()
     data = json.loads(text)
     for private in ('"content"', '"vector"', '"proof"', '"token"', '"scope"', '"payload"'):
@@ -84,8 +85,10 @@ def test_evaluate_export_audit(prepared, tmp_path):
 
     out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
               "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
-              "--generation", prepared.inputs.generation)
-    assert "ok pages" in out.stdout and "ok metrics" in out.stdout and "ok generation" in out.stdout
+              "--generation", prepared.inputs.generation, "--state", prepared.state, "--plan", plan,
+              "--public", public)
+    for check in ("pages", "rows", "metrics", "generation", "seal", "record", "state_file", "plan_file", "public"):
+        assert f"ok {check}" in out.stdout, out.stdout
     assert "all checks hold" in out.stdout
 
 

@@ -62,7 +62,10 @@ def test_a_v2_campaign_verifies_exports_and_audits_the_rescue_family(rescue_inpu
         "--output", public)
     summary = (tmp_path / "public.md").read_text()
     assert "## Rescue family (exploratory)" in summary and "UPPER BOUND" in summary
+    assert "](public.figures/budget_curve.svg)" in summary
+    page = (tmp_path / "public.html").read_text()
+    assert 'id="fig-budget_curve"' in page and 'id="table-rescue-budget"' in page
 
     out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", rescue_inputs.fixture,
-              "--relations", rescue_inputs.relations, "--protocol", rescue_inputs.protocol)
-    assert "all checks hold" in out.stdout
+              "--relations", rescue_inputs.relations, "--protocol", rescue_inputs.protocol, "--public", public)
+    assert "ok public" in out.stdout and "all checks hold" in out.stdout

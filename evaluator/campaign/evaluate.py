@@ -29,7 +29,8 @@ from evaluator.campaign import plan as plans
 from evaluator.campaign.client import LabClient
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
-from evaluator.reporting.report import REPORT_FORMAT, derive, payload_bytes, row_metrics
+from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
+from evaluator.reporting.seal import seal_of
 from evaluator.campaign.snapshot import snapshot
 from evaluator.campaign.state import StateError, load_state
 from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest, uses_query_vector
@@ -156,10 +157,12 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                 monitor.stop()
                 report["resources"] = monitor.summary()
         if report["status"] == "failed":
+            report["seal"] = seal_of(report)
             save(paths.report, report)
             raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report})")
         report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries).items() if k != "row_metrics"})
         report["status"] = "complete"
+        report["seal"] = seal_of(report)  # last: it binds every other field, measurements included
         save(paths.report, report)
     return report
 
@@ -269,7 +272,7 @@ class Campaign:
                                     {"query": query_id, "method": method, "field": "fence"})
         else:
             self.validate(query, method, page)
-            self.rows[key] = self.new_row(query, method, page, rank_digest, prf_digest)
+            self.rows[key] = row_from_page(query, method, page, self.checker.doc_of, self.frozen.protocol["evaluation"])
             self.report["rows"].append(self.rows[key])
         http_ms = seconds * 1000.0
         encode = self.encode_ms[query_id] if uses_query_vector(self.methods[method]) else 0.0
@@ -279,19 +282,6 @@ class Campaign:
             "response_bytes": size, "page_digest": digest(page), "ranking_digest": rank_digest,
             "proof_digest": prf_digest,
         })
-
-    def new_row(self, query: dict, method: str, page: dict, rank_digest: str, prf_digest: str) -> dict:
-        records = [h["id"] for h in page["hits"]]
-        ranking = [self.checker.doc_of[r] for r in records]
-        return {
-            "query_id": query["id"], "category": query["category"], "hop": query["hop"], "method": method,
-            "ranking": ranking, "records": records, "scores": [h["score"] for h in page["hits"]],
-            "metrics": row_metrics(ranking, query, self.frozen.protocol["evaluation"]),
-            "page_digest": digest(page), "ranking_digest": rank_digest, "proof_digest": prf_digest,
-            "payload_bytes": payload_bytes(page), "work": page.get("work") or {},
-            "stop_reasons": page.get("stop_reasons") or [], "coverage": page.get("coverage") or {},
-            "page": page,
-        }
 
     def cross_checks(self) -> None:
         checked = 0

@@ -7,7 +7,11 @@ strips (texts, vectors, proofs, scope, credentials): the hash chain, page and pr
 digest of the private report itself.
 
 Outputs, from `--output PUBLIC.json`: PUBLIC.json, PUBLIC.runs/<method>.run (TREC run format),
-PUBLIC.qrels (TREC qrels) and PUBLIC.md. All are refused when any exists.
+PUBLIC.qrels (TREC qrels), PUBLIC.md (Markdown summary linking the figures in PUBLIC.figures/) and
+PUBLIC.html (one self-contained page: the tables and the figures inline). All are refused when any
+exists. Every file but PUBLIC.json is a pure function of the public report (and, for the qrels, the
+fixture's judgments), and PUBLIC.json records the SHA-256 of each in `outputs`, so the audit can
+render them again and compare bytes.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from evaluator.reporting.rescue import markdown as markdown_rescue
+from evaluator.reporting import summary
+from evaluator.reporting.figures import public_figures
+from evaluator.reporting.plotting import standalone
+from evaluator.reporting.seal import seal_failures
 from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
 from evaluator.verification.verify import proof_digest, ranking_digest
-from protocols.canonical import digest
+from protocols.canonical import digest, sha256_bytes
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, save
 
@@ -34,20 +41,20 @@ def output_paths(public: str | Path) -> dict[str, Path]:
     public = Path(public)
     stem = public.with_suffix("") if public.suffix == ".json" else public
     return {"public": public, "runs": Path(f"{stem}.runs"), "qrels": Path(f"{stem}.qrels"),
-            "summary": Path(f"{stem}.md")}
+            "summary": Path(f"{stem}.md"), "html": Path(f"{stem}.html"), "figures": Path(f"{stem}.figures")}
 
 
 def consistency_failures(report: Mapping, fixture: Mapping) -> list[str]:
     """Everything export requires of a private report, as a list of located failures: complete,
     bound to the fixture by its hash chain, one fence throughout, repetitions identical, every row
-    bound to its page and the fixture, every number recomputed."""
+    bound to its page and the fixture, every number recomputed, every field the one evaluate sealed."""
     if report.get("format") != REPORT_FORMAT:
         return [f"format: {report.get('format')!r} is not {REPORT_FORMAT}"]
     if report.get("status") != "complete":
         failure = (report.get("failure") or {}).get("message")
         return [f"status: the report is {report.get('status')!r}, not complete" + (f" ({failure})" if failure else "")]
     return (chain_failures(report, fixture) + fence_failures(report) + repetition_failures(report)
-            + derived_failures(report, fixture))
+            + derived_failures(report, fixture) + seal_failures(report))
 
 
 def chain_failures(report: Mapping, fixture: Mapping) -> list[str]:
@@ -66,9 +73,15 @@ def chain_failures(report: Mapping, fixture: Mapping) -> list[str]:
     return out
 
 
-def derived_failures(report: Mapping, fixture: Mapping) -> list[str]:
+def derived_failures(report: Mapping, fixture: Mapping, derived: Mapping | None = None) -> list[str]:
     """Every row bound to its stored page and to the fixture's documents; every per-query metric
     and every derived block recomputed from the rows, jobs, protocol and the fixture's judgments."""
+    return row_binding_failures(report, fixture) + derived_block_failures(report, fixture, derived)
+
+
+def row_binding_failures(report: Mapping, fixture: Mapping) -> list[str]:
+    """Every row bound to its stored page (digests, records, scores) and its ranking to the
+    fixture's documents (each hit's payload is the document it names)."""
     out = []
     documents = {d["id"]: d for d in fixture["source"]["documents"]}
     for i, row in enumerate(report["rows"]):
@@ -89,8 +102,16 @@ def derived_failures(report: Mapping, fixture: Mapping) -> list[str]:
                 break
         if len(row["ranking"]) != len(hits):
             out.append(f"{where}.ranking: {len(row['ranking'])} documents for {len(hits)} hits")
-    queries = {q["id"]: q for q in fixture["source"]["queries"]}
-    derived = derive(report, report["protocol"], queries)
+    return out
+
+
+def derived_block_failures(report: Mapping, fixture: Mapping, derived: Mapping | None = None) -> list[str]:
+    """Every per-query metric and every derived block equal to their recomputation from the rows,
+    jobs, protocol and the fixture's judgments (`derived`: that recomputation, when the caller
+    already has it)."""
+    if derived is None:
+        derived = derive(report, report["protocol"], {q["id"]: q for q in fixture["source"]["queries"]})
+    out = []
     for i, row in enumerate(report["rows"]):
         key = f"{row['query_id']}|{row['method']}"
         for diff in differences(row["metrics"], derived["row_metrics"][key]):
@@ -114,13 +135,37 @@ def export(report_path, fixture_path, output) -> dict[str, Path]:
     if failures:
         shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
         raise ExportRefused(f"refusing to export {report_path}: {shown}")
-    public = public_report(report)
+    public, files = public_outputs(report, fixture, paths)
     refuse_existing(*paths.values())
     save(paths["public"], public)
-    write_runs(paths["runs"], report)
-    write_qrels(paths["qrels"], report, fixture)
-    write_text(paths["summary"], summary_markdown(public))
+    for path, data in files.items():
+        write_bytes(path, data)
     return paths
+
+
+def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path]) -> tuple[dict, dict[Path, bytes]]:
+    """The public report and the bytes of every other file export writes beside it. The public
+    report ends with `outputs`: the SHA-256 of each of those files, so it binds them."""
+    core = public_report(report)
+    figures = public_figures(core)
+    sections = summary.public_sections(core, figures)
+    heading = summary.title(core)
+    figure_dir = paths["figures"]
+    files: dict[Path, bytes] = {}
+    outputs: dict = {"html": None, "markdown": None, "qrels": None, "runs": {}, "figures": {}}
+    for name, svg in figures.items():
+        files[figure_dir / f"{name}.svg"] = standalone(svg).encode("utf-8")
+        outputs["figures"][name] = sha256_bytes(files[figure_dir / f"{name}.svg"])
+    for method in core["plan"]["methods"]:
+        files[paths["runs"] / f"{method}.run"] = runs_text(core["rows"], method).encode("utf-8")
+        outputs["runs"][method] = sha256_bytes(files[paths["runs"] / f"{method}.run"])
+    files[paths["qrels"]] = qrels_text(core["plan"]["queries"], fixture).encode("utf-8")
+    markdown = summary.markdown(heading, sections, lambda name: f"{figure_dir.name}/{name}.svg")
+    files[paths["summary"]] = markdown.encode("utf-8")
+    files[paths["html"]] = summary.page(heading, sections, figures).encode("utf-8")
+    outputs.update(qrels=sha256_bytes(files[paths["qrels"]]), markdown=sha256_bytes(files[paths["summary"]]),
+                   html=sha256_bytes(files[paths["html"]]))
+    return {**core, "outputs": outputs}, files
 
 
 PUBLIC_ROW_KEYS = ("query_id", "category", "hop", "method", "ranking", "scores", "metrics", "page_digest",
@@ -152,78 +197,27 @@ def public_report(report: Mapping) -> dict:
     }
 
 
-def write_text(path: Path, text: str) -> None:
+def write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8") as handle:
-        handle.write(text)
+    with open(path, "xb") as handle:
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
 
 
-def write_runs(directory: Path, report: Mapping) -> None:
-    """One TREC run per method. The score column is rank-derived (n + 1 - rank), not the method's
-    score: trec_eval and ir_measures reorder equal scores by document id, and exact ties are common
-    under RRF with k = 2, so the real scores would let them evaluate a ranking the lab never
-    returned. The methods' own scores stay in the public report's rows."""
-    directory.mkdir(parents=True, exist_ok=False)
-    for method in report["plan"]["methods"]:
-        rows = sorted((r for r in report["rows"] if r["method"] == method), key=lambda r: r["query_id"])
-        lines = [f"{row['query_id']} Q0 {doc} {rank} {len(row['ranking']) + 1 - rank} {method}"
-                 for row in rows for rank, doc in enumerate(row["ranking"], start=1)]
-        write_text(directory / f"{method}.run", "\n".join(lines) + "\n")
+def runs_text(rows, method: str) -> str:
+    """One TREC run. The score column is rank-derived (n + 1 - rank), not the method's score:
+    trec_eval and ir_measures reorder equal scores by document id, and exact ties are common under
+    RRF with k = 2, so the real scores would let them evaluate a ranking the lab never returned.
+    The methods' own scores stay in the public report's rows."""
+    mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["query_id"])
+    lines = [f"{row['query_id']} Q0 {doc} {rank} {len(row['ranking']) + 1 - rank} {method}"
+             for row in mine for rank, doc in enumerate(row["ranking"], start=1)]
+    return "\n".join(lines) + "\n"
 
 
-def write_qrels(path: Path, report: Mapping, fixture: Mapping) -> None:
-    wanted = set(report["plan"]["queries"])
+def qrels_text(query_ids, fixture: Mapping) -> str:
+    wanted = set(query_ids)
     lines = [f"{q['id']} 0 {doc} {grade}" for q in fixture["source"]["queries"] if q["id"] in wanted
              for doc, grade in sorted(q["judgments"].items())]
-    write_text(path, "\n".join(lines) + "\n")
-
-
-def _f(value: float) -> str:
-    return f"{value:.3f}"
-
-
-def summary_markdown(public: Mapping) -> str:
-    methods = public["plan"]["methods"]
-    agg, lat = public["aggregates"], public["latency"]
-    lines = [f"# {public['protocol_version']}: graph-assisted retrieval evaluation", "",
-             f"Private report digest `{public['private_report_digest']}`; fixture `{public['hash_chain']['fixture']}`; "
-             f"{len(public['plan']['queries'])} {public['plan']['split']} queries, {public['plan']['repetitions']} "
-             f"repetitions.", "", "## Methods", "",
-             "| method | nDCG@10 | judged R@10 | R@2 | R@5 | all supports@10 | no support@10 | chain cov@10 | "
-             "full chain@10 | retrieval p50/p95 ms | HTTP p50/p95 ms | embed+HTTP p50/p95 ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for m in methods:
-        a, l = agg["methods"][m], lat[m]
-        lines.append(f"| {m} | {_f(a['ndcg@10'])} | {_f(a['judged_recall@10'])} | {_f(a['recall@2'])} | "
-                     f"{_f(a['recall@5'])} | {_f(a['all_supports@10'])} | {_f(a['no_support@10'])} | "
-                     f"{_f(a['chain_coverage@10'])} | {_f(a['full_chain_hit@10'])} | "
-                     f"{l['retrieval_ms']['p50']:.2f} / {l['retrieval_ms']['p95']:.2f} | "
-                     f"{l['http_ms']['p50']:.2f} / {l['http_ms']['p95']:.2f} | "
-                     f"{l['embed_plus_http_ms']['p50']:.2f} / {l['embed_plus_http_ms']['p95']:.2f} |")
-    lines += ["", "## nDCG@10 by category", "", "| category | queries | " + " | ".join(methods) + " |",
-              "|---|---|" + "---|" * len(methods)]
-    for category, per in agg["categories"].items():
-        n = next(iter(per.values()))["queries"]
-        lines.append(f"| {category} | {n} | " + " | ".join(_f(per[m]["ndcg@10"]) for m in methods) + " |")
-    stats = public.get("statistics")
-    if stats:
-        lines += ["", "## Paired comparisons", "",
-                  f"Paired bootstrap, {stats['resamples']} resamples, {stats['confidence']:.0%} percentile interval, "
-                  f"seed {stats['seed']} ({stats['rng']}).", "",
-                  "| candidate | baseline | metric | label | candidate | baseline | delta | interval | W/L/T |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for c in stats["contrasts"]:
-            lines.append(f"| {c['candidate']} | {c['baseline']} | {c['metric']} | {c['label']} | "
-                         f"{_f(c['candidate_mean'])} | {_f(c['baseline_mean'])} | {c['mean_delta']:+.3f} | "
-                         f"[{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}] | {c['wins']}/{c['losses']}/{c['ties']} |")
-    cuts = public["cuts"]
-    lines += ["", "## Cuts and work", "", "| method | any stop | budget cut | mean adjacency examined | mean nodes admitted |",
-              "|---|---|---|---|---|"]
-    for m in methods:
-        w = public["work"][m]
-        lines.append(f"| {m} | {_f(cuts[m]['any_stop_fraction'])} | {_f(cuts[m]['budget_cut_fraction'])} | "
-                     f"{w.get('adjacency_examined', 0):.1f} | {w.get('nodes_admitted', 0):.1f} |")
-    rescue = markdown_rescue(public.get("rescue"))
-    return "\n".join(lines) + "\n" + ("\n" + rescue if rescue else "")
+    return "\n".join(lines) + "\n"

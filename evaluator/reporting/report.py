@@ -57,6 +57,22 @@ def payload_bytes(page: Mapping) -> int:
     return sum(len(canonical(hit["payload"])) for hit in page.get("hits") or [])
 
 
+def row_from_page(query: Mapping, method: str, page: Mapping, doc_of: Mapping[str, str], evaluation: Mapping) -> dict:
+    """A report row: everything in it but the page itself is derived from the page, the query and
+    the prepare state's record map, so audit can derive it again and compare every field."""
+    records = [h["id"] for h in page["hits"]]
+    ranking = [doc_of[r] for r in records]
+    return {
+        "query_id": query["id"], "category": query["category"], "hop": query["hop"], "method": method,
+        "ranking": ranking, "records": records, "scores": [h["score"] for h in page["hits"]],
+        "metrics": row_metrics(ranking, query, evaluation),
+        "page_digest": digest(page), "ranking_digest": ranking_digest(page), "proof_digest": proof_digest(page),
+        "payload_bytes": payload_bytes(page), "work": page.get("work") or {},
+        "stop_reasons": page.get("stop_reasons") or [], "coverage": page.get("coverage") or {},
+        "page": page,
+    }
+
+
 def row_metrics(ranking: Sequence[str], query: Mapping, evaluation: Mapping) -> dict[str, float]:
     return metrics.query_metrics(ranking, query["judgments"], query["evidence_chain"], evaluation["k"],
                                  evaluation["recall_cutoffs"])
@@ -88,6 +104,7 @@ def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping]) -
             "confidence": evaluation["bootstrap"]["confidence"],
             "tie_tolerance": evaluation["tie_tolerance"],
             "contrasts": statistics.contrasts(statistics.per_query_table(rows), evaluation, protocol["protocol_seed"]),
+            "means": statistics.method_means(statistics.per_query_table(rows), evaluation, protocol["protocol_seed"]),
         }
     else:
         derived["statistics"] = None
@@ -134,7 +151,10 @@ def work_and_cuts(rows: Sequence[Mapping]) -> tuple[dict, dict]:
 
 
 def differences(stored: Mapping, derived: Mapping, path: str = "") -> list[str]:
-    """Paths at which a stored derived block differs from its recomputation (exact comparison)."""
+    """Paths at which a stored derived block differs from its recomputation (exact comparison:
+    equal as canonical JSON, so 1 and 1.0, or 0.0 and -0.0, differ)."""
+    if stored is derived:  # one object (a row and its re-derivation share the page): nothing to compare
+        return []
     if isinstance(stored, Mapping) and isinstance(derived, Mapping):
         out = []
         for key in sorted(set(stored) | set(derived), key=str):
@@ -149,7 +169,17 @@ def differences(stored: Mapping, derived: Mapping, path: str = "") -> list[str]:
         for i, (a, b) in enumerate(zip(stored, derived)):
             out.extend(differences(a, b, f"{path}[{i}]"))
         return out
-    return [] if digest(stored) == digest(derived) else [f"{path}: stored {_short(stored)}, recomputed {_short(derived)}"]
+    return [] if _same_leaf(stored, derived) else [f"{path}: stored {_short(stored)}, recomputed {_short(derived)}"]
+
+
+def _same_leaf(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return repr(a) == repr(b)  # the canonical form of a float is its repr
+    if isinstance(a, (str, int, bool)) or a is None:
+        return a == b
+    return digest(a) == digest(b)
 
 
 def _short(value) -> str:
@@ -175,11 +205,12 @@ def fence_failures(report: Mapping) -> list[str]:
     return out
 
 
-def repetition_failures(report: Mapping) -> list[str]:
-    """Every job repeated the ranking and proofs of its row's stored page."""
+def repetition_failures(report: Mapping, *, rows_checked: bool = False) -> list[str]:
+    """Every job repeated the ranking and proofs of its row's stored page (`rows_checked`: the
+    caller has already derived each row's digests from its page, as the audit's rows check does)."""
     rows = {(r["query_id"], r["method"]): r for r in report["rows"]}
     out = []
-    for i, row in enumerate(report["rows"]):
+    for i, row in enumerate([] if rows_checked else report["rows"]):
         if ranking_digest(row["page"]) != row["ranking_digest"] or proof_digest(row["page"]) != row["proof_digest"]:
             out.append(f"rows[{i}] query {row['query_id']}, method {row['method']}: stored digests do not match its page")
     for job in report["jobs"]:

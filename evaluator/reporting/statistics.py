@@ -14,6 +14,9 @@ Reproducing an interval by hand, exactly:
    (linear) method, a = 1 - confidence; with confidence 0.95 that is the 2.5th and 97.5th
    percentiles.
 
+A method's own mean gets an interval by the same recipe applied to its per-query values instead
+of deltas (`mean_interval`, `method_means`): the error bars of the report's metric figure.
+
 Wins/losses/ties count queries with delta > tol, delta < -tol and |delta| <= tol (tol = 1e-12),
 so float noise in two equal scores is a tie, not a win.
 """
@@ -101,6 +104,28 @@ def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evalua
                 **contrast(values[candidate], values[baseline], seed=seed, resamples=boot["resamples"],
                            confidence=boot["confidence"], tolerance=evaluation["tie_tolerance"]),
             })
+    return out
+
+
+def mean_interval(values: Mapping[str, float], *, seed: int, resamples: int, confidence: float) -> dict:
+    """Mean of one method's per-query values and its bootstrap percentile interval: the recipe of
+    the contrasts applied to the values themselves (sorted query-id order, a fresh generator)."""
+    ids = sorted(values)
+    ordered = np.array([values[q] for q in ids], dtype=np.float64)
+    low, high = bootstrap_interval(ordered, seed, resamples, confidence)
+    return {"queries": len(ids), "mean": math.fsum(ordered.tolist()) / len(ids), "interval": [low, high]}
+
+
+def method_means(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int) -> dict:
+    """`means[method][metric]`: every per-query metric's mean with its interval, for every method."""
+    boot = evaluation["bootstrap"]
+    out: dict[str, dict] = {}
+    for method in sorted(per_query):
+        rows = per_query[method]
+        names = list(next(iter(rows.values())))
+        out[method] = {name: mean_interval({q: row[name] for q, row in rows.items()}, seed=seed,
+                                           resamples=boot["resamples"], confidence=boot["confidence"])
+                       for name in names}
     return out
 
 

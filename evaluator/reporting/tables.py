@@ -1,0 +1,146 @@
+"""Tables of a report, built once and rendered to Markdown and to HTML.
+
+A table is data: rows of cells, and every number in a cell is a `Num` that names the path of the
+value in the JSON document it was read from (`/aggregates/methods/lexical/ndcg@10`). The Markdown
+and the HTML show the same rounded text; the HTML also carries the path and the exact value
+(`<data value="0.70452..." data-path="/aggregates/...">0.705</data>`), so a reader, or a test, can
+check every number shown against the public report.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Num:
+    path: tuple  # keys and indices from the document root
+    value: float | int | None
+    fmt: str = ".3f"  # a format spec: ".3f", "+.3f", ".2f", "d", ",d"
+
+    def text(self) -> str:
+        return "n/a" if self.value is None else format(self.value, self.fmt)
+
+    def pointer(self) -> str:
+        """RFC 6901 JSON pointer of the value."""
+        return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
+
+
+Part = str | Num
+
+
+@dataclass(frozen=True)
+class Cell:
+    parts: tuple[Part, ...]
+
+    def text(self) -> str:
+        return "".join(p.text() if isinstance(p, Num) else p for p in self.parts)
+
+    @property
+    def numeric(self) -> bool:
+        return any(isinstance(p, Num) for p in self.parts)
+
+
+@dataclass
+class Table:
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    note: str = ""
+
+    def add(self, *cells: Cell | str) -> None:
+        self.rows.append([c if isinstance(c, Cell) else label(c) for c in cells])
+
+
+def label(text: str) -> Cell:
+    return Cell((str(text),))
+
+
+def lookup(document: Mapping, path: Sequence):
+    value = document
+    for key in path:
+        value = value[key]
+    return value
+
+
+def num(document: Mapping, *path, fmt: str = ".3f") -> Cell:
+    """One number read from `document` at `path` (missing: shown as n/a, bound to nothing)."""
+    try:
+        value = lookup(document, path)
+    except (KeyError, IndexError, TypeError):
+        return label("n/a")
+    return Cell((Num(tuple(path), value, fmt),))
+
+
+def interval(document: Mapping, *path, fmt: str = "+.3f") -> Cell:
+    """`[low, high]` of a two-element list at `path`."""
+    pair = lookup(document, path)
+    return Cell(("[", Num((*path, 0), pair[0], fmt), ", ", Num((*path, 1), pair[1], fmt), "]"))
+
+
+def joined(*cells: Cell, sep: str = " / ") -> Cell:
+    parts: list[Part] = []
+    for i, cell in enumerate(cells):
+        if i:
+            parts.append(sep)
+        parts.extend(cell.parts)
+    return Cell(tuple(parts))
+
+
+METRIC_LABELS = {"ndcg": "nDCG", "judged_recall": "judged R", "recall": "R", "all_supports": "all supports",
+                 "no_support": "no support", "chain_coverage": "chain cov", "full_chain_hit": "full chain"}
+
+
+def metric_label(name: str) -> str:
+    """`judged_recall@10` -> `judged R@10`."""
+    base, _, cutoff = name.partition("@")
+    return METRIC_LABELS.get(base, base) + (f"@{cutoff}" if cutoff else "")
+
+
+# ---- rendering --------------------------------------------------------------------------------
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown(table: Table) -> str:
+    lines = [f"## {table.title}", ""]
+    if table.note:
+        lines += [table.note, ""]
+    lines.append("| " + " | ".join(_md_escape(c) for c in table.columns) + " |")
+    lines.append("|" + "---|" * len(table.columns))
+    for row in table.rows:
+        lines.append("| " + " | ".join(_md_escape(c.text()) for c in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _html_part(part: Part) -> str:
+    if isinstance(part, Num):
+        value = "" if part.value is None else repr(part.value)
+        return (f'<data value="{html.escape(value)}" data-path="{html.escape(part.pointer())}">'
+                f"{html.escape(part.text())}</data>")
+    return html.escape(part)
+
+
+def html_table(table: Table) -> str:
+    out = [f'<section id="table-{html.escape(table.id)}">', f"<h2>{html.escape(table.title)}</h2>"]
+    if table.note:
+        out.append(f"<p>{html.escape(table.note)}</p>")
+    out.append("<table>")
+    out.append("<thead><tr>" + "".join(f'<th scope="col">{html.escape(c)}</th>' for c in table.columns) + "</tr></thead>")
+    out.append("<tbody>")
+    for row in table.rows:
+        cells = []
+        for i, cell in enumerate(row):
+            body = "".join(_html_part(p) for p in cell.parts)
+            if i == 0:
+                cells.append(f'<th scope="row">{body}</th>')
+            else:
+                cells.append(f'<td class="{"num" if cell.numeric else "text"}">{body}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table></section>")
+    return "\n".join(out)
