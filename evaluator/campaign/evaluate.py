@@ -30,6 +30,7 @@ from evaluator.campaign.client import LabClient
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, payload_bytes, row_metrics
+from evaluator.reporting.report import document_titles
 from evaluator.campaign.snapshot import snapshot
 from evaluator.campaign.state import StateError, load_state
 from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest, uses_query_vector
@@ -158,7 +159,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         if report["status"] == "failed":
             save(paths.report, report)
             raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report})")
-        report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries).items() if k != "row_metrics"})
+        report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries, document_titles(frozen.source)).items() if k != "row_metrics"})
         report["status"] = "complete"
         save(paths.report, report)
     return report

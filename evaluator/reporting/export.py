@@ -16,8 +16,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from evaluator.reporting.contrast_table import markdown as markdown_contrasts
 from evaluator.reporting.rescue import markdown as markdown_rescue
 from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
+from evaluator.reporting.report import document_titles
 from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
@@ -90,7 +92,7 @@ def derived_failures(report: Mapping, fixture: Mapping) -> list[str]:
         if len(row["ranking"]) != len(hits):
             out.append(f"{where}.ranking: {len(row['ranking'])} documents for {len(hits)} hits")
     queries = {q["id"]: q for q in fixture["source"]["queries"]}
-    derived = derive(report, report["protocol"], queries)
+    derived = derive(report, report["protocol"], queries, document_titles(fixture["source"]))
     for i, row in enumerate(report["rows"]):
         key = f"{row['query_id']}|{row['method']}"
         for diff in differences(row["metrics"], derived["row_metrics"][key]):
@@ -207,17 +209,7 @@ def summary_markdown(public: Mapping) -> str:
     for category, per in agg["categories"].items():
         n = next(iter(per.values()))["queries"]
         lines.append(f"| {category} | {n} | " + " | ".join(_f(per[m]["ndcg@10"]) for m in methods) + " |")
-    stats = public.get("statistics")
-    if stats:
-        lines += ["", "## Paired comparisons", "",
-                  f"Paired bootstrap, {stats['resamples']} resamples, {stats['confidence']:.0%} percentile interval, "
-                  f"seed {stats['seed']} ({stats['rng']}).", "",
-                  "| candidate | baseline | metric | label | candidate | baseline | delta | interval | W/L/T |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for c in stats["contrasts"]:
-            lines.append(f"| {c['candidate']} | {c['baseline']} | {c['metric']} | {c['label']} | "
-                         f"{_f(c['candidate_mean'])} | {_f(c['baseline_mean'])} | {c['mean_delta']:+.3f} | "
-                         f"[{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}] | {c['wins']}/{c['losses']}/{c['ties']} |")
+    lines += markdown_contrasts(public.get("statistics"))  # evaluator/reporting/contrast_table.py
     cuts = public["cuts"]
     lines += ["", "## Cuts and work", "", "| method | any stop | budget cut | mean adjacency examined | mean nodes admitted |",
               "|---|---|---|---|---|"]
