@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from importer.musique import PinnedFile, pinned_files, stream_rows, verify_hash
-from importer.selection import select_rows
+from importer.selection import ALL, select_rows
 from importer.source import build_source
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
@@ -99,7 +99,7 @@ def select_cohort(
     taken_questions: list[str] = []
     for split in selection["order"]:
         spec = selection["splits"][split]
-        counts = {int(hop): n for hop, n in spec["counts"].items()}
+        counts = ALL if spec["counts"] == ALL else {int(hop): n for hop, n in spec["counts"].items()}
         pool = selection_fields[spec["source"]]
         rows = select_rows(pool, counts, selection["seed"], taken_questions)
         chosen_ids[split] = [row["id"] for row in rows]

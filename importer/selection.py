@@ -3,6 +3,12 @@
 Within each hop stratum, rows are ordered by (digest([seed, row_id]), row_id) and the first N are
 taken. The order depends only on the seed and the ids, so anyone holding the official files can
 reproduce the published cohort without running this code.
+
+A split's counts may instead be "all" (the full-scale protocol): every eligible row of every
+stratum. A cohort never repeats a question, so under "all" a row whose question (stripped,
+casefolded) was already taken, earlier in the same (digest, id) order within the whole file, is
+skipped rather than refused: the official MuSiQue-Ans dev file asks six questions twice, so "all"
+selects 2,411 of its 2,417 rows. Fixed counts keep refusing a repeated question.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from protocols.artifacts import ALL_ROWS as ALL  # a split's counts "all": every eligible row
 from protocols.artifacts import hop_category
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
@@ -46,26 +53,22 @@ def selection_key(seed: str, row_id: str) -> tuple[str, str]:
 
 def select_rows(
     rows: Iterable[Mapping[str, Any]],
-    counts: Mapping[int, int],
+    counts: Mapping[int, int] | str,
     seed: str,
     excluded_questions: Iterable[str] = (),
 ) -> list[Mapping[str, Any]]:
-    """Choose counts[hop] rows per hop stratum; return them sorted by id.
+    """Choose counts[hop] rows per hop stratum (or every row, with counts "all"); return them
+    sorted by id.
 
     Rows need only `id`, `question` and `answerable`. Rows whose question (stripped, casefolded)
     is in `excluded_questions` are skipped; a stratum with too few rows, a duplicate row id or a
     question repeated among the chosen rows is refused.
     """
+    if counts == ALL:
+        return _select_all(rows, seed, excluded_questions)
     excluded = {question_key(q) for q in excluded_questions}
     strata: dict[int, list[tuple[tuple[str, str], Mapping[str, Any]]]] = {hop: [] for hop in counts}
-    seen_ids: set[str] = set()
-    for row in rows:
-        hop, _ = row_stratum(row)
-        if row["id"] in seen_ids:
-            raise SelectionError(f"row id {row['id']!r} appears twice")
-        seen_ids.add(row["id"])
-        if not isinstance(row.get("question"), str):
-            raise SelectionError(f"row {row['id']!r} has no string question")
+    for hop, row in _eligible(rows):
         if hop not in strata or question_key(row["question"]) in excluded:
             continue
         strata[hop].append((selection_key(seed, row["id"]), row))
@@ -79,6 +82,34 @@ def select_rows(
         candidates.sort(key=lambda pair: pair[0])
         chosen.extend(row for _, row in candidates[:wanted])
     _refuse_repeated_questions(chosen)
+    return sorted(chosen, key=lambda row: row["id"])
+
+
+def _eligible(rows: Iterable[Mapping[str, Any]]) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    """(hop, row) of every row, refusing unanswerable rows, bad ids and duplicate ids."""
+    seen_ids: set[str] = set()
+    for row in rows:
+        hop, _ = row_stratum(row)
+        if row["id"] in seen_ids:
+            raise SelectionError(f"row id {row['id']!r} appears twice")
+        seen_ids.add(row["id"])
+        if not isinstance(row.get("question"), str):
+            raise SelectionError(f"row {row['id']!r} has no string question")
+        yield hop, row
+
+
+def _select_all(rows: Iterable[Mapping[str, Any]], seed: str, excluded_questions: Iterable[str]) -> list[Mapping[str, Any]]:
+    """Every eligible row; of rows asking one question, the first in (digest, id) order."""
+    excluded = {question_key(q) for q in excluded_questions}
+    ordered = sorted(((selection_key(seed, row["id"]), row) for _, row in _eligible(rows)), key=lambda pair: pair[0])
+    chosen: list[Mapping[str, Any]] = []
+    for _, row in ordered:
+        key = question_key(row["question"])
+        if key not in excluded:
+            excluded.add(key)
+            chosen.append(row)
+    if not chosen:
+        raise SelectionError("counts \"all\" found no eligible row")
     return sorted(chosen, key=lambda row: row["id"])
 
 
