@@ -209,3 +209,6 @@ def test_detectable_effect_is_the_normal_power_formula():
     doubled_sums, sizes = 2 * deltas, np.full(50, 2.0)
     assert statistics.standard_error(doubled_sums, sizes) == pytest.approx(se, rel=1e-12)
     assert statistics.standard_error(deltas[:1], np.ones(1)) is None
+    # every delta equal: SE 0, and no cohort can claim to detect "±0.000"
+    assert statistics.standard_error(np.full(9, 0.25), np.ones(9)) == 0.0
+    assert statistics.detectable_effect(0.0) is None and statistics.detectable_effect(None) is None

@@ -37,8 +37,15 @@ def detectable(contrast: Mapping, unit: str) -> float | None:
 def detect_sentence(contrast: Mapping, unit: str) -> str:
     value = detectable(contrast, unit)
     if value is None:
-        return "this cohort is too small to estimate a detectable effect"
+        return ("no detectable effect can be estimated (fewer than two units, or every paired delta is the "
+                "same)")
     return f"this cohort can detect effects of about {effect_text(value)}"
+
+
+def primary_p(contrast: Mapping, unit: str) -> tuple[float | None, float | None]:
+    """(raw p, Holm p) of the primary interval's unit."""
+    source = (contrast.get("cluster") or {}) if unit == "cluster" else contrast
+    return source.get("p_value"), source.get("p_value_holm")
 
 
 def methods_note(stats: Mapping) -> str:
@@ -50,9 +57,9 @@ def methods_note(stats: Mapping) -> str:
             f"({clusters['clusters']} clusters of {clusters['queries']} queries, largest {clusters['largest']}); the "
             f"primary interval is the {clusters['primary_interval']}-level one. p: paired sign-flip randomization "
             f"test, two-sided, {randomization['permutations']:,} permutations (exact over every sign pattern when they "
-            f"are fewer), query level; Holm adjusts the exploratory contrasts of each metric as one family, the "
-            f"confirmatory contrast is not adjusted. Detectable effect: {power['power']:.0%} power at alpha "
-            f"{power['alpha']}, {power['factor']:.4f} x SE of the {clusters['primary_interval']}-level mean delta.")
+            f"are fewer), at the {clusters['primary_interval']} level; Holm adjusts the exploratory contrasts of "
+            f"each metric as one family, the confirmatory contrast is not adjusted. Detectable effect: "
+            f"{power['power']:.0%} power at alpha {power['alpha']}, {power['factor']:.4f} x SE of the {clusters['primary_interval']}-level mean delta.")
 
 
 def markdown(stats: Mapping | None) -> list[str]:
@@ -66,11 +73,12 @@ def markdown(stats: Mapping | None) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in stats["contrasts"]:
         cluster = c.get("cluster") or {}
+        p_raw, p_holm = primary_p(c, unit)
         lines.append(f"| {c['candidate']} | {c['baseline']} | {c['metric']} | {c['label']} | "
                      f"{c['candidate_mean']:.3f} | {c['baseline_mean']:.3f} | {c['mean_delta']:+.3f} | "
                      f"{interval_text(c['interval'])} | "
-                     f"{interval_text(cluster['interval']) if cluster else 'n/a'} | {p_text(c.get('p_value'))} | "
-                     f"{p_text(c.get('p_value_holm'))} | {effect_text(detectable(c, unit))} | "
+                     f"{interval_text(cluster['interval']) if cluster else 'n/a'} | {p_text(p_raw)} | "
+                     f"{p_text(p_holm)} | {effect_text(detectable(c, unit))} | "
                      f"{c['wins']}/{c['losses']}/{c['ties']} |")
     confirmatory = [c for c in stats["contrasts"] if c["label"] != "exploratory"]
     if confirmatory:
@@ -80,7 +88,7 @@ def markdown(stats: Mapping | None) -> list[str]:
         lines.append(f"- {c['candidate']} − {c['baseline']}, {c['metric']}: {c['mean_delta']:+.3f} "
                      f"{interval_text(c['interval'])} over queries, "
                      f"{interval_text(cluster['interval']) if cluster else 'n/a'} over clusters, p = "
-                     f"{p_text(c.get('p_value'))}; {detect_sentence(c, unit)}.")
+                     f"{p_text(primary_p(c, unit)[0])}; {detect_sentence(c, unit)}.")
     return lines
 
 

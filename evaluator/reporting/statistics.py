@@ -40,7 +40,8 @@ adjusted p_(i) = max over j <= i of min(1, (m - j + 1) * p_(j)).
 Detectable effect at power 1 - beta and two-sided level alpha: (z_(1 - alpha/2) + z_(1 - beta)) * SE
 with SE = sqrt(K / (K - 1) * sum_c (S_c - m_c * mean)^2) / n, the cluster-robust standard error; for
 singletons (the query level) it is exactly s / sqrt(n), s the paired SD (ddof 1). With alpha 0.05
-and power 0.8 the factor is 1.959964 + 0.841621 = 2.801585.
+and power 0.8 the factor is 1.959964 + 0.841621 = 2.801585. No detectable effect (None) below two
+units or when SE is 0 (every delta equal).
 
 Wins/losses/ties count queries with delta > tol, delta < -tol and |delta| <= tol (tol = 1e-12),
 so float noise in two equal scores is a tie, not a win.
@@ -178,8 +179,10 @@ def detectable_factor(alpha: float = ALPHA, power: float = POWER) -> float:
 
 
 def detectable_effect(se: float | None, alpha: float = ALPHA, power: float = POWER) -> float | None:
-    """Smallest |delta| a two-sided test at level alpha detects with the given power (normal approximation)."""
-    return None if se is None else detectable_factor(alpha, power) * se
+    """Smallest |delta| a two-sided test at level alpha detects with the given power (normal
+    approximation). None below two units, and None when the deltas do not vary at all (SE 0): the
+    formula would print "±0.000", which no cohort can honestly claim."""
+    return None if not se else detectable_factor(alpha, power) * se
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
