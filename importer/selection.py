@@ -68,7 +68,14 @@ def select_rows(
         return _select_all(rows, seed, excluded_questions)
     excluded = {question_key(q) for q in excluded_questions}
     strata: dict[int, list[tuple[tuple[str, str], Mapping[str, Any]]]] = {hop: [] for hop in counts}
-    for hop, row in _eligible(rows):
+    seen_ids: set[str] = set()
+    for row in rows:
+        hop, _ = row_stratum(row)
+        if row["id"] in seen_ids:
+            raise SelectionError(f"row id {row['id']!r} appears twice")
+        seen_ids.add(row["id"])
+        if not isinstance(row.get("question"), str):
+            raise SelectionError(f"row {row['id']!r} has no string question")
         if hop not in strata or question_key(row["question"]) in excluded:
             continue
         strata[hop].append((selection_key(seed, row["id"]), row))
@@ -85,32 +92,28 @@ def select_rows(
     return sorted(chosen, key=lambda row: row["id"])
 
 
-def _eligible(rows: Iterable[Mapping[str, Any]]) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    """(hop, row) of every row, refusing unanswerable rows, bad ids and duplicate ids."""
-    seen_ids: set[str] = set()
-    for row in rows:
-        hop, _ = row_stratum(row)
-        if row["id"] in seen_ids:
-            raise SelectionError(f"row id {row['id']!r} appears twice")
-        seen_ids.add(row["id"])
-        if not isinstance(row.get("question"), str):
-            raise SelectionError(f"row {row['id']!r} has no string question")
-        yield hop, row
-
-
 def _select_all(rows: Iterable[Mapping[str, Any]], seed: str, excluded_questions: Iterable[str]) -> list[Mapping[str, Any]]:
-    """Every eligible row; of rows asking one question, the first in (digest, id) order."""
+    """Every eligible row; of rows asking one question, only the first in (digest, id) order.
+
+    The repeats are dropped first; the rest goes through the counted selection with each
+    stratum's count set to all it holds, so every row check (answerable, id, question) is that
+    selection's own."""
+    rows = list(rows)
     excluded = {question_key(q) for q in excluded_questions}
-    ordered = sorted(((selection_key(seed, row["id"]), row) for _, row in _eligible(rows)), key=lambda pair: pair[0])
-    chosen: list[Mapping[str, Any]] = []
-    for _, row in ordered:
-        key = question_key(row["question"])
-        if key not in excluded:
-            excluded.add(key)
-            chosen.append(row)
-    if not chosen:
-        raise SelectionError("counts \"all\" found no eligible row")
-    return sorted(chosen, key=lambda row: row["id"])
+    well_formed = [r for r in rows if isinstance(r.get("id"), str) and isinstance(r.get("question"), str)]
+    first: dict[str, str] = {}
+    for row in sorted(well_formed, key=lambda r: selection_key(seed, r["id"])):
+        first.setdefault(question_key(row["question"]), row["id"])
+    checked = {id(r) for r in well_formed}  # by identity: rows are dicts, and equal rows are still two rows
+    kept = [r for r in rows if id(r) not in checked or first[question_key(r["question"])] == r["id"]]
+    counts: dict[int, int] = {}
+    for row in kept:
+        hop = row_stratum(row)[0]
+        if isinstance(row.get("question"), str) and question_key(row["question"]) not in excluded:
+            counts[hop] = counts.get(hop, 0) + 1
+    if not counts:
+        raise SelectionError('counts "all" found no eligible row')
+    return select_rows(kept, counts, seed, excluded_questions)
 
 
 def _refuse_repeated_questions(chosen: list[Mapping[str, Any]]) -> None:
