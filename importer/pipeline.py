@@ -13,7 +13,7 @@ from typing import Any
 
 from importer.formats import RowReader, reader_for
 from importer.reading import PinnedFile, pinned_files, stream_rows, verify_hash
-from importer.selection import select_rows
+from importer.selection import ALL, select_rows
 from importer.source import build_source
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
@@ -103,7 +103,7 @@ def select_cohort(
     taken_questions: list[str] = []
     for split in selection["order"]:
         spec = selection["splits"][split]
-        counts = {reader.count_key(key): n for key, n in spec["counts"].items()}
+        counts = ALL if spec["counts"] == ALL else {reader.count_key(key): n for key, n in spec["counts"].items()}
         pool = selection_fields[spec["source"]]
         try:
             rows = select_rows(pool, counts, selection["seed"], taken_questions, stratum=reader.stratum)

@@ -5,6 +5,12 @@ Within each stratum (MuSiQue: the hop read off the id; HotpotQA and 2WikiMultiho
 type), rows are ordered by (digest([seed, row_id]), row_id) and the first N are taken. The order
 depends only on the seed and the ids, so anyone holding the official files can reproduce the
 published cohort without running this code.
+
+A split's counts may instead be "all" (the full-scale protocol): every eligible row of every
+stratum. A cohort never repeats a question, so under "all" a row whose question (stripped,
+casefolded) was already taken, earlier in the same (digest, id) order within the whole file, is
+skipped rather than refused: the official MuSiQue-Ans dev file asks six questions twice, so "all"
+selects 2,411 of its 2,417 rows. Fixed counts keep refusing a repeated question.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
+from protocols.artifacts import ALL_ROWS as ALL  # a split's counts "all": every eligible row
 from protocols.artifacts import hop_category
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
@@ -61,18 +68,21 @@ def selection_key(seed: str, row_id: str) -> tuple[str, str]:
 
 def select_rows(
     rows: Iterable[Mapping[str, Any]],
-    counts: Mapping[Hashable, int],
+    counts: Mapping[Hashable, int] | str,
     seed: str,
     excluded_questions: Iterable[str] = (),
     stratum: Callable[[Mapping[str, Any]], Hashable] = hop_stratum,
 ) -> list[Mapping[str, Any]]:
-    """Choose counts[s] rows per stratum s; return them sorted by id.
+    """Choose counts[s] rows per stratum s (or every row, with counts "all"); return them sorted
+    by id.
 
     Rows need `id`, `question` and what `stratum` reads (MuSiQue's hop by default: `answerable`;
     `type_stratum`: `type`). Rows whose question (stripped, casefolded) is in
     `excluded_questions` are skipped, as are rows of a stratum `counts` does not name; a stratum
     with too few rows, a duplicate row id or a question repeated among the chosen rows is refused.
     """
+    if counts == ALL:
+        return _select_all(rows, seed, excluded_questions, stratum)
     excluded = {question_key(q) for q in excluded_questions}
     strata: dict[Hashable, list[tuple[tuple[str, str], Mapping[str, Any]]]] = {key: [] for key in counts}
     seen_ids: set[str] = set()
@@ -98,6 +108,35 @@ def select_rows(
         chosen.extend(row for _, row in candidates[:wanted])
     _refuse_repeated_questions(chosen)
     return sorted(chosen, key=lambda row: row["id"])
+
+
+def _select_all(
+    rows: Iterable[Mapping[str, Any]],
+    seed: str,
+    excluded_questions: Iterable[str],
+    stratum: Callable[[Mapping[str, Any]], Hashable],
+) -> list[Mapping[str, Any]]:
+    """Every eligible row; of rows asking one question, only the first in (digest, id) order.
+
+    The repeats are dropped first; the rest goes through the counted selection with each
+    stratum's count set to all it holds, so every row check (answerable, id, question) is that
+    selection's own."""
+    rows = list(rows)
+    excluded = {question_key(q) for q in excluded_questions}
+    well_formed = [r for r in rows if isinstance(r.get("id"), str) and isinstance(r.get("question"), str)]
+    first: dict[str, str] = {}
+    for row in sorted(well_formed, key=lambda r: selection_key(seed, r["id"])):
+        first.setdefault(question_key(row["question"]), row["id"])
+    checked = {id(r) for r in well_formed}  # by identity: rows are dicts, and equal rows are still two rows
+    kept = [r for r in rows if id(r) not in checked or first[question_key(r["question"])] == r["id"]]
+    counts: dict[Hashable, int] = {}
+    for row in kept:
+        key = stratum(row)
+        if isinstance(row.get("question"), str) and question_key(row["question"]) not in excluded:
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        raise SelectionError('counts "all" found no eligible row')
+    return select_rows(kept, counts, seed, excluded_questions, stratum=stratum)
 
 
 def _refuse_repeated_questions(chosen: list[Mapping[str, Any]]) -> None:

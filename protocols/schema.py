@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from protocols.artifacts import HOP_KEYS, RowFormat, check_dataset, check_row_format, check_splits, hop_category
+from protocols.artifacts import (
+    ALL_ROWS,
+    HOP_KEYS,
+    RowFormat,
+    check_dataset,
+    check_row_format,
+    check_splits,
+    hop_category,
+)
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_json
@@ -144,6 +152,8 @@ def _check_expected_ids(f: Fields, ids: Any, path: str, counts: dict, row_format
         if strata is None:
             f.fail(join(path, i), f"unknown hop prefix in {row_id!r}")
         per_hop[str(strata[0])] += 1
+    if counts == ALL_ROWS:  # no count to agree with: the importer compares the ids themselves
+        return
     for hop in HOP_KEYS:
         if per_hop[hop] != counts[hop]:
             f.fail(path, f"holds {per_hop[hop]} {hop}-hop ids, counts ask for {counts[hop]}")
@@ -225,9 +235,10 @@ EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min
 
 
 def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -> None:
-    f.obj(evaluation, "evaluation", EVALUATION_KEYS, optional=("exploratory_analyses",))
+    f.obj(evaluation, "evaluation", EVALUATION_KEYS, optional=("exploratory_analyses",) + STATISTICS_OPTIONS)
     if "exploratory_analyses" in evaluation:  # protocol v2: declared, labelled exploratory
         _check_exploratory_analyses(f, evaluation["exploratory_analyses"], methods)
+    _check_statistics_options(f, evaluation)
     f.string(evaluation["split"], "evaluation.split", allowed=sorted(splits))
     k = f.integer(evaluation["k"], "evaluation.k", minimum=1)
     cutoffs = f.array(evaluation["recall_cutoffs"], "evaluation.recall_cutoffs", nonempty=True)
@@ -256,6 +267,26 @@ def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -
     f.string(contrast["label"], "evaluation.primary_contrast.label")
     f.string(evaluation["exploratory_contrasts"], "evaluation.exploratory_contrasts")
     f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True, unique=True)
+
+
+# Optional statistics fields (issue 12, docs/reports.md "Statistics"); a protocol without them gets
+# 10,000 permutations, the cluster rule "auto" and the query-level interval as the primary one.
+STATISTICS_OPTIONS = ("randomization", "clusters")
+MIN_PERMUTATIONS = 10_000
+CLUSTER_RULES = ("auto", "musique_single_hop_components_v1", "supporting_titles_v1")
+PRIMARY_INTERVALS = ("query", "cluster")
+
+
+def _check_statistics_options(f: Fields, evaluation: dict) -> None:
+    if "randomization" in evaluation:
+        randomization = f.obj(evaluation["randomization"], "evaluation.randomization", ("permutations",))
+        f.integer(randomization["permutations"], "evaluation.randomization.permutations", minimum=MIN_PERMUTATIONS)
+    if "clusters" in evaluation:
+        clusters = f.obj(evaluation["clusters"], "evaluation.clusters", (), optional=("rule", "primary_interval"))
+        if "rule" in clusters:
+            f.string(clusters["rule"], "evaluation.clusters.rule", allowed=CLUSTER_RULES)
+        if "primary_interval" in clusters:
+            f.string(clusters["primary_interval"], "evaluation.clusters.primary_interval", allowed=PRIMARY_INTERVALS)
 
 
 def _check_exploratory_analyses(f: Fields, analyses: Any, methods: dict) -> None:

@@ -44,6 +44,8 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--plan", required=True, type=Path, help="plan file to pin (or an identical existing one)")
             p.add_argument("--report", required=True, type=Path, help="private report to write (must not exist)")
             p.add_argument("--server-pid", required=True, type=int, help="lab PID, sampled for CPU and RSS")
+            p.add_argument("--clients", type=int, default=1,
+                           help="concurrent evaluation clients, 1 or 2 (the lab admits two); recorded in the plan")
     return top
 
 
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths(args.fixture, args.relations, args.credential_file, args.state, args.protocol,
                   args.generation, args.plan, args.report)
     try:
-        report = evaluate(paths, access, args.server_pid)
+        report = evaluate(paths, access, args.server_pid, clients=args.clients)
     except CampaignFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(args.plan)

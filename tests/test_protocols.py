@@ -15,7 +15,7 @@ from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, SHARED_DATA, require_shared
 
 OFFICIAL = REPO / "protocols" / "graph-multihop-protocol-v1.json"
-PROTOCOL_FILES = sorted((REPO / "protocols").glob("*.json"))
+PROTOCOL_FILES = sorted(p for p in (REPO / "protocols").glob("*.json") if not p.name.startswith("suite-"))
 
 
 # --- canonical JSON and digests --------------------------------------------------------------
@@ -240,6 +240,31 @@ def test_v2_exploratory_analyses_refusals_name_the_field(edit, message):
     with pytest.raises(ProtocolError) as caught:
         validate_protocol(protocol)
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+@pytest.mark.parametrize("evaluation, message", [
+    ({"randomization": {"permutations": 9999}}, "evaluation.randomization.permutations: must be >= 10000"),
+    ({"randomization": {}}, "evaluation.randomization.permutations: missing field"),
+    ({"randomization": {"permutations": 20000, "seed": 1}}, "evaluation.randomization.seed: unexpected field"),
+    ({"clusters": {"rule": "by_answer"}}, "evaluation.clusters.rule: 'by_answer' is not one of"),
+    ({"clusters": {"primary_interval": "both"}}, "evaluation.clusters.primary_interval: 'both' is not one of"),
+    ({"clusters": []}, "evaluation.clusters: expected an object"),
+])
+def test_optional_statistics_fields_are_checked(evaluation, message):
+    protocol = _official()
+    protocol["evaluation"].update(evaluation)
+    with pytest.raises(ProtocolError) as caught:
+        validate_protocol(protocol)
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_optional_statistics_fields_accept_their_documented_values():
+    protocol = _official()
+    protocol["evaluation"].update(randomization={"permutations": 100000},
+                                  clusters={"rule": "supporting_titles_v1", "primary_interval": "cluster"})
+    assert validate_protocol(protocol) is protocol
+    protocol["evaluation"]["clusters"] = {}  # every key optional: the defaults apply
+    assert validate_protocol(protocol) is protocol
 
 
 # --- the scripts that write protocol files ------------------------------------------------------

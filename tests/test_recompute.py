@@ -211,3 +211,49 @@ def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():
 
     ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4000000001)]
     assert near_tie_neighbours(ranked, 2e-6) == {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}
+
+
+def _scalar_bm25(index: rc.Bm25, query: str) -> dict[str, float]:
+    """The BM25 sum written per record and term in plain Python (the formula of DESIGN §7)."""
+    avgdl = index.average_length
+    out: dict[str, float] = {}
+    for term in dict.fromkeys(rc.bm25_tokens(query)):
+        idf = index.idf(term)
+        for rid in index.postings.get(term, ()):
+            tf = index.term_frequencies[rid][term]
+            norm = index.k1 * (1.0 - index.b + index.b * index.lengths[rid] / avgdl)
+            out[rid] = out.get(rid, 0.0) + idf * tf * (index.k1 + 1.0) / (tf + norm)
+    return out
+
+
+def test_vectorized_bm25_sums_are_the_scalar_sums_bit_for_bit():
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(40)] + ["the", "of", "a"]
+    texts = {f"r{i:03d}": " ".join(rng.choice(words, size=int(rng.integers(1, 60)))) for i in range(300)}
+    index = rc.Bm25.build(texts)
+    for _ in range(25):
+        query = " ".join(rng.choice(words + ["absent"], size=int(rng.integers(1, 8))))
+        assert index.scores(query) == _scalar_bm25(index, query)  # == on floats: exact
+
+
+def test_cosine_index_agrees_with_the_per_record_cosine():
+    rng = np.random.default_rng(5)
+    vectors = {f"r{i}": rng.normal(size=16).astype(np.float32) for i in range(200)}
+    index = rc.CosineIndex({k: v.astype(np.float64) for k, v in vectors.items()})
+    for _ in range(5):
+        q = rng.normal(size=16).astype(np.float32)
+        fast, slow = index.scores(q), rc.cosines(q, vectors)
+        assert list(fast) == list(slow)
+        assert max(abs(fast[k] - slow[k]) for k in slow) < 1e-15
+
+
+def test_ordered_with_a_depth_is_the_prefix_of_the_full_sort():
+    rng = np.random.default_rng(6)
+    for trial in range(30):
+        # few distinct values: long runs of exact ties that the depth cut falls inside
+        scores = {f"r{int(i):05d}": float(v) for i, v in zip(rng.permutation(500), rng.integers(0, 12, size=500) / 4)}
+        for depth in (1, 10, 100):
+            for min_score in (None, 1.0):
+                full = rc.ordered(scores, min_score=min_score)
+                assert rc.ordered(scores, depth, min_score) == full[:depth]
+                assert rc.count_at_least(scores, min_score) == len(full)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -75,3 +78,137 @@ def test_contrasts_label_primary_confirmatory_and_the_rest_exploratory():
     ]
     assert all(c["candidate"] == "g" and c["queries"] == 12 for c in out)
     assert out == statistics.contrasts(per_query, EVALUATION, seed=20260921)
+
+
+# ---------------------------------------------------------------- randomization test
+
+
+def brute_force_p(values: list[float]) -> Fraction:
+    """Two-sided sign-flip p over all 2^n patterns, in exact rational arithmetic."""
+    fractions = [Fraction(v) for v in values]  # every float is a dyadic rational: scale to integers
+    scale = max(f.denominator for f in fractions)
+    exact = [int(f * scale) for f in fractions]
+    observed = abs(sum(exact))
+    patterns = 0
+    extreme = 0
+    for signs in itertools.product((1, -1), repeat=len(exact)):
+        patterns += 1
+        extreme += abs(sum(s * v for s, v in zip(signs, exact))) >= observed
+    return Fraction(extreme, patterns)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9, 13])
+def test_sign_flip_p_is_the_exact_enumeration_when_it_fits(n):
+    rng = np.random.default_rng(n)
+    # dyadic values (exact in floats) with repeats and zeros, so ties are real ties; plus a random arm
+    dyadic = rng.integers(-8, 9, size=n) / 16.0
+    noisy = rng.normal(0.02, 0.2, size=n)
+    for values in (dyadic, noisy):
+        p, method = statistics.sign_flip_p(values, seed=4, permutations=10_000)
+        assert method == "exact"  # 2^13 = 8,192 <= 10,000
+        assert p == float(brute_force_p(values.tolist()))
+
+
+def test_sign_flip_p_of_all_zero_deltas_is_one():
+    assert statistics.sign_flip_p(np.zeros(20), seed=1, permutations=10_000) == (1.0, "monte_carlo")
+    assert statistics.sign_flip_p(np.zeros(4), seed=1, permutations=10_000) == (1.0, "exact")
+
+
+def test_sign_flip_monte_carlo_follows_the_recipe_and_agrees_with_enumeration():
+    rng = np.random.default_rng(99)
+    values = rng.integers(-6, 9, size=16) / 8.0  # 2^16 = 65,536 patterns > 10,000: Monte Carlo
+    p, method = statistics.sign_flip_p(values, seed=20260921, permutations=10_000)
+    assert method == "monte_carlo"
+    # the documented recipe, written out independently
+    flips = np.random.default_rng(20260921).integers(0, 2, size=(10_000, 16), dtype=np.int8)
+    permuted = ((1 - 2 * flips.astype(np.int64)) * values).sum(axis=1)
+    tolerance = 1e-9 * max(1.0, np.abs(values).sum())
+    count = int(np.sum(np.abs(permuted) >= abs(values.sum()) - tolerance))
+    assert p == (1 + count) / (1 + 10_000)
+    exact = float(brute_force_p(values.tolist()))
+    assert abs(p - exact) <= 4.5 * (exact * (1 - exact) / 10_000) ** 0.5 + 2 / 10_000
+
+
+def test_sign_flip_p_detects_a_clear_effect():
+    deltas = np.full(40, 0.05) + np.random.default_rng(3).normal(0, 0.01, size=40)
+    p, _ = statistics.sign_flip_p(deltas, seed=0, permutations=10_000)
+    assert p == 1 / 10_001  # no flipped pattern reaches the observed sum: the smallest p possible
+
+
+# ---------------------------------------------------------------- Holm
+
+
+def test_holm_against_a_hand_example():
+    # sorted: 0.005 x4 = 0.02; 0.01 x3 = 0.03; 0.03 x2 = 0.06; 0.04 x1 = 0.04 -> max(0.06, 0.04) = 0.06
+    assert statistics.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02], abs=1e-15)
+    assert statistics.holm([0.5, 0.6]) == [1.0, 1.0]  # capped at 1
+    assert statistics.holm([0.2]) == [0.2]
+    assert statistics.holm([]) == []
+
+
+def test_contrasts_adjust_each_exploratory_metric_family_and_leave_the_confirmatory_alone():
+    per_query = {
+        m: {f"q{i:02d}": {"ndcg@10": ((i * k) % 7) / 7, "all_supports@10": float((i + k) % 2)} for i in range(30)}
+        for k, m in enumerate(["g", "h", "a", "b", "c"], start=1)
+    }
+    out = statistics.contrasts(per_query, EVALUATION, seed=11)
+    for c in out:
+        assert 0 < c["p_value"] <= c["p_value_holm"] <= 1
+    confirmatory = [c for c in out if c["label"] == "confirmatory"]
+    assert all(c["p_value_holm"] == c["p_value"] and "not adjusted" in c["holm_family"] for c in confirmatory)
+    for metric in EVALUATION["contrast_metrics"]:
+        family = [c for c in out if c["label"] == "exploratory" and c["metric"] == metric]
+        assert [c["baseline"] for c in family] == ["a", "b", "c"]
+        assert [c["p_value_holm"] for c in family] == statistics.holm([c["p_value"] for c in family])
+        assert all(c["holm_family"] == f"exploratory {metric}: 3 contrasts" for c in family)
+
+
+# ---------------------------------------------------------------- clusters and detectable effect
+
+
+def test_all_singleton_clusters_give_exactly_the_query_level_numbers():
+    rng = np.random.default_rng(8)
+    for n in (9, 67):  # exact enumeration and Monte Carlo
+        cand = {f"q{i:03d}": float(v) for i, v in enumerate(rng.random(n))}
+        base = {f"q{i:03d}": float(v) for i, v in enumerate(rng.random(n))}
+        singletons = [[q] for q in sorted(cand)]
+        result = statistics.contrast(cand, base, seed=17, resamples=2000, confidence=0.95, tolerance=1e-12,
+                                     clusters=singletons)
+        cluster = result["cluster"]
+        assert (cluster["clusters"], cluster["largest"]) == (n, 1)
+        for key in ("interval", "p_value", "p_method", "standard_error", "detectable_effect"):
+            assert cluster[key] == result[key], key  # bit for bit, not approximately
+
+
+def test_cluster_bootstrap_resamples_whole_clusters_by_the_recipe():
+    cand = {f"q{i}": v for i, v in enumerate([0.9, 0.8, 0.1, 0.4, 0.7, 0.3, 0.6])}
+    base = {f"q{i}": v for i, v in enumerate([0.5, 0.5, 0.5, 0.2, 0.1, 0.6, 0.2])}
+    clusters = [["q0", "q1", "q4"], ["q2"], ["q3", "q5"], ["q6"]]
+    result = statistics.contrast(cand, base, seed=5, resamples=1000, confidence=0.9, tolerance=1e-12,
+                                 clusters=clusters)
+    deltas = {q: cand[q] - base[q] for q in cand}
+    sums = np.array([sum(deltas[q] for q in members) for members in clusters])
+    sizes = np.array([len(m) for m in clusters], dtype=float)
+    idx = np.random.default_rng(5).integers(0, 4, size=(1000, 4))
+    means = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+    assert result["cluster"]["interval"] == pytest.approx(list(np.percentile(means, [5, 95])), abs=1e-12)
+    assert result["cluster"]["p_method"] == "exact"  # 2^4 patterns of whole clusters
+    assert result["cluster"]["p_value"] == float(brute_force_p(sums.tolist()))
+    with pytest.raises(ValueError, match="partition"):
+        statistics.contrast(cand, base, seed=5, resamples=10, confidence=0.9, tolerance=1e-12, clusters=[["q0"]])
+
+
+def test_detectable_effect_is_the_normal_power_formula():
+    assert statistics.detectable_factor() == pytest.approx(1.959964 + 0.841621, abs=1e-6)
+    deltas = np.random.default_rng(2).normal(0.0, 0.1, size=50)
+    se = statistics.standard_error(deltas, np.ones(50))
+    assert se == pytest.approx(deltas.std(ddof=1) / np.sqrt(50), rel=1e-12)
+    assert statistics.detectable_effect(se) == pytest.approx(2.801585 * deltas.std(ddof=1) / np.sqrt(50), rel=1e-6)
+    # a cluster of perfectly correlated queries counts once: doubling every query leaves SE of the
+    # cluster mean where the 50 queries had it, while the query level would shrink it by sqrt(2)
+    doubled_sums, sizes = 2 * deltas, np.full(50, 2.0)
+    assert statistics.standard_error(doubled_sums, sizes) == pytest.approx(se, rel=1e-12)
+    assert statistics.standard_error(deltas[:1], np.ones(1)) is None
+    # every delta equal: SE 0, and no cohort can claim to detect "±0.000"
+    assert statistics.standard_error(np.full(9, 0.25), np.ones(9)) == 0.0
+    assert statistics.detectable_effect(0.0) is None and statistics.detectable_effect(None) is None

@@ -8,8 +8,11 @@ Sequence (DESIGN §8), each step a precondition of the next:
    state recorded after prepare (nothing was written since);
 4. pin the plan (an existing plan must be byte-identical);
 5. warm-up: each method once with the smallest development query (validated, not measured);
-6. the seeded shuffle of (query, method, repetition) jobs, one client, no retries; each page is
-   validated against the independent recomputation; repetitions must repeat ranking and proofs;
+6. the seeded shuffle of (query, method, repetition) jobs, no retries; each page is validated
+   against the independent recomputation; repetitions must repeat ranking and proofs. With
+   `clients` = 2 (the lab admits two concurrent retrievals) two clients fetch the jobs in plan
+   order from a short shared window, and every result is recorded in plan order (see `Fetcher`),
+   so the report holds the same rows and jobs as with one client; only the timings differ;
 7. cross-method checks per query (anchors = the seed method's top 4, depth zero = hybrid v2);
 8. snapshot again: same fence, same store digest, same content; identity unchanged;
 9. derived blocks (metrics, aggregates, latency, statistics), status complete.
@@ -20,8 +23,12 @@ Any failure after step 4 saves the report with status "failed", the rows so far 
 from __future__ import annotations
 
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +38,7 @@ from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.reporting.seal import seal_of
+from evaluator.reporting.report import document_titles
 from evaluator.campaign.snapshot import snapshot
 from evaluator.campaign.state import StateError, load_state
 from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest, uses_query_vector
@@ -40,6 +48,11 @@ from protocols.errors import RefusedInput
 from protocols.files import refuse_existing, refuse_same_path, save
 
 SAVE_EVERY_SECONDS = 5.0
+# A partial save rewrites the whole report; at full scale (19,000 rows with their pages, ~0.5 GB)
+# one save takes seconds, so the interval grows to keep saving under about a tenth of the run.
+SAVE_COST_FACTOR = 10.0
+MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (DESIGN §6)
+WINDOW_PER_CLIENT = 4  # jobs fetched ahead of the one being recorded, per client
 
 
 class CampaignFailed(Exception):
@@ -126,9 +139,12 @@ def server_monitor(server_pid: int, access: Mapping) -> ResourceMonitor:
 
 
 def evaluate(paths: Paths, access: dict, server_pid: int,
-             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> dict:
+             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), clients: int = 1) -> dict:
     refuse_same_path(plan=paths.plan, report=paths.report)
     refuse_existing(paths.report)
+    if isinstance(clients, bool) or not isinstance(clients, int) or not 1 <= clients <= MAX_CLIENTS:
+        raise RefusedInput(f"--clients must be 1 or {MAX_CLIENTS} (the lab admits {MAX_CLIENTS} concurrent "
+                           f"retrievals), got {clients!r}")
     monitor = server_monitor(server_pid, access)
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
     check_routes(frozen.protocol)
@@ -142,12 +158,13 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         before = snapshot(client, frozen, state)
         if before["fence"] != state["fence"]:
             raise StateError(f"fence {before['fence']} moved since prepare ({state['fence']}): the lab was written to")
-        plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"])
+        plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"],
+                                clients=clients)
         plan_digest = plans.pin(paths.plan, plan)
         log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
         refuse_existing(paths.report)
         report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
-        campaign = Campaign(client, frozen, state, plan, report, paths.report, log)
+        campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients))
         with monitor:
             try:
                 campaign.run(identity)
@@ -160,7 +177,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
             report["seal"] = seal_of(report)
             save(paths.report, report)
             raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report})")
-        report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries).items() if k != "row_metrics"})
+        report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries, document_titles(frozen.source)).items() if k != "row_metrics"})
         report["status"] = "complete"
         report["seal"] = seal_of(report)  # last: it binds every other field, measurements included
         save(paths.report, report)
@@ -203,10 +220,68 @@ def new_report(frozen: Frozen, plan: dict, plan_digest: str, state: dict, state_
     }
 
 
+class Fetcher:
+    """The searches of the plan's jobs, handed back in plan order.
+
+    One client: each search runs when its job comes up. Two clients: two threads, each with its own
+    LabClient (its own connection), take the next job in plan order as soon as they are free, never
+    more than WINDOW_PER_CLIENT jobs per client ahead of the job being recorded; the caller records
+    each result in plan order, so which client fetched a job changes nothing but its timing. A
+    failed search is raised when its turn comes, and the jobs after it are cancelled.
+    """
+
+    def __init__(self, access: Mapping, clients: int = 1):
+        self.access = access
+        self.clients = clients
+
+    def results(self, jobs: list, search: Callable[[LabClient, str, str], tuple], main: LabClient) -> Iterator[tuple]:
+        """(order, job, search result) in plan order; `search(client, query_id, method)`."""
+        if self.clients == 1:
+            for order, job in enumerate(jobs):
+                yield order, job, search(main, job[0], job[1])
+            return
+        local = threading.local()
+        opened: list[LabClient] = []
+        lock = threading.Lock()
+
+        def fetch(job: list) -> tuple:
+            client = getattr(local, "client", None)
+            if client is None:
+                client = local.client = LabClient(dict(self.access))
+                with lock:
+                    opened.append(client)
+            return search(client, job[0], job[1])
+
+        pending: deque = deque()
+        upcoming = iter(enumerate(jobs))
+        try:
+            with ThreadPoolExecutor(max_workers=self.clients, thread_name_prefix="evaluate-client") as pool:
+                try:
+                    for order, job in upcoming:
+                        pending.append((order, job, pool.submit(fetch, job)))
+                        if len(pending) >= WINDOW_PER_CLIENT * self.clients:
+                            break
+                    while pending:
+                        order, job, future = pending.popleft()
+                        result = future.result()
+                        following = next(upcoming, None)
+                        if following is not None:
+                            pending.append((*following, pool.submit(fetch, following[1])))
+                        yield order, job, result
+                finally:
+                    for _, _, future in pending:
+                        future.cancel()
+        finally:
+            for client in opened:
+                client.close()
+
+
 class Campaign:
-    def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log):
+    def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log,
+                 fetcher: Fetcher | None = None):
         self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
         self.report, self.path, self.log = report, path, log
+        self.fetcher = fetcher or Fetcher({}, 1)
         self.checker = Checker(frozen, state)
         self.queries = frozen.queries
         self.methods = frozen.protocol["methods"]
@@ -214,16 +289,19 @@ class Campaign:
         self.rows: dict[tuple[str, str], dict] = {}
         self.job: dict | None = None
         self.last_save = time.monotonic()
+        self.save_interval = SAVE_EVERY_SECONDS
 
     def run(self, identity: dict) -> None:
         self.warm_up()
         progress = Progress("evaluate", len(self.plan["jobs"]), unit="jobs")
-        for order, (query_id, method, repetition) in enumerate(self.plan["jobs"]):
-            self.job = {"order": order, "query_id": query_id, "method": method, "repetition": repetition}
-            self.run_job(order, query_id, method, repetition)
-            progress.advance()
-            if time.monotonic() - self.last_save >= SAVE_EVERY_SECONDS:
-                self.save_partial()
+        # closed on the way out, so a failed check stops the other client before the report is saved
+        with closing(self.fetcher.results(self.plan["jobs"], self.fetch, self.client)) as results:
+            for order, (query_id, method, repetition), result in results:
+                self.job = {"order": order, "query_id": query_id, "method": method, "repetition": repetition}
+                self.record_job(order, query_id, method, repetition, result)
+                progress.advance()
+                if time.monotonic() - self.last_save >= self.save_interval:
+                    self.save_partial()
         self.job = None
         self.cross_checks()
         after = snapshot(self.client, self.frozen, self.state)
@@ -238,9 +316,12 @@ class Campaign:
             raise CampaignError("lab identity changed during the campaign", {"field": "identity"})
         self.report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
-    def search(self, method: str, query: dict):
+    def search(self, method: str, query: dict, client: LabClient | None = None):
         spec = self.methods[method]
-        return self.client.search(spec["route"], search_body(spec, query, self.frozen))
+        return (client or self.client).search(spec["route"], search_body(spec, query, self.frozen))
+
+    def fetch(self, client: LabClient, query_id: str, method: str):
+        return self.search(method, self.queries[query_id], client)
 
     def validate(self, query: dict, method: str, page: dict) -> None:
         failures = self.checker.check_page(query, method, page, self.plan["fence"])
@@ -256,9 +337,9 @@ class Campaign:
             self.report["warmup"].append({"query_id": query["id"], "method": method, "retrieval_micros": micros,
                                           "http_ms": seconds * 1000.0, "page_digest": digest(page)})
 
-    def run_job(self, order: int, query_id: str, method: str, repetition: int) -> None:
+    def record_job(self, order: int, query_id: str, method: str, repetition: int, result: tuple) -> None:
         query = self.queries[query_id]
-        page, micros, size, seconds = self.search(method, query)
+        page, micros, size, seconds = result
         rank_digest, prf_digest = ranking_digest(page), proof_digest(page)
         key = (query_id, method)
         if key in self.rows:
@@ -294,8 +375,10 @@ class Campaign:
         self.report["cross_checks"] = {"queries": checked, "anchors_equal_seed_top": True, "depth_zero_equals_base": True}
 
     def save_partial(self) -> None:
+        started = time.monotonic()
         save(self.path, self.report)
         self.last_save = time.monotonic()
+        self.save_interval = max(SAVE_EVERY_SECONDS, SAVE_COST_FACTOR * (self.last_save - started))
 
     def fail(self, exc: BaseException) -> None:
         where = getattr(exc, "where", {}) or {}

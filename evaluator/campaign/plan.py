@@ -40,7 +40,10 @@ def smallest_query(queries: list[dict]) -> dict:
     return min(queries, key=lambda q: (len(q["question"]), q["id"]))
 
 
-def build_plan(frozen, state_digest: str, identity: dict, scope: str, fence: dict, store_digest: dict) -> dict:
+def build_plan(frozen, state_digest: str, identity: dict, scope: str, fence: dict, store_digest: dict,
+               clients: int = 1) -> dict:
+    """The plan; `clients` > 1 (concurrent evaluation clients) is recorded as `clients`, and one client
+    leaves the key out, so single-client plans keep the bytes they always had."""
     protocol = frozen.protocol
     evaluation = protocol["evaluation"]
     split = evaluation["split"]
@@ -65,6 +68,7 @@ def build_plan(frozen, state_digest: str, identity: dict, scope: str, fence: dic
         "warmup": {"query_id": warmup["id"], "methods": methods},
         "job_order": "numpy.random.default_rng(seed).permutation over jobs sorted by (query, method, repetition)",
         "jobs": seeded_jobs(query_ids, methods, evaluation["repetitions"], seed),
+        **({"clients": clients} if clients != 1 else {}),
     }
 
 

@@ -16,28 +16,38 @@ from collections.abc import Callable, Mapping, Sequence
 from evaluator.reporting import plotting
 from evaluator.reporting.tables import Cell, Table, interval, joined, label, lookup, metric_label, num
 
-# heading, cell(document, path of the contrast) ; the sides' names come first, from the caller
-COLUMNS: list[tuple[str, Callable[[Mapping, tuple], Cell]]] = [
-    ("metric", lambda d, p: label(metric_label(lookup(d, p)["metric"]))),
-    ("label", lambda d, p: label(lookup(d, p)["label"])),
-    ("queries", lambda d, p: num(d, *p, "queries", fmt="d")),
-    ("{candidate} mean", lambda d, p: num(d, *p, "candidate_mean")),
-    ("{baseline} mean", lambda d, p: num(d, *p, "baseline_mean")),
-    ("delta", lambda d, p: num(d, *p, "mean_delta", fmt="+.3f")),
-    ("95% interval", lambda d, p: interval(d, *p, "interval")),
-    ("W/L/T", lambda d, p: joined(num(d, *p, "wins", fmt="d"), num(d, *p, "losses", fmt="d"),
-                                  num(d, *p, "ties", fmt="d"), sep="/")),
+# heading, cell(document, path of the contrast, path of the primary unit's numbers); the sides'
+# names come first, from the caller
+COLUMNS: list[tuple[str, Callable[[Mapping, tuple, tuple], Cell]]] = [
+    ("metric", lambda d, p, u: label(metric_label(lookup(d, p)["metric"]))),
+    ("label", lambda d, p, u: label(lookup(d, p)["label"])),
+    ("queries", lambda d, p, u: num(d, *p, "queries", fmt="d")),
+    ("{candidate} mean", lambda d, p, u: num(d, *p, "candidate_mean")),
+    ("{baseline} mean", lambda d, p, u: num(d, *p, "baseline_mean")),
+    ("delta", lambda d, p, u: num(d, *p, "mean_delta", fmt="+.3f")),
+    ("95% interval", lambda d, p, u: interval(d, *p, "interval")),
+    ("cluster interval", lambda d, p, u: interval(d, *p, "cluster", "interval")),
+    ("p", lambda d, p, u: num(d, *u, "p_value", fmt=".3g")),
+    ("p (Holm)", lambda d, p, u: num(d, *u, "p_value_holm", fmt=".3g")),
+    ("detectable ±", lambda d, p, u: num(d, *u, "detectable_effect")),
+    ("W/L/T", lambda d, p, u: joined(num(d, *p, "wins", fmt="d"), num(d, *p, "losses", fmt="d"),
+                                     num(d, *p, "ties", fmt="d"), sep="/")),
 ]
 
 
 def table(document: Mapping, path: tuple, sides: Sequence[tuple[str, Callable[[Mapping], str]]], *, id: str,
-          title: str, note: str = "", candidate: str = "candidate", baseline: str = "baseline") -> Table:
-    """One row per contrast in `document` at `path`; `sides` are the leading (heading, name-of) columns."""
+          title: str, note: str = "", candidate: str = "candidate", baseline: str = "baseline",
+          unit: str = "query") -> Table:
+    """One row per contrast in `document` at `path`; `sides` are the leading (heading, name-of)
+    columns. p, Holm p and the detectable effect are those of `unit` (the protocol's primary
+    interval: "query" or "cluster"); a number a contrast does not carry reads n/a."""
     columns = [h for h, _ in sides] + [h.format(candidate=candidate, baseline=baseline) for h, _ in COLUMNS]
     out = Table(id, title, columns, note=note)
     for i, contrast in enumerate(lookup(document, path)):
         where = (*path, i)
-        out.add(*[label(name_of(contrast)) for _, name_of in sides], *[cell(document, where) for _, cell in COLUMNS])
+        numbers = (*where, "cluster") if unit == "cluster" else where
+        out.add(*[label(name_of(contrast)) for _, name_of in sides],
+                *[cell(document, where, numbers) for _, cell in COLUMNS])
     return out
 
 

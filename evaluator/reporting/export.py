@@ -25,6 +25,7 @@ from evaluator.reporting.figures import public_figures
 from evaluator.reporting.plotting import standalone
 from evaluator.reporting.seal import seal_failures
 from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
+from evaluator.reporting.report import document_titles
 from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import digest, sha256_bytes
 from protocols.errors import RefusedInput
@@ -110,7 +111,8 @@ def derived_block_failures(report: Mapping, fixture: Mapping, derived: Mapping |
     jobs, protocol and the fixture's judgments (`derived`: that recomputation, when the caller
     already has it)."""
     if derived is None:
-        derived = derive(report, report["protocol"], {q["id"]: q for q in fixture["source"]["queries"]})
+        queries = {q["id"]: q for q in fixture["source"]["queries"]}
+        derived = derive(report, report["protocol"], queries, document_titles(fixture["source"]))
     out = []
     for i, row in enumerate(report["rows"]):
         key = f"{row['query_id']}|{row['method']}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
+from evaluator.reporting import clusters as clustering
 from evaluator.reporting import metrics
 from evaluator.reporting import statistics
 from evaluator.reporting.rescue import derive_rescue
@@ -78,9 +79,11 @@ def row_metrics(ranking: Sequence[str], query: Mapping, evaluation: Mapping) -> 
                                  evaluation["recall_cutoffs"])
 
 
-def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping]) -> dict:
+def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping],
+           titles: Mapping[str, str] | None = None) -> dict:
     """Every derived block of a report, recomputed from its rows and jobs, the protocol and the
-    fixture's queries (judgments, evidence chains)."""
+    fixture's queries (judgments, evidence chains); `titles` (document id -> title, from the
+    fixture's source) places queries in clusters under the supporting-title rule."""
     evaluation = protocol["evaluation"]
     rows = []
     for row in report["rows"]:
@@ -97,18 +100,45 @@ def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping]) -
     complete = all(len({r["query_id"] for r in rows if r["method"] == m}) == len(report["plan"]["queries"])
                    for m in protocol["methods"]) and methods == set(protocol["methods"])
     if complete and primary["candidate"] in methods:
-        derived["statistics"] = {
-            "rng": statistics.RNG_DESCRIPTION,
-            "seed": protocol["protocol_seed"],
-            "resamples": evaluation["bootstrap"]["resamples"],
-            "confidence": evaluation["bootstrap"]["confidence"],
-            "tie_tolerance": evaluation["tie_tolerance"],
-            "contrasts": statistics.contrasts(statistics.per_query_table(rows), evaluation, protocol["protocol_seed"]),
-            "means": statistics.method_means(statistics.per_query_table(rows), evaluation, protocol["protocol_seed"]),
-        }
+        derived["statistics"] = statistics_block(rows, protocol, report["plan"]["queries"], queries, titles)
     else:
         derived["statistics"] = None
     return derived
+
+
+def statistics_block(rows: Sequence[Mapping], protocol: Mapping, query_ids: Sequence[str],
+                     queries: Mapping[str, Mapping], titles: Mapping[str, str] | None) -> dict:
+    """The `statistics` block: every contrast with its query- and cluster-level numbers, and the
+    recipe of each (docs/reports.md, "Statistics")."""
+    evaluation = protocol["evaluation"]
+    seed = protocol["protocol_seed"]
+    options = statistics.settings(evaluation)
+    declared = options["clusters"]
+    rule = clustering.resolve_rule(declared["rule"], query_ids)
+    groups = clustering.build_clusters(rule, sorted(query_ids), queries, titles)
+    return {
+        "rng": statistics.RNG_DESCRIPTION,
+        "seed": seed,
+        "resamples": evaluation["bootstrap"]["resamples"],
+        "confidence": evaluation["bootstrap"]["confidence"],
+        "tie_tolerance": evaluation["tie_tolerance"],
+        "randomization": {"permutations": options["permutations"], "alternative": "two-sided",
+                          "recipe": statistics.RANDOMIZATION_DESCRIPTION},
+        "multiplicity": {"method": "holm", "families": "exploratory contrasts of each metric (query-level and "
+                                                        "cluster-level p separately); confirmatory not adjusted"},
+        "detectable_effect": {"alpha": statistics.ALPHA, "power": statistics.POWER,
+                              "factor": statistics.detectable_factor(),
+                              "recipe": statistics.DETECTABLE_DESCRIPTION},
+        "clusters": {"rule": rule, "declared_rule": declared["rule"], "primary_interval": declared["primary_interval"],
+                     "recipe": statistics.CLUSTER_RNG_DESCRIPTION, **clustering.structure(groups)},
+        "contrasts": statistics.contrasts(statistics.per_query_table(rows), evaluation, seed, clusters=groups),
+        "means": statistics.method_means(statistics.per_query_table(rows), evaluation, seed),
+    }
+
+
+def document_titles(source: Mapping) -> dict[str, str]:
+    """Document id -> title, what the supporting-title cluster rule reads of a source."""
+    return {doc["id"]: doc["title"] for doc in source["documents"]}
 
 
 def latency(jobs: Sequence[Mapping]) -> dict:

@@ -1,6 +1,8 @@
-"""Paired bootstrap of per-query deltas, and wins/losses/ties (DESIGN §8).
+"""Paired statistics of every contrast (DESIGN §8, issue 12): bootstrap intervals over queries and
+over clusters of dependent queries, a sign-flip randomization test, Holm's adjustment of the
+exploratory family, the detectable effect, and wins/losses/ties. docs/reports.md has the recipes.
 
-Reproducing an interval by hand, exactly:
+Reproducing a query-level interval by hand, exactly:
 
 1. Per-query values of the candidate and the baseline for one metric, both in sorted query-id order
    (Python `sorted()` on the id strings); delta[i] = candidate[i] - baseline[i] as float64.
@@ -14,6 +16,33 @@ Reproducing an interval by hand, exactly:
    (linear) method, a = 1 - confidence; with confidence 0.95 that is the 2.5th and 97.5th
    percentiles.
 
+The cluster interval is the same recipe over K clusters (evaluator/reporting/clusters.py, ordered
+by smallest query id): S_c = the sum of the deltas of cluster c (numpy sum in sorted id order),
+m_c = its size; `indices = rng.integers(0, K, size=(resamples, K))`;
+`means = S[indices].sum(axis=1) / m[indices].sum(axis=1)`. With every cluster a singleton, S is
+delta, m is all ones, and every number equals the query-level one bit for bit.
+
+The randomization test (paired sign flip, two-sided) over units u with values v_u (query level: the
+deltas; cluster level: the cluster sums S_c), in the same order as above:
+- T_obs = sum(v); a pattern s in {-1, +1}^U gives T_s = sum(s * v);
+- a pattern is at least as extreme when |T_s| >= |T_obs| - 1e-9 * max(1, sum|v|) (float noise
+  between two equal sums is a tie, as in wins/losses/ties);
+- exact when 2^U <= permutations: every pattern b in 0..2^U-1 (unit u flipped when bit u of b is
+  set), p = count / 2^U (the observed pattern b = 0 is one of them);
+- otherwise Monte Carlo: `flips = numpy.random.default_rng(protocol_seed).integers(0, 2,
+  size=(permutations, U), dtype=numpy.int8)` in one call, s = 1 - 2 * flips, and
+  p = (1 + count) / (1 + permutations) (the observed statistic counts as one permutation, so p is
+  never 0 and the test stays valid; Phipson and Smyth 2010).
+
+Holm: within one family of m p-values sorted ascending (ties by their order in the report),
+adjusted p_(i) = max over j <= i of min(1, (m - j + 1) * p_(j)).
+
+Detectable effect at power 1 - beta and two-sided level alpha: (z_(1 - alpha/2) + z_(1 - beta)) * SE
+with SE = sqrt(K / (K - 1) * sum_c (S_c - m_c * mean)^2) / n, the cluster-robust standard error; for
+singletons (the query level) it is exactly s / sqrt(n), s the paired SD (ddof 1). With alpha 0.05
+and power 0.8 the factor is 1.959964 + 0.841621 = 2.801585. No detectable effect (None) below two
+units or when SE is 0 (every delta equal).
+
 A method's own mean gets an interval by the same recipe applied to its per-query values instead
 of deltas (`mean_interval`, `method_means`): the error bars of the report's metric figure.
 
@@ -25,6 +54,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -34,6 +64,27 @@ RNG_DESCRIPTION = (
     "numpy.percentile linear at 100*(1-confidence)/2 and 100*(1+confidence)/2; "
     "deltas in sorted query-id order"
 )
+CLUSTER_RNG_DESCRIPTION = (
+    "numpy.random.default_rng(protocol_seed), fresh per contrast and metric; clusters ordered by smallest "
+    "query id; indices = rng.integers(0, K, size=(resamples, K)); per row sum(S[indices]) / sum(m[indices]) "
+    "with S the cluster sums of the deltas and m the cluster sizes; numpy.percentile linear"
+)
+RANDOMIZATION_DESCRIPTION = (
+    "paired sign flip, two-sided, statistic sum(s * v) over units (queries in sorted id order, or clusters); "
+    "as extreme when |T_s| >= |T_obs| - 1e-9 * max(1, sum|v|); exact over all 2^U patterns when "
+    "2^U <= permutations (p = count / 2^U), else flips = numpy.random.default_rng(protocol_seed).integers("
+    "0, 2, size=(permutations, U), dtype=numpy.int8), s = 1 - 2 * flips, p = (1 + count) / (1 + permutations)"
+)
+DETECTABLE_DESCRIPTION = (
+    "(z_(1-alpha/2) + z_power) * SE, SE = sqrt(K/(K-1) * sum_c (S_c - m_c * mean)^2) / n "
+    "(= paired SD / sqrt(n) for queries); normal quantiles from Python's statistics.NormalDist"
+)
+DEFAULT_PERMUTATIONS = 10_000
+DEFAULT_CLUSTERS = {"rule": "auto", "primary_interval": "query"}
+ALPHA = 0.05
+POWER = 0.8
+RELATIVE_TOLERANCE = 1e-9  # of sum |v|: a permuted sum this close to the observed one is a tie
+_CHUNK = 2048  # rows of sign patterns evaluated at once (memory only; the result does not depend on it)
 
 
 def paired_deltas(candidate: Mapping[str, float], baseline: Mapping[str, float]) -> tuple[list[str], np.ndarray]:
@@ -53,9 +104,100 @@ def bootstrap_interval(deltas: np.ndarray, seed: int, resamples: int, confidence
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, n, size=(resamples, n))
     means = deltas[indices].mean(axis=1)
+    return _percentile_interval(means, confidence)
+
+
+def cluster_bootstrap_interval(sums: np.ndarray, sizes: np.ndarray, seed: int, resamples: int,
+                               confidence: float) -> tuple[float, float]:
+    """Whole clusters resampled with replacement; the statistic is the mean delta per query."""
+    k = len(sums)
+    if k == 0:
+        raise ValueError("bootstrap over no clusters")
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, k, size=(resamples, k))
+    means = sums[indices].sum(axis=1) / sizes[indices].sum(axis=1)
+    return _percentile_interval(means, confidence)
+
+
+def _percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
     alpha = 1.0 - confidence
     low, high = np.percentile(means, [100.0 * alpha / 2.0, 100.0 * (1.0 - alpha / 2.0)])
     return float(low), float(high)
+
+
+def cluster_totals(ids: Sequence[str], deltas: np.ndarray, clusters: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """S_c (sum of the deltas of cluster c, in sorted id order) and m_c (its size), in cluster order."""
+    position = {q: i for i, q in enumerate(ids)}
+    covered = [q for members in clusters for q in members]
+    if sorted(covered) != list(ids):
+        raise ValueError("the clusters do not partition the contrast's queries")
+    sums = np.array([deltas[[position[q] for q in sorted(members)]].sum() for members in clusters], dtype=np.float64)
+    sizes = np.array([len(members) for members in clusters], dtype=np.float64)
+    return sums, sizes
+
+
+def sign_patterns(seed: int, permutations: int, units: int) -> tuple[np.ndarray, str]:
+    """The sign patterns of the randomization test (int8 rows of +1/-1) and "exact" or "monte_carlo"."""
+    if units < 1:
+        raise ValueError("randomization test over no units")
+    if units < 63 and 2 ** units <= permutations:
+        patterns = np.arange(2 ** units, dtype=np.int64)[:, None]
+        flips = ((patterns >> np.arange(units, dtype=np.int64)[None, :]) & 1).astype(np.int8)
+        return (1 - 2 * flips).astype(np.int8), "exact"
+    flips = np.random.default_rng(seed).integers(0, 2, size=(permutations, units), dtype=np.int8)
+    return (1 - 2 * flips).astype(np.int8), "monte_carlo"
+
+
+def sign_flip_p(values: np.ndarray, seed: int, permutations: int,
+                patterns: tuple[np.ndarray, str] | None = None) -> tuple[float, str]:
+    """Two-sided p of the paired sign-flip test over unit values (deltas or cluster sums)."""
+    signs, method = patterns if patterns is not None else sign_patterns(seed, permutations, len(values))
+    if signs.shape[1] != len(values):
+        raise ValueError(f"sign patterns over {signs.shape[1]} units for {len(values)} values")
+    observed = abs(float(values.sum()))
+    threshold = observed - RELATIVE_TOLERANCE * max(1.0, float(np.abs(values).sum()))
+    count = 0
+    for start in range(0, len(signs), _CHUNK):
+        permuted = (signs[start:start + _CHUNK].astype(np.float64) * values).sum(axis=1)
+        count += int(np.sum(np.abs(permuted) >= threshold))
+    if method == "exact":
+        return count / len(signs), method
+    return (1 + count) / (1 + len(signs)), method
+
+
+def standard_error(sums: np.ndarray, sizes: np.ndarray) -> float | None:
+    """Cluster-robust SE of the mean delta; with singletons exactly paired SD / sqrt(n). None below 2 units."""
+    k = len(sums)
+    if k < 2:
+        return None
+    n = float(sizes.sum())
+    mean = math.fsum(sums.tolist()) / n
+    residual = sums - sizes * mean
+    return math.sqrt(k / (k - 1) * math.fsum((residual * residual).tolist())) / n
+
+
+def detectable_factor(alpha: float = ALPHA, power: float = POWER) -> float:
+    normal = NormalDist()
+    return normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)
+
+
+def detectable_effect(se: float | None, alpha: float = ALPHA, power: float = POWER) -> float | None:
+    """Smallest |delta| a two-sided test at level alpha detects with the given power (normal
+    approximation). None below two units, and None when the deltas do not vary at all (SE 0): the
+    formula would print "±0.000", which no cohort can honestly claim."""
+    return None if not se else detectable_factor(alpha, power) * se
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input order (ties keep their input order)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def wins_losses_ties(deltas: np.ndarray, tolerance: float) -> dict[str, int]:
@@ -66,34 +208,76 @@ def wins_losses_ties(deltas: np.ndarray, tolerance: float) -> dict[str, int]:
     }
 
 
+def unit_statistics(sums: np.ndarray, sizes: np.ndarray, seed: int, resamples: int, confidence: float,
+                    permutations: int, patterns: dict | None = None) -> dict:
+    """Interval, randomization p, SE and detectable effect over resampling units (clusters)."""
+    cache = patterns if patterns is not None else {}
+    key = (seed, permutations, len(sums))
+    if key not in cache:
+        cache[key] = sign_patterns(seed, permutations, len(sums))
+    low, high = cluster_bootstrap_interval(sums, sizes, seed, resamples, confidence)
+    p_value, method = sign_flip_p(sums, seed, permutations, cache[key])
+    se = standard_error(sums, sizes)
+    return {"interval": [low, high], "p_value": p_value, "p_method": method, "standard_error": se,
+            "detectable_effect": detectable_effect(se)}
+
+
 def contrast(
     candidate: Mapping[str, float], baseline: Mapping[str, float], *, seed: int, resamples: int,
-    confidence: float, tolerance: float,
+    confidence: float, tolerance: float, permutations: int = DEFAULT_PERMUTATIONS,
+    clusters: Sequence[Sequence[str]] | None = None, patterns: dict | None = None,
 ) -> dict:
-    """One paired comparison on one metric: mean delta, interval, wins/losses/ties."""
+    """One paired comparison on one metric: mean delta, query-level interval, randomization p,
+    detectable effect, wins/losses/ties; with `clusters`, the same over clusters under "cluster"."""
     ids, deltas = paired_deltas(candidate, baseline)
     low, high = bootstrap_interval(deltas, seed, resamples, confidence)
-    return {
+    cache = patterns if patterns is not None else {}
+    ones = np.ones(len(ids), dtype=np.float64)
+    units = unit_statistics(deltas, ones, seed, resamples, confidence, permutations, cache)
+    out = {
         "queries": len(ids),
         "candidate_mean": math.fsum(candidate[q] for q in ids) / len(ids),
         "baseline_mean": math.fsum(baseline[q] for q in ids) / len(ids),
         "mean_delta": math.fsum(deltas.tolist()) / len(ids),
         "interval": [low, high],
         **wins_losses_ties(deltas, tolerance),
+        "p_value": units["p_value"],
+        "p_method": units["p_method"],
+        "standard_error": units["standard_error"],
+        "detectable_effect": units["detectable_effect"],
+    }
+    if clusters is not None:
+        sums, sizes = cluster_totals(ids, deltas, clusters)
+        out["cluster"] = {"clusters": len(clusters), "largest": max(len(m) for m in clusters),
+                          **unit_statistics(sums, sizes, seed, resamples, confidence, permutations, cache)}
+    return out
+
+
+def settings(evaluation: Mapping) -> dict:
+    """The optional statistics fields of a protocol's evaluation block, with their defaults."""
+    randomization = evaluation.get("randomization") or {}
+    return {
+        "permutations": randomization.get("permutations", DEFAULT_PERMUTATIONS),
+        "clusters": {**DEFAULT_CLUSTERS, **(evaluation.get("clusters") or {})},
     }
 
 
-def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int) -> list[dict]:
+def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int,
+              clusters: Sequence[Sequence[str]] | None = None) -> list[dict]:
     """The primary contrast (confirmatory) and the candidate against every other method (exploratory).
 
-    `per_query[method][query_id][metric]`; `evaluation` is the protocol's `evaluation` block.
+    `per_query[method][query_id][metric]`; `evaluation` is the protocol's `evaluation` block. Holm
+    adjusts the exploratory contrasts of each metric as one family (query-level p and, with
+    clusters, cluster-level p separately); a confirmatory contrast is its own family of one.
     """
     primary = evaluation["primary_contrast"]
     candidate = primary["candidate"]
     boot = evaluation["bootstrap"]
     if boot.get("order", "sorted_query_id") != "sorted_query_id":
         raise ValueError(f"unsupported bootstrap order {boot.get('order')!r}")
+    permutations = settings(evaluation)["permutations"]
     others = [primary["baseline"]] + sorted(m for m in per_query if m not in (candidate, primary["baseline"]))
+    patterns: dict = {}
     out = []
     for baseline in others:
         label = primary.get("label", "confirmatory") if baseline == primary["baseline"] else "exploratory"
@@ -102,8 +286,10 @@ def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evalua
             out.append({
                 "candidate": candidate, "baseline": baseline, "metric": metric, "label": label,
                 **contrast(values[candidate], values[baseline], seed=seed, resamples=boot["resamples"],
-                           confidence=boot["confidence"], tolerance=evaluation["tie_tolerance"]),
+                           confidence=boot["confidence"], tolerance=evaluation["tie_tolerance"],
+                           permutations=permutations, clusters=clusters, patterns=patterns),
             })
+    adjust_families(out)
     return out
 
 
@@ -127,6 +313,25 @@ def method_means(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], eva
                                            resamples=boot["resamples"], confidence=boot["confidence"])
                        for name in names}
     return out
+
+
+def adjust_families(contrast_list: list[dict]) -> None:
+    """Add `p_value_holm` and `holm_family` (and the same under `cluster`) to every contrast, in place."""
+    families: dict[tuple[str, str], list[dict]] = {}
+    for c in contrast_list:
+        families.setdefault((c["label"], c["metric"]), []).append(c)
+    for (label, metric), members in families.items():
+        exploratory = label == "exploratory"
+        for where in (lambda c: c, lambda c: c.get("cluster")):
+            targets = [where(c) for c in members]
+            if any(t is None for t in targets):
+                continue
+            adjusted = holm([t["p_value"] for t in targets]) if exploratory else [t["p_value"] for t in targets]
+            for t, p in zip(targets, adjusted):
+                t["p_value_holm"] = p
+        for c in members:
+            c["holm_family"] = (f"exploratory {metric}: {len(members)} contrasts" if exploratory
+                                else f"{label} {metric}: not adjusted")
 
 
 def per_query_table(rows: Sequence[Mapping]) -> dict[str, dict[str, dict[str, float]]]:

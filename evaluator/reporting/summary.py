@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.reporting import contrasts, html, rescue, tables
+from evaluator.reporting import contrast_text, contrasts, html, rescue, tables
 from evaluator.reporting.figures import CAPTIONS
 from evaluator.reporting.tables import Table, metric_label, num
 
@@ -74,11 +74,10 @@ def contrasts_table(public: Mapping) -> Table | None:
     stats = public.get("statistics")
     if not stats:
         return None
-    note = (f"Paired bootstrap, {stats['resamples']} resamples, {stats['confidence']:.0%} percentile interval, "
-            f"seed {stats['seed']} ({stats['rng']}).")
     return contrasts.table(public, ("statistics", "contrasts"),
                            [("candidate", lambda c: c["candidate"]), ("baseline", lambda c: c["baseline"])],
-                           id="contrasts", title="Paired comparisons", note=note)
+                           id="contrasts", title="Paired comparisons", note=contrast_text.note(stats),
+                           unit=contrast_text.primary_unit(stats))
 
 
 def categories_table(public: Mapping) -> Table:

@@ -76,8 +76,11 @@ def num(document: Mapping, *path, fmt: str = ".3f") -> Cell:
 
 
 def interval(document: Mapping, *path, fmt: str = "+.3f") -> Cell:
-    """`[low, high]` of a two-element list at `path`."""
-    pair = lookup(document, path)
+    """`[low, high]` of a two-element list at `path` (missing: n/a)."""
+    try:
+        pair = lookup(document, path)
+    except (KeyError, IndexError, TypeError):
+        return label("n/a")
     return Cell(("[", Num((*path, 0), pair[0], fmt), ", ", Num((*path, 1), pair[1], fmt), "]"))
 
 

@@ -236,7 +236,7 @@ def plan_failures(report, frozen) -> list[str]:
     # without --generation the chain's generation digest stands in (the generation check binds it)
     given = replace(frozen, digests={"generation": report["hash_chain"].get("generation"), **frozen.digests})
     expected = plans.build_plan(given, digest(report["state"]), lab, lab["scope"], before["fence"],
-                                before["store_digest"])
+                                before["store_digest"], clients=plan.get("clients", 1))
     for key in sorted(set(plan) | set(expected)):
         if plan.get(key) != expected.get(key):
             out.append(f"plan.{key}: not the plan pinned for these inputs, lab and fence")

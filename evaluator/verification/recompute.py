@@ -48,6 +48,7 @@ class Bm25:
     term_frequencies: dict[str, Counter] = field(default_factory=dict)
     lengths: dict[str, int] = field(default_factory=dict)
     postings: dict[str, list[str]] = field(default_factory=dict)
+    _cache: "_Bm25Arrays | None" = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, texts: Mapping[str, str], k1: float = 1.2, b: float = 0.75) -> "Bm25":
@@ -71,17 +72,65 @@ class Bm25:
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> dict[str, float]:
-        """Score of every record holding at least one query term (terms deduplicated)."""
+        """Score of every record holding at least one query term (terms deduplicated).
+
+        Per record, the terms' contributions idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avgdl))
+        are added in query-term order starting from 0.0, element by element in numpy with the same
+        operations in the same order as the scalar formula, so the sums are the scalar sums bit for
+        bit (tested) at a fraction of the cost on a 40,000-document corpus.
+        """
         terms = list(dict.fromkeys(bm25_tokens(query)))
+        arrays = self._arrays()
         avgdl = self.average_length
-        out: dict[str, float] = {}
+        total = np.zeros(len(arrays.ids), dtype=np.float64)
+        touched = np.zeros(len(arrays.ids), dtype=bool)
         for term in terms:
+            positions, tf = arrays.postings.get(term, (None, None))
+            if positions is None:
+                continue
             idf = self.idf(term)
-            for record_id in self.postings.get(term, ()):
-                tf = self.term_frequencies[record_id][term]
-                norm = self.k1 * (1.0 - self.b + self.b * self.lengths[record_id] / avgdl)
-                out[record_id] = out.get(record_id, 0.0) + idf * tf * (self.k1 + 1.0) / (tf + norm)
-        return out
+            norm = self.k1 * (1.0 - self.b + self.b * arrays.lengths[positions] / avgdl)
+            total[positions] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+            touched[positions] = True
+        hit = np.flatnonzero(touched)
+        return dict(zip([arrays.ids[i] for i in hit], total[hit].tolist()))
+
+    def _arrays(self) -> "_Bm25Arrays":
+        if self._cache is None:
+            ids = list(self.lengths)
+            position = {rid: i for i, rid in enumerate(ids)}
+            postings = {term: (np.array([position[r] for r in records], dtype=np.int64),
+                               np.array([self.term_frequencies[r][term] for r in records], dtype=np.float64))
+                        for term, records in self.postings.items()}
+            self._cache = _Bm25Arrays(ids, np.array([self.lengths[r] for r in ids], dtype=np.float64), postings)
+        return self._cache
+
+
+@dataclass(frozen=True)
+class _Bm25Arrays:
+    ids: list[str]
+    lengths: np.ndarray  # float64, in ids order
+    postings: dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (positions, term frequencies as float64)
+
+
+class CosineIndex:
+    """Every record's vector in one float64 matrix: a query's exact cosines in one product.
+
+    Same formula as `cosines` (dot / (|q| * |v|), clamped); a matrix-vector product may sum in
+    another order than one dot product per record, so values can differ in the last bit, far
+    inside COSINE_TOLERANCE. Built once per campaign (the vectors are frozen).
+    """
+
+    def __init__(self, vectors: Mapping[str, np.ndarray]):
+        self.ids = list(vectors)
+        rows = [np.asarray(v, dtype=np.float64) for v in vectors.values()]
+        self.matrix = np.vstack(rows) if rows else np.zeros((0, 0))
+        self.norms = np.linalg.norm(self.matrix, axis=1)
+
+    def scores(self, query: np.ndarray) -> dict[str, float]:
+        q = np.asarray(query, dtype=np.float64)
+        values = np.clip((self.matrix @ q) / (float(np.linalg.norm(q)) * self.norms), -1.0, 1.0)
+        return dict(zip(self.ids, values.tolist()))
 
 
 def cosines(query: np.ndarray, vectors: Mapping[str, np.ndarray]) -> dict[str, float]:
@@ -97,10 +146,33 @@ def cosines(query: np.ndarray, vectors: Mapping[str, np.ndarray]) -> dict[str, f
 
 
 def ordered(scores: Mapping[str, float], depth: int | None = None, min_score: float | None = None) -> list[tuple[str, float]]:
-    """Score descending, ties by record id ascending; optionally only scores >= min_score."""
+    """Score descending, ties by record id ascending; optionally only scores >= min_score.
+
+    With a depth well below the number of scores, only the records scoring at least the depth-th
+    best score are sorted: every record of the top `depth` is among them, ties included, so the
+    result is the full sort's prefix exactly."""
+    if depth is not None and 0 < depth and 4 * depth < len(scores):
+        ids = list(scores)
+        values = np.fromiter(scores.values(), dtype=np.float64, count=len(ids))
+        if min_score is not None:
+            keep = np.flatnonzero(values >= min_score)
+            ids, values = [ids[i] for i in keep], values[keep]
+        if depth < len(ids):
+            kth = np.partition(values, len(values) - depth)[len(values) - depth]
+            keep = np.flatnonzero(values >= kth)
+            ids, values = [ids[i] for i in keep], values[keep]
+        items = list(zip(ids, values.tolist()))
+        items.sort(key=lambda item: (-item[1], item[0]))
+        return items[:depth]
     items = [(rid, s) for rid, s in scores.items() if min_score is None or s >= min_score]
     items.sort(key=lambda item: (-item[1], item[0]))
     return items if depth is None else items[:depth]
+
+
+def count_at_least(scores: Mapping[str, float], min_score: float | None) -> int:
+    if min_score is None:
+        return len(scores)
+    return int(np.count_nonzero(np.fromiter(scores.values(), dtype=np.float64, count=len(scores)) >= min_score))
 
 
 def rrf(channels: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int) -> dict[str, dict]:

@@ -57,6 +57,7 @@ class Checker:
                                              "metadata": {"document_id": d, "title": documents[d]["title"]}}
                          for d in documents}
         self.vectors = {self.record_of[d]: v.astype(np.float64) for d, v in frozen.doc_vectors.items()}
+        self.cosine_index = rc.CosineIndex(self.vectors)
         self.bm25 = rc.Bm25.build(self.texts)
         self.edges: dict[str, rc.Edge] = {}
         self.relation_revision: dict[str, int] = {}
@@ -80,7 +81,7 @@ class Checker:
 
     def cosines(self, query: dict) -> dict[str, float]:
         if query["id"] not in self._cosine_cache:
-            self._cosine_cache[query["id"]] = rc.cosines(self.frozen.query_vectors[query["id"]], self.vectors)
+            self._cosine_cache[query["id"]] = self.cosine_index.scores(self.frozen.query_vectors[query["id"]])
         return self._cosine_cache[query["id"]]
 
     def hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
@@ -169,8 +170,8 @@ class Checker:
 
     def _check_single(self, query, hits, channel, scores, tol, spec, fail) -> None:
         min_score = spec.get("min_score")
-        mine = rc.ordered(scores, min_score=min_score)
-        expected = min(len(mine), spec["limit"])
+        mine = rc.ordered(scores, depth=spec["limit"], min_score=min_score)
+        expected = min(rc.count_at_least(scores, min_score), spec["limit"])
         if len(hits) != expected:
             fail(None, "hits", f"{len(hits)} hits, recomputation gives {expected}")
         for i, hit in enumerate(hits, start=1):
