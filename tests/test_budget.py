@@ -99,7 +99,8 @@ def test_rescue_report_block_from_rows():
     import json
     from pathlib import Path
 
-    from evaluator.reporting.rescue import derive_rescue, markdown
+    from evaluator.reporting.rescue import derive_rescue, tables
+    from evaluator.reporting.tables import markdown
     protocol = json.loads((Path(__file__).resolve().parents[1] / "protocols" / "musique-sample-v2.json").read_text())
     queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},
                "q2": {"judgments": {"x": 1}, "evidence_chain": ["x"]}}
@@ -122,6 +123,6 @@ def test_rescue_report_block_from_rows():
     curve = block["budget_curve"]["graph_rescue"]["whole_page"]["none"]
     assert set(curve) == {"2000", "4000", "8000", "16000"} and curve["2000"]["evidence_recall"] == 1.0
     assert block == derive_rescue(list(reversed(rows)), protocol, queries)  # order-free, deterministic
-    assert "UPPER BOUND" in markdown(block)
+    assert "UPPER BOUND" in "".join(markdown(t) for t in tables({"rescue": block}))
     v1 = json.loads((Path(__file__).resolve().parents[1] / "protocols" / "musique-sample-v1.json").read_text())
     assert derive_rescue(rows, v1, queries) is None
