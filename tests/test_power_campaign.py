@@ -61,7 +61,7 @@ def test_export_and_audit_rederive_the_statistics_of_a_two_client_report(campaig
     cli("export_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture, "--output", public)
     assert json.loads(public.read_text())["statistics"] == two["statistics"]
     summary = (tmp_path / "public.md").read_text()
-    assert "| cluster interval | p | p (Holm) | detectable |" in summary
+    assert "| cluster interval | p | p (Holm) | detectable ± | W/L/T |" in summary
     assert "this cohort can detect effects of about ±" in summary
     out = cli("audit_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture,
               "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,

@@ -278,8 +278,9 @@ def test_audit_names_an_altered_proof_step(campaign, tmp_path):
     assert result.returncode == 1
     assert (f"FAIL pages rows[{i}] query {row['query_id']}, method graph_hybrid_balanced, rank {rank}, "
             f"proof.steps[0].factor") in result.stdout
-    # the page no longer has the digest the campaign recorded for every repetition
-    assert "FAIL repetitions" in result.stdout and "ok hash_chain" in result.stdout
+    # the page no longer has the proof digest the row (and every repetition) recorded, and the seal breaks
+    assert f"FAIL rows rows[{i}] (query {row['query_id']}, method graph_hybrid_balanced).proof_digest" in result.stdout
+    assert f"FAIL seal rows[{i}]" in result.stdout and "ok hash_chain" in result.stdout
 
 
 def test_audit_names_an_altered_score(campaign, tmp_path):

@@ -67,10 +67,12 @@ def lookup(document: Mapping, path: Sequence):
 
 
 def num(document: Mapping, *path, fmt: str = ".3f") -> Cell:
-    """One number read from `document` at `path` (missing: shown as n/a, bound to nothing)."""
+    """One number read from `document` at `path` (missing or null: shown as n/a, bound to nothing)."""
     try:
         value = lookup(document, path)
     except (KeyError, IndexError, TypeError):
+        return label("n/a")
+    if value is None:
         return label("n/a")
     return Cell((Num(tuple(path), value, fmt),))
 
