@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from protocols.artifacts import HOP_KEYS, check_dataset, check_splits, hop_category
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_json
@@ -84,7 +85,7 @@ def load_protocol(path: str | Path) -> dict:
 def validate_protocol(value: Any) -> dict:
     """Return `value` unchanged when it is a valid protocol; else raise ProtocolError."""
     f = Fields(ProtocolError)
-    f.obj(value, "", TOP_KEYS)
+    f.obj(value, "", TOP_KEYS, optional=(EMBEDDING_SPACE,))
     f.string(value["protocol_version"], "protocol_version")
     f.string(value["title"], "title")
     check_dataset(f, value["dataset"])
@@ -96,6 +97,8 @@ def validate_protocol(value: Any) -> dict:
     profiles = _check_profiles(f, value["ranking_profiles"])
     methods = _check_methods(f, value["methods"], profiles)
     _check_evaluation(f, value["evaluation"], methods, value["selection"]["splits"])
+    if EMBEDDING_SPACE in value:  # optional: a protocol that pins the encoder (protocols/embedding_space.py)
+        check_embedding_space(f, value[EMBEDDING_SPACE])
     return value
 
 

@@ -21,6 +21,7 @@ import pytest
 from builders.embedding import (
     FIXTURE_FORMAT,
     NORM_TOLERANCE,
+    Batching,
     BuildOptions,
     FixtureError,
     build,
@@ -37,6 +38,7 @@ from builders.embedding import (
     vector_sha256,
     write_fixture,
 )
+from builders.embedding import st_provider
 from builders.model_profiles import choose_profile, detect_profile, read_model_facts
 from protocols import RefusedInput, digest, save, sha256_file
 from protocols.artifacts import document_id, document_text, source_counts
@@ -113,15 +115,15 @@ def source():
 
 @pytest.fixture(scope="module")
 def plain(encoder, source):
-    choice = choose_profile(encoder.facts)
-    return build(source, encoder, choice, BuildOptions(batch_size=5, threads=1), progress=False)
+    return _build(encoder, source)
 
 
-def _build(encoder, source, profile=None, force=False, **options):
-    choice = choose_profile(encoder.facts, profile, force)
-    options.setdefault("batch_size", 5)
-    options.setdefault("threads", 1)  # one thread: no oversubscription when the suite runs in parallel
-    return build(source, encoder, choice, BuildOptions(**options), progress=False)
+def _build(encoder, source, profile=None, force=False, batch_size=5, threads=1, max_tokens=None,
+           batching="fixed", token_budget=None):
+    # one thread by default: no oversubscription when the suite runs in parallel
+    provider = st_provider.configure(encoder, choose_profile(encoder.facts, profile, force), "truncate", threads,
+                                     max_tokens)
+    return build(source, provider, Batching(batching, batch_size, token_budget), progress=False)
 
 
 def _write_source(tmp_path: Path, value: dict) -> Path:
