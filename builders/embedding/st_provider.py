@@ -187,6 +187,13 @@ class SentenceTransformerProvider:
             "cpu": platform.machine(),
         }
 
+    def spec(self) -> dict:
+        """What another process needs to load this very provider (builders.embedding.parallel)."""
+        expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
+        return {"provider": self.name, "model_dir": str(self.encoder.facts.path), "profile": self.choice.profile.name,
+                "overlength": self.overlength, "threads": self.threads, "max_tokens": self.max_tokens,
+                "expect": expect}
+
     def generation_info(self) -> dict:
         return {"profile": {"name": self.choice.profile.name, "chosen": self.choice.how,
                             "detection": self.choice.detection.reason},
