@@ -194,7 +194,7 @@ def encode_documents(provider: Provider, ids: list[str], texts: list[str], token
     if workers > 1:
         from builders.embedding.parallel import encode_batches
 
-        encode_batches(provider.spec(), [[texts[i] for i in batch] for batch in plan], workers, done)
+        encode_batches(provider, [[texts[i] for i in batch] for batch in plan], workers, done)
     else:
         for index, batch in enumerate(plan):
             t0 = time.perf_counter()
