@@ -3,21 +3,41 @@
 The reported cosine of a record is the float64 dot product of its stored unit row (float32,
 normalized in float64) with the float64 unit query, clamped to [-1, 1]; `exact_cosines` computes
 it row by row with numpy's per-row summation, so a value never depends on where the row sits in
-the matrix or how many rows are computed together. The float32 matrix-vector product is only a
-prefilter: every row whose float32 score is within a proven error margin of the limit-th best is
-recomputed exactly, so the float32 rounding can neither drop a hit nor order a tie.
+the matrix or how many rows are computed together.
+
+Everything before that exact rescoring is a prefilter that may only discard rows it has proved
+cannot reach the top `limit`:
+
+- large spaces (`QUANTIZED_MIN_ROWS` rows and more): an int8 scan. Each row r is stored as an
+  int8 code c_r with a scale s_r, its residual norm e_r = |x_r - s_r c_r| and its code norm
+  m_r = |s_r c_r|; the query q is coded the same way (s_q, c_q, residual e_q). The integer
+  product c_r . c_q is exact (int32 accumulation in numkong's SIMD kernel), and
+  |x_r . q - s_r s_q (c_r . c_q)| <= e_r |q| + m_r e_q (Cauchy-Schwarz twice). That bound, widened
+  by a relative 1e-6 and an absolute 1e-12 to cover every float64 rounding (the exact cosine's own
+  summation error is below 1e-13 for unit vectors), gives each row a lower and an upper bound.
+  Both bounds are clamped to [-1, 1] like the cosine itself (clamping is monotone).
+  A row whose upper bound is below the limit-th best lower bound is strictly below the limit-th
+  best exact cosine, so it can be neither a hit nor a tie at the cut; every other live row is
+  rescored exactly. The scan reads a quarter of the float32 matrix.
+- small spaces: a float32 matrix-vector product with the margin 2 (d + 2) 2^-24, as before
+  (cheaper than the int8 path's fixed costs below a few thousand rows; measured in
+  docs/retrieval.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numkong
 import numpy as np
 
-from server.retrieval.indexes import ScopeIndex, SpaceMatrix
+from server.retrieval.indexes import ScopeIndex, SpaceMatrix, quantize_row
 from server.retrieval.ranking import top_by_score
 
 _UNIT_ROUNDOFF_32 = 2.0 ** -24
+QUANTIZED_MIN_ROWS = 8192  # below this the float32 prefilter is as fast (docs/retrieval.md)
+_BOUND_RELATIVE = 1.0 + 1e-6
+_BOUND_ABSOLUTE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -25,6 +45,10 @@ class Query:
     space: SpaceMatrix
     unit64: np.ndarray
     unit32: np.ndarray
+    code: np.ndarray  # int8 code of unit64
+    scale: float
+    residual: float  # |unit64 - scale * code|
+    norm: float  # |unit64| (1 up to rounding)
 
 
 @dataclass(frozen=True)
@@ -37,7 +61,8 @@ class SemanticRanking:
 def prepare_query(space: SpaceMatrix, vector: np.ndarray) -> Query:
     v64 = np.asarray(vector, dtype=np.float32).astype(np.float64)
     unit64 = v64 / np.sqrt(np.dot(v64, v64))
-    return Query(space, unit64, unit64.astype(np.float32))
+    code, scale, residual, _ = quantize_row(unit64)
+    return Query(space, unit64, unit64.astype(np.float32), code, scale, residual, float(np.linalg.norm(unit64)))
 
 
 def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
@@ -45,18 +70,62 @@ def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
     return np.clip(products.sum(axis=1), -1.0, 1.0)
 
 
+def quantized_bounds(query: Query) -> tuple[np.ndarray, np.ndarray]:
+    """(approximate cosine, error bound) of every row of the space, from the int8 codes."""
+    space = query.space
+    n = space.count
+    dots = np.asarray(numkong.cdist(query.code[None, :], space.codes[:n], metric="dot"))[0]
+    approx = dots * space.scales[:n]
+    approx *= query.scale
+    bound = space.residuals[:n] * query.norm
+    bound += space.code_norms[:n] * query.residual
+    bound *= _BOUND_RELATIVE
+    bound += _BOUND_ABSOLUTE
+    return approx, bound
+
+
+def _quantized_candidates(query: Query, limit: int, min_score: float, live: np.ndarray, all_live: bool) -> np.ndarray:
+    approx, bound = quantized_bounds(query)
+    # The reported cosine is clamped to [-1, 1]; clamping is monotone, so clamped bounds bound
+    # the clamped value (two rows just above 1 tie at 1.0 and must both reach the id order).
+    lower = np.clip(approx - bound, -1.0, 1.0)
+    if not all_live:
+        lower[~live] = -np.inf
+    kth_lower = lower[np.argpartition(-lower, limit - 1)[limit - 1]]
+    upper = approx
+    upper += bound
+    np.clip(upper, -1.0, 1.0, out=upper)
+    keep = upper >= max(kth_lower, min_score)
+    if not all_live:
+        keep &= live
+    return np.flatnonzero(keep)
+
+
+def _float32_candidates(query: Query, limit: int, live_rows: np.ndarray) -> np.ndarray:
+    space = query.space
+    approx = space.rows[live_rows] @ query.unit32 if len(live_rows) < space.count else (
+        space.rows[: space.count] @ query.unit32)
+    kth = approx[np.argpartition(-approx, limit - 1)[limit - 1]]
+    # |float32 dot - exact| <= (d + 2) u for unit vectors; twice that is a safe margin.
+    margin = 2.0 * (space.dimensions + 2) * _UNIT_ROUNDOFF_32
+    return live_rows[approx >= kth - margin]
+
+
+def candidate_rows(query: Query, limit: int, min_score: float) -> tuple[np.ndarray, int]:
+    """(rows that may be in the top `limit`, live rows scored): every row not proved out."""
+    space = query.space
+    live = space.live[: space.count]
+    live_count = int(np.count_nonzero(live))
+    if live_count <= 2 * limit + 64:
+        return np.flatnonzero(live), live_count
+    if space.count >= QUANTIZED_MIN_ROWS:
+        return _quantized_candidates(query, limit, min_score, live, live_count == space.count), live_count
+    return _float32_candidates(query, limit, np.flatnonzero(live)), live_count
+
+
 def cosine(index: ScopeIndex, query: Query, limit: int, min_score: float) -> SemanticRanking:
     space = query.space
-    live_rows = np.flatnonzero(space.live[: space.count])
-    if len(live_rows) > 2 * limit + 64:
-        approx = space.rows[live_rows] @ query.unit32 if len(live_rows) < space.count else (
-            space.rows[: space.count] @ query.unit32)
-        kth = approx[np.argpartition(-approx, limit - 1)[limit - 1]]
-        # |float32 dot - exact| <= (d + 2) u for unit vectors; twice that is a safe margin.
-        margin = 2.0 * (space.dimensions + 2) * _UNIT_ROUNDOFF_32
-        candidates = live_rows[approx >= kth - margin]
-    else:
-        candidates = live_rows
+    candidates, scored = candidate_rows(query, limit, min_score)
     exact = exact_cosines(query, candidates)
     keep = exact >= min_score
     candidates, exact = candidates[keep], exact[keep]
@@ -65,5 +134,5 @@ def cosine(index: ScopeIndex, query: Query, limit: int, min_score: float) -> Sem
     return SemanticRanking(
         ids=[index.slot_ids[s] for s in space.row_slots[candidates[best]].tolist()],
         scores=exact[best].tolist(),
-        scored=len(live_rows),
+        scored=scored,
     )
