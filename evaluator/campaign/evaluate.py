@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.campaign import plan as plans
-from evaluator.campaign.client import LabClient
+from evaluator.campaign.client import LabClient, vector_base64
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, payload_bytes, row_metrics
@@ -64,7 +64,7 @@ class Paths:
 def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     """The request of one method for one query, exactly as the protocol fixes it."""
     route = spec["route"]
-    vector = {"query_vector": [float(x) for x in frozen.query_vectors[query["id"]]], "space_id": frozen.space_id}
+    vector = {"query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id}
     if route == "lexical":
         return {"profile": spec["profile"], "query": query["question"], "limit": spec["limit"]}
     if route == "semantic":

@@ -73,6 +73,7 @@ class InvertedIndex:
         self.version = 0  # bumped on every change; derived arrays are cached per version
         self._compiled: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._derived: dict[str, tuple[int, object]] = {}
+        self._term_derived: dict[tuple[str, str], tuple[int, object]] = {}
 
     def add(self, slot: int, text: str) -> None:
         tokens = bm25_tokens(text)
@@ -120,6 +121,21 @@ class InvertedIndex:
             cached = (self.version, build())
             self._derived[name] = cached
         return cached[1]
+
+    def term_derived(self, term: str, name: str, build):
+        """A per-term value that depends on the whole index (e.g. BM25 posting scores: idf and
+        length norms move with every write), rebuilt lazily after any change."""
+        key = (name, term)
+        cached = self._term_derived.get(key)
+        if cached is None or cached[0] != self.version:
+            if cached is None and len(self._term_derived) >= _TERM_CACHE_ENTRIES:
+                self._term_derived.clear()  # bounded memory; a cleared entry is just recomputed
+            cached = (self.version, build())
+            self._term_derived[key] = cached
+        return cached[1]
+
+
+_TERM_CACHE_ENTRIES = 200_000
 
 
 class SpaceMatrix:

@@ -39,6 +39,7 @@ _FIELDS = {
     "graph": ({"profile", "seed", "query", "limit"}, {"query_vector", "space_id", "expansion"}),
     "rescue": ({"profile", "query", "query_vector", "space_id", "limit", "graph_mode"}, set()),
 }
+PAGE_OPTIONS = {"include_payload"}  # optional on every route: what the page carries, never the ranking
 _EXPANSION_BOUNDS = {
     "max_depth": MAX_DEPTH,
     "max_nodes": (4, MAX_NODES),  # at least the 4 anchors
@@ -56,7 +57,15 @@ def _invalid(message: str, code: str = "wrong_type") -> ApiError:
 
 def _check_fields(body: object, route: str) -> dict:
     required, optional = _FIELDS[route]
-    return validation.fields(body, f"{route} search body", tuple(sorted(required)), tuple(sorted(optional)))
+    return validation.fields(body, f"{route} search body", tuple(sorted(required)),
+                             tuple(sorted(optional | PAGE_OPTIONS)))
+
+
+def _include_payload(body: dict) -> bool:
+    value = body.get("include_payload", True)
+    if not isinstance(value, bool):
+        raise _invalid(f"include_payload must be true or false, got {validation.shown(value)}")
+    return value
 
 
 def _number(value: object, name: str, low: float, high: float) -> float:
@@ -103,7 +112,7 @@ def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
         raise _invalid(f"unknown space {validation.shown(space_id)}: no embedding is bound in it in this scope",
                        "unknown_space")
     # The same rule as a stored vector (finite in float32, not all zero, the space's dimension).
-    v32 = validation.vector(body["query_vector"], "query_vector", space.dimensions)
+    v32 = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
 
 
@@ -334,5 +343,12 @@ def search(index: ScopeIndex, route: str, body: dict) -> dict:
     if handler is None:
         raise ApiError(404, "unknown_route", f"no search route {route!r}; routes: {', '.join(_ROUTES)}")
     body = _check_fields(body, route)
+    include_payload = _include_payload(body)
+    if "include_payload" in body:
+        body = {k: v for k, v in body.items() if k not in PAGE_OPTIONS}
     with index.lock:
-        return handler(index, body)
+        page = handler(index, body)
+    if not include_payload:  # a thinner page for callers that keep their own texts; same ranking
+        for hit in page["hits"]:
+            hit["payload"] = None
+    return page
