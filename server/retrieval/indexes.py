@@ -231,6 +231,8 @@ class ScopeIndex:
         # (kind, direction) -> node id -> [(relation id, other endpoint id)] sorted by relation id
         self.adjacency: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
         self._id_rank: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))
+        # indexes other method families derive from this one (e.g. server/ann), keyed by their owner
+        self.derived_indexes: dict[tuple, object] = {}
 
     # ------------------------------------------------------------------ feeding (store side)
 

@@ -38,6 +38,7 @@ _FIELDS = {
     "hybrid": ({"profile", "query", "query_vector", "space_id", "limit"}, set()),
     "graph": ({"profile", "seed", "query", "limit"}, {"query_vector", "space_id", "expansion"}),
     "rescue": ({"profile", "query", "query_vector", "space_id", "limit", "graph_mode"}, set()),
+    "ann": ({"query_vector", "space_id", "limit"}, {"profile"}),
 }
 PAGE_OPTIONS = {"include_payload"}  # optional on every route: what the page carries, never the ranking
 _EXPANSION_BOUNDS = {
@@ -333,8 +334,14 @@ def _proof(index: ScopeIndex, path) -> dict:
             "steps": steps}
 
 
+def _search_ann(index: ScopeIndex, body: dict) -> dict:
+    from server.ann.page import search_ann  # the ANN family (server/ann, docs/scale.md); imports this module
+    return search_ann(index, body)
+
+
 _ROUTES = {"lexical": _lexical, "semantic": _semantic, "hybrid": _hybrid, "graph": _graph,
-           "rescue": search_rescue}  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
+           "rescue": search_rescue,  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
+           "ann": _search_ann}
 
 
 def search(index: ScopeIndex, route: str, body: dict) -> dict:
