@@ -71,6 +71,8 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
         return {"profile": spec["profile"], **vector, "limit": spec["limit"], "min_score": spec["min_score"]}
     if route == "hybrid":
         return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"]}
+    if route == "ann":  # docs/scale.md
+        return {"profile": spec["profile"], **vector, "limit": spec["limit"]}
     if route == "rescue":  # docs/rescue.md
         return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"],
                 "graph_mode": spec["graph_mode"]}
@@ -79,7 +81,7 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     return {**body, **vector} if spec["seed"] == "hybrid" else body
 
 
-VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue")
+VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann")
 
 
 def check_routes(protocol: Mapping) -> None:
