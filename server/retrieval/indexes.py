@@ -153,6 +153,9 @@ class SpaceMatrix:
         self.rows = np.zeros((16, dimensions), dtype=np.float32)
         self.codes = np.zeros((16, dimensions), dtype=np.int8)
         self.scales = np.zeros(16, dtype=np.float64)
+        self.scales32 = np.zeros(16, dtype=np.float32)  # the first, float32 pass of the prefilter
+        self.max_residual = 0.0  # over every row ever stored: a bound for every current row
+        self.max_code_norm = 0.0
         self.residuals = np.zeros(16, dtype=np.float64)
         self.code_norms = np.zeros(16, dtype=np.float64)
         self.row_slots = np.zeros(16, dtype=np.int64)  # record slot of each row
@@ -170,6 +173,9 @@ class SpaceMatrix:
         code, scale, residual, code_norm = quantize_row(unit)
         self.codes[binding.row] = code
         self.scales[binding.row] = scale
+        self.scales32[binding.row] = scale
+        self.max_residual = max(self.max_residual, residual)
+        self.max_code_norm = max(self.max_code_norm, code_norm)
         self.residuals[binding.row] = residual
         self.code_norms[binding.row] = code_norm
         self.row_slots[binding.row] = slot
@@ -189,6 +195,7 @@ class SpaceMatrix:
             return bigger
         self.rows, self.codes = grown(self.rows), grown(self.codes)
         self.scales, self.residuals, self.code_norms = grown(self.scales), grown(self.residuals), grown(self.code_norms)
+        self.scales32 = grown(self.scales32)
         self.row_slots, self.live = grown(self.row_slots), grown(self.live)
 
     def live_count(self) -> int:

@@ -38,6 +38,7 @@ _UNIT_ROUNDOFF_32 = 2.0 ** -24
 QUANTIZED_MIN_ROWS = 8192  # below this the float32 prefilter is as fast (docs/retrieval.md)
 _BOUND_RELATIVE = 1.0 + 1e-6
 _BOUND_ABSOLUTE = 1e-12
+_FLOAT32_EXACT_DIMENSIONS = 1040  # d * 127^2 < 2^24: integer products exact in float32
 
 
 @dataclass(frozen=True)
@@ -70,35 +71,66 @@ def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
     return np.clip(products.sum(axis=1), -1.0, 1.0)
 
 
-def quantized_bounds(query: Query) -> tuple[np.ndarray, np.ndarray]:
-    """(approximate cosine, error bound) of every row of the space, from the int8 codes."""
+def quantized_bounds(query: Query, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(approximate cosine, error bound) in float64 of the given rows (default: every row)."""
     space = query.space
-    n = space.count
-    dots = np.asarray(numkong.cdist(query.code[None, :], space.codes[:n], metric="dot"))[0]
-    approx = dots * space.scales[:n]
+    codes = space.codes[: space.count] if rows is None else space.codes[rows]
+    pick = slice(0, space.count) if rows is None else rows
+    dots = np.asarray(numkong.cdist(query.code[None, :], codes, metric="dot"))[0]
+    approx = dots * space.scales[pick]
     approx *= query.scale
-    bound = space.residuals[:n] * query.norm
-    bound += space.code_norms[:n] * query.residual
+    bound = space.residuals[pick] * query.norm
+    bound += space.code_norms[pick] * query.residual
     bound *= _BOUND_RELATIVE
     bound += _BOUND_ABSOLUTE
     return approx, bound
 
 
+def _coarse_rows(query: Query, limit: int, live: np.ndarray, all_live: bool) -> np.ndarray | None:
+    """First pass over every row, in float32 with one error bound for all rows: the rows that may
+    still be in the top `limit`. None means keep every live row (a degenerate clamp case).
+
+    The integer products are exact in float32 (|c . c_q| <= d * 127^2 < 2^24 for d <= 1,040; larger
+    spaces skip this pass), and the float32 products with the scales are within a relative
+    3 * 2^-24 of their float64 values, covered by the 1e-6 slack. With E = the largest per-row bound
+    of the space, the limit-th best approximate score minus E is below the limit-th best cosine, and
+    a row more than 2E below it is strictly below that cosine. Clamping could only make two such
+    values tie at 1 (or at -1), so rows that may reach 1 are kept, and a limit-th best that may be
+    at -1 keeps everything.
+    """
+    space = query.space
+    n = space.count
+    dots = np.asarray(numkong.cdist(query.code[None, :], space.codes[:n], metric="dot", out_dtype="float32"))[0]
+    approx = dots * space.scales32[:n]
+    approx *= np.float32(query.scale)
+    if not all_live:
+        approx[~live] = -np.inf
+    widest = (space.max_residual * query.norm + space.max_code_norm * query.residual) * _BOUND_RELATIVE + 1e-6
+    kth = float(approx[np.argpartition(-approx, limit - 1)[limit - 1]])
+    if kth - widest <= -1.0:
+        return None
+    keep = approx >= min(kth - 2.0 * widest, 1.0 - widest)
+    if not all_live:
+        keep &= live
+    return np.flatnonzero(keep)
+
+
 def _quantized_candidates(query: Query, limit: int, min_score: float, live: np.ndarray, all_live: bool) -> np.ndarray:
-    approx, bound = quantized_bounds(query)
+    rows = _coarse_rows(query, limit, live, all_live) if query.space.dimensions <= _FLOAT32_EXACT_DIMENSIONS else None
+    if rows is None:
+        rows = np.flatnonzero(live)
+    # Second pass, on the surviving rows only: each row's own float64 bound. The limit-th best lower
+    # bound over these rows is the limit-th best over all live rows (a row the first pass dropped
+    # has every bound below the limit rows that fix this one).
+    approx, bound = quantized_bounds(query, rows)
     # The reported cosine is clamped to [-1, 1]; clamping is monotone, so clamped bounds bound
     # the clamped value (two rows just above 1 tie at 1.0 and must both reach the id order).
     lower = np.clip(approx - bound, -1.0, 1.0)
-    if not all_live:
-        lower[~live] = -np.inf
     kth_lower = lower[np.argpartition(-lower, limit - 1)[limit - 1]]
     upper = approx
     upper += bound
     np.clip(upper, -1.0, 1.0, out=upper)
-    keep = upper >= max(kth_lower, min_score)
-    if not all_live:
-        keep &= live
-    return np.flatnonzero(keep)
+    return rows[upper >= max(kth_lower, min_score)]
 
 
 def _float32_candidates(query: Query, limit: int, live_rows: np.ndarray) -> np.ndarray:
