@@ -27,6 +27,7 @@ cannot reach the top `limit`:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numkong
 import numpy as np
@@ -42,14 +43,24 @@ _FLOAT32_EXACT_DIMENSIONS = 1040  # d * 127^2 < 2^24: integer products exact in 
 
 
 @dataclass(frozen=True)
+class QueryCode:
+    code: np.ndarray  # int8 code of the unit query
+    scale: float
+    residual: float  # |unit64 - scale * code|
+    norm: float  # |unit64| (1 up to rounding)
+
+
+@dataclass(frozen=True)
 class Query:
     space: SpaceMatrix
     unit64: np.ndarray
     unit32: np.ndarray
-    code: np.ndarray  # int8 code of unit64
-    scale: float
-    residual: float  # |unit64 - scale * code|
-    norm: float  # |unit64| (1 up to rounding)
+
+    @cached_property
+    def coded(self) -> QueryCode:
+        """The int8 form, computed only when the int8 prefilter runs (small spaces never need it)."""
+        code, scale, residual, _ = quantize_row(self.unit64)
+        return QueryCode(code, scale, residual, float(np.linalg.norm(self.unit64)))
 
 
 @dataclass(frozen=True)
@@ -62,8 +73,7 @@ class SemanticRanking:
 def prepare_query(space: SpaceMatrix, vector: np.ndarray) -> Query:
     v64 = np.asarray(vector, dtype=np.float32).astype(np.float64)
     unit64 = v64 / np.sqrt(np.dot(v64, v64))
-    code, scale, residual, _ = quantize_row(unit64)
-    return Query(space, unit64, unit64.astype(np.float32), code, scale, residual, float(np.linalg.norm(unit64)))
+    return Query(space, unit64, unit64.astype(np.float32))
 
 
 def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
@@ -73,14 +83,14 @@ def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
 
 def quantized_bounds(query: Query, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(approximate cosine, error bound) in float64 of the given rows (default: every row)."""
-    space = query.space
+    space, coded = query.space, query.coded
     codes = space.codes[: space.count] if rows is None else space.codes[rows]
     pick = slice(0, space.count) if rows is None else rows
-    dots = np.asarray(numkong.cdist(query.code[None, :], codes, metric="dot"))[0]
+    dots = np.asarray(numkong.cdist(coded.code[None, :], codes, metric="dot"))[0]
     approx = dots * space.scales[pick]
-    approx *= query.scale
-    bound = space.residuals[pick] * query.norm
-    bound += space.code_norms[pick] * query.residual
+    approx *= coded.scale
+    bound = space.residuals[pick] * coded.norm
+    bound += space.code_norms[pick] * coded.residual
     bound *= _BOUND_RELATIVE
     bound += _BOUND_ABSOLUTE
     return approx, bound
@@ -98,14 +108,14 @@ def _coarse_rows(query: Query, limit: int, live: np.ndarray, all_live: bool) -> 
     values tie at 1 (or at -1), so rows that may reach 1 are kept, and a limit-th best that may be
     at -1 keeps everything.
     """
-    space = query.space
+    space, coded = query.space, query.coded
     n = space.count
-    dots = np.asarray(numkong.cdist(query.code[None, :], space.codes[:n], metric="dot", out_dtype="float32"))[0]
+    dots = np.asarray(numkong.cdist(coded.code[None, :], space.codes[:n], metric="dot", out_dtype="float32"))[0]
     approx = dots * space.scales32[:n]
-    approx *= np.float32(query.scale)
+    approx *= np.float32(coded.scale)
     if not all_live:
         approx[~live] = -np.inf
-    widest = (space.max_residual * query.norm + space.max_code_norm * query.residual) * _BOUND_RELATIVE + 1e-6
+    widest = (space.max_residual * coded.norm + space.max_code_norm * coded.residual) * _BOUND_RELATIVE + 1e-6
     kth = float(approx[np.argpartition(-approx, limit - 1)[limit - 1]])
     if kth - widest <= -1.0:
         return None
