@@ -668,7 +668,8 @@ _RESCUE = {"profile": "graph_rescue_v1", "query": "x", "query_vector": [1.0] * 8
     ("semantic", {"query_vector": [0.0] * 8, "space_id": SPACE, "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [10 ** 400] + [1] * 7, "space_id": SPACE, "limit": 5}, "invalid_vector"),
     ("semantic", {"query_vector": [True] * 8, "space_id": SPACE, "limit": 5}, "wrong_type"),
-    ("semantic", {"query_vector": "1,1,1,1,1,1,1,1", "space_id": SPACE, "limit": 5}, "wrong_type"),
+    # a string is the base64 form (docs/api.md); this one is not base64
+    ("semantic", {"query_vector": "1,1,1,1,1,1,1,1", "space_id": SPACE, "limit": 5}, "invalid_base64"),
     ("semantic", {"query_vector": [1.0] * 8, "space_id": SPACE, "limit": 5, "min_score": 10 ** 400}, "out_of_range"),
     ("semantic", {"query_vector": [1.0] * 8, "space_id": ["x"], "limit": 5}, "wrong_type"),
     ("hybrid", {"profile": ["weighted_rrf_v2"], "query": "x", "query_vector": [1.0] * 8, "space_id": SPACE,
