@@ -185,7 +185,7 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
         wire = f"{np.percentile(np.array(http[name]) - np.array(header[name]), 50):.3f}" if http[name] else "not run"
         lines.append(f"| {name} | {fmt(ip)} | {cpu:.3f} | {fmt(hd)} | {fmt(ht)} | {wire} | {sc} |")
         wire = float(np.percentile(np.array(http[name]) - np.array(header[name]), 50)) if http[name] else None
-        figures["methods"][name] = {"in_process_p50_ms": ip[0], "header_p50_ms": hd and hd[0],
+        figures["methods"][name] = {"in_process_p50_ms": ip[0], "in_process_cpu_p50_ms": cpu, "header_p50_ms": hd and hd[0],
                                     "http_p50_ms": ht and ht[0], "http_p95_ms": ht and ht[1],
                                     "http_minus_header_p50_ms": wire}
     if rss is not None:
