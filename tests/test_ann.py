@@ -110,25 +110,25 @@ def test_bad_ann_bodies_are_422(lane, patch, code):
     assert (caught.value.status, caught.value.code) == (422, code)
 
 
-# ----------------------------------------------------------------------------- the v3 protocols
+# ----------------------------------------------------------------------------- the ANN protocols
 
 
-def test_make_protocol_v3_writes_the_committed_v3_files_byte_for_byte(tmp_path):
+def test_make_protocol_ann_writes_the_committed_ann_files_byte_for_byte(tmp_path):
     import subprocess
     import sys
 
     from tests.conftest import REPO
-    for v2, v3, version in (("graph-multihop-protocol-v2.json", "graph-multihop-protocol-v3.json",
-                             "graph-multihop-protocol-v3"),
-                            ("musique-sample-v2.json", "musique-sample-v3.json", "musique-sample-v3")):
-        out = tmp_path / v3
+    for v2, ann, version in (("graph-multihop-protocol-v2.json", "graph-multihop-ann-v1.json",
+                             "graph-multihop-ann-v1"),
+                            ("musique-sample-v2.json", "musique-sample-ann-v1.json", "musique-sample-ann-v1")):
+        out = tmp_path / ann
 
         def make():
-            return subprocess.run([sys.executable, str(REPO / "scripts" / "make_protocol_v3.py"),
+            return subprocess.run([sys.executable, str(REPO / "scripts" / "make_protocol_ann.py"),
                                    str(REPO / "protocols" / v2), str(out), "--version", version],
                                   capture_output=True, text=True, timeout=120)
         done = make()
         assert done.returncode == 0, done.stderr
-        assert out.read_bytes() == (REPO / "protocols" / v3).read_bytes()
+        assert out.read_bytes() == (REPO / "protocols" / ann).read_bytes()
         again = make()
         assert again.returncode == 2 and "refusing to overwrite" in again.stderr

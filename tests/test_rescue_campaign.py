@@ -1,7 +1,7 @@
-"""The rescue family and the ANN lane end to end: a v3 protocol (v2 plus the ANN lane) derived by
+"""The rescue family and the ANN lane end to end: an ANN protocol (v2 plus the ANN lane) derived by
 the real scripts, the real model and lab, every rescue and ANN page verified independently during
 evaluate, the rescue tables and the ANN agreement exported, the audit holding. One campaign for
-both: v3 keeps every v2 method unchanged."""
+both: the ANN protocol keeps every v2 method unchanged."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
                     root / "fixture.json", root / "generation.json")
     v2 = root / "protocol-v2.json"
     cli("make_protocol_v2.py", base.protocol, v2, "--version", "synthetic-test-small-v2")
-    cli("make_protocol_v3.py", v2, inputs.protocol, "--version", "synthetic-test-small-v3")
+    cli("make_protocol_ann.py", v2, inputs.protocol, "--version", "synthetic-test-small-ann-v1")
     cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
         "--output", inputs.source, "--relations", inputs.relations)
     cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
@@ -31,7 +31,7 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
     return inputs
 
 
-def test_a_v3_campaign_verifies_exports_and_audits_the_rescue_family_and_the_ann_lane(rescue_inputs, tmp_path):
+def test_an_ann_campaign_verifies_exports_and_audits_the_rescue_family_and_the_ann_lane(rescue_inputs, tmp_path):
     protocol = json.loads(rescue_inputs.protocol.read_text())
     assert RESCUE_METHODS <= set(protocol["methods"])
     prepared = prepared_lab(rescue_inputs, tmp_path / "lab")

@@ -1,4 +1,4 @@
-"""The ANN lane's agreement with exact cosine, per query (protocol v3 `ann_agreement`, docs/scale.md).
+"""The ANN lane's agreement with exact cosine, per query (the ANN protocols' `ann_agreement`, docs/scale.md).
 
 For each ANN method named by the analysis and each query: recall@k = |top k of the ANN page ∩
 top k of the exact method's page| / |top k of the exact page|, and the extrapolated rank-biased

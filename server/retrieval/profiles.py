@@ -104,7 +104,7 @@ PROFILES: dict[str, dict] = {
 }
 
 PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue/profiles.py)
-PROFILES.update(ANN_PROFILES)  # protocol v3's ANN lane (server/ann/profiles.py, docs/scale.md)
+PROFILES.update(ANN_PROFILES)  # the ANN protocols' lane (server/ann/profiles.py, docs/scale.md)
 
 PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
 

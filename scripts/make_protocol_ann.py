@@ -1,9 +1,9 @@
-"""Derive a v3 protocol from its frozen v2 file: v2 plus the ANN lane `cosine_hnsw_v1` (docs/scale.md).
+"""Derive an ANN protocol from its frozen v2 file: v2 plus the ANN lane `cosine_hnsw_v1` (docs/scale.md).
 
-    python scripts/make_protocol_v3.py protocols/graph-multihop-protocol-v2.json \
-        protocols/graph-multihop-protocol-v3.json --version graph-multihop-protocol-v3
-    python scripts/make_protocol_v3.py protocols/musique-sample-v2.json \
-        protocols/musique-sample-v3.json --version musique-sample-v3
+    python scripts/make_protocol_ann.py protocols/graph-multihop-protocol-v2.json \
+        protocols/graph-multihop-ann-v1.json --version graph-multihop-ann-v1
+    python scripts/make_protocol_ann.py protocols/musique-sample-v2.json \
+        protocols/musique-sample-ann-v1.json --version musique-sample-ann-v1
 
 The v2 file is read, never written; every v2 method, profile and contrast is kept unchanged (the
 exact profiles never change). The ANN profile is frozen from the server catalog at the moment of
@@ -37,7 +37,7 @@ def derive(v2: dict, version: str) -> dict:
     protocol = copy.deepcopy(v2)
     protocol["protocol_version"] = version
     protocol["title"] = v2["title"].replace(" (v2: plus the rescue family)", "") + \
-        " (v3: plus the rescue family and the ANN lane)"
+        " (ANN: v2 plus the ANN lane)"
     if ANN_METHOD in protocol["methods"] or ANN_PROFILE in protocol["ranking_profiles"]:
         raise RefusedInput(f"the v2 protocol already holds {ANN_METHOD!r} or {ANN_PROFILE!r}")
     if protocol["methods"].get("semantic", {}).get("profile") != "cosine_exact_v1":
@@ -52,7 +52,7 @@ def derive(v2: dict, version: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("v2", help="the frozen v2 protocol file (read only)")
-    parser.add_argument("output", help="the v3 protocol file to write (refused if it exists)")
+    parser.add_argument("output", help="the ANN protocol file to write (refused if it exists)")
     parser.add_argument("--version", required=True, help="protocol_version of the output")
     args = parser.parse_args(argv)
     refuse_existing(args.output)
