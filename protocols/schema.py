@@ -74,6 +74,7 @@ ROUTES: dict[str, Route] = {
     "hybrid": Route("hybrid"),
     "graph": Route("graph", ("seed", "expansion"), _check_graph_method),
     "rescue": Route("rescue", ("graph_mode",), _check_rescue_method),  # protocol v2 (docs/rescue.md)
+    "ann": Route("ann"),  # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 
