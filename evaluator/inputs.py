@@ -14,6 +14,7 @@ import numpy as np
 from builders.embedding import FixtureError, decode_vector, validate_fixture, vector_sha256
 from builders.graph import GraphInputError, project, rebuild
 from protocols.canonical import digest
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.errors import RefusedInput
 from protocols.files import load_json
 from protocols.schema import load_protocol
@@ -80,6 +81,10 @@ def verify(frozen: Frozen) -> None:
         validate_fixture(fixture)
     except FixtureError as exc:
         raise InputMismatch(f"fixture.{exc}") from None
+    mismatches = space_mismatches(protocol.get(EMBEDDING_SPACE), fixture["space"], fixture["provenance"])
+    if mismatches:
+        raise InputMismatch(f"fixture: its embedding space is not the one protocol {protocol['protocol_version']} "
+                            f"pins ({EMBEDDING_SPACE}): " + "; ".join(mismatches))
     source = fixture["source"]
     digests = {
         "protocol": digest(protocol),

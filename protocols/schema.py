@@ -24,6 +24,7 @@ from protocols.artifacts import (
     check_splits,
     hop_category,
 )
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_json
@@ -39,7 +40,7 @@ RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_befor
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
 # `row_format` is optional: absent means MuSiQue (the frozen MuSiQue protocols predate it).
-OPTIONAL_TOP_KEYS = ("row_format",)
+OPTIONAL_TOP_KEYS = ("row_format", EMBEDDING_SPACE)
 EXPANSION_KEYS = ("max_depth", "max_nodes", "max_edges", "max_scan")
 
 
@@ -73,6 +74,7 @@ ROUTES: dict[str, Route] = {
     "hybrid": Route("hybrid"),
     "graph": Route("graph", ("seed", "expansion"), _check_graph_method),
     "rescue": Route("rescue", ("graph_mode",), _check_rescue_method),  # protocol v2 (docs/rescue.md)
+    "ann": Route("ann"),  # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 
@@ -107,6 +109,8 @@ def validate_protocol(value: Any) -> dict:
     profiles = _check_profiles(f, value["ranking_profiles"])
     methods = _check_methods(f, value["methods"], profiles)
     _check_evaluation(f, value["evaluation"], methods, value["selection"]["splits"])
+    if EMBEDDING_SPACE in value:  # optional: a protocol that pins the encoder (protocols/embedding_space.py)
+        check_embedding_space(f, value[EMBEDDING_SPACE])
     return value
 
 

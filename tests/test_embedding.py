@@ -19,8 +19,11 @@ import numpy as np
 import pytest
 
 from builders.embedding import (
+    DEFAULT_BATCHING,
+    DEFAULT_THREADS,
     FIXTURE_FORMAT,
     NORM_TOLERANCE,
+    Batching,
     BuildOptions,
     FixtureError,
     build,
@@ -37,6 +40,7 @@ from builders.embedding import (
     vector_sha256,
     write_fixture,
 )
+from builders.embedding import st_provider
 from builders.model_profiles import choose_profile, detect_profile, read_model_facts
 from protocols import RefusedInput, digest, save, sha256_file
 from protocols.artifacts import document_id, document_text, source_counts
@@ -113,15 +117,15 @@ def source():
 
 @pytest.fixture(scope="module")
 def plain(encoder, source):
-    choice = choose_profile(encoder.facts)
-    return build(source, encoder, choice, BuildOptions(batch_size=5, threads=1), progress=False)
+    return _build(encoder, source)
 
 
-def _build(encoder, source, profile=None, force=False, **options):
-    choice = choose_profile(encoder.facts, profile, force)
-    options.setdefault("batch_size", 5)
-    options.setdefault("threads", 1)  # one thread: no oversubscription when the suite runs in parallel
-    return build(source, encoder, choice, BuildOptions(**options), progress=False)
+def _build(encoder, source, profile=None, force=False, batch_size=5, threads=1, max_tokens=None,
+           batching="fixed", token_budget=None):
+    # one thread by default: no oversubscription when the suite runs in parallel
+    provider = st_provider.configure(encoder, choose_profile(encoder.facts, profile, force), "truncate", threads,
+                                     max_tokens)
+    return build(source, provider, Batching(batching, batch_size, token_budget), progress=False)
 
 
 def _write_source(tmp_path: Path, value: dict) -> Path:
@@ -411,14 +415,30 @@ def test_dimension_mismatch_between_documents_and_queries_is_refused(tmp_path, s
 
 
 def test_cli_builds_the_same_fixture_as_the_library(tmp_path, encoder, source):
+    """Another process, two worker processes, default (length-bucketed) batching: the same bytes as
+    one in-process encoder, so the worker count rightly stays out of the space."""
     src = _write_source(tmp_path, source)
     out, gen = tmp_path / "fixture.json", tmp_path / "generation.json"
-    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen), "--threads", "1")
+    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen), "--workers", "2")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(out), str(gen)]
     assert "documents: 12/12" in done.stderr and "queries: 4/4" in done.stderr
-    in_process = _build(encoder, source, batch_size=32)
+    in_process = _build(encoder, source, threads=DEFAULT_THREADS, batching=DEFAULT_BATCHING.policy,
+                        batch_size=DEFAULT_BATCHING.batch_size, token_budget=DEFAULT_BATCHING.token_budget)
     save(tmp_path / "library.json", in_process.fixture)
-    assert out.read_bytes() == (tmp_path / "library.json").read_bytes()  # another process, same bytes
+    assert out.read_bytes() == (tmp_path / "library.json").read_bytes()
     generation = json.loads(gen.read_text())
-    assert generation["fixture_digest"] == digest(load_fixture(out))
+    assert generation["fixture_digest"] == digest(load_fixture(out)) and generation["workers"] == 2
+
+
+def test_length_buckets_keep_padded_batches_within_the_budget():
+    lengths = [256, 30, 250, 12, 100, 100, 64, 256, 7]
+    plan = Batching("token_budget", 4, 512).plan(lengths)
+    assert sorted(i for batch in plan for i in batch) == list(range(len(lengths)))
+    for batch in plan:
+        assert len(batch) <= 4 and len(batch) * max(lengths[i] for i in batch) <= 512
+        assert [lengths[i] for i in batch] == sorted((lengths[i] for i in batch), reverse=True)
+    assert plan[0] == [0, 7]  # longest first, ties in source order
+    assert Batching("fixed", 4).plan(lengths)[0] == [0, 7, 2, 4]
+    with pytest.raises(RefusedInput, match="--token-budget"):
+        Batching("token_budget", 4, None).check()

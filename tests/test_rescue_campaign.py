@@ -1,6 +1,7 @@
-"""The rescue family end to end: a v2 protocol derived by the real script, the real model and lab,
-every rescue page verified independently during evaluate, the rescue tables exported, the audit
-holding."""
+"""The rescue family and the ANN lane end to end: an ANN protocol (v2 plus the ANN lane) derived by
+the real scripts, the real model and lab, every rescue and ANN page verified independently during
+evaluate, the rescue tables and the ANN agreement exported, the audit holding. One campaign for
+both: the ANN protocol keeps every v2 method unchanged."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
     root = tmp_path_factory.mktemp("rescue-inputs")
     inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
                     root / "fixture.json", root / "generation.json")
-    cli("make_protocol_v2.py", base.protocol, inputs.protocol, "--version", "synthetic-test-small-v2")
+    v2 = root / "protocol-v2.json"
+    cli("make_protocol_v2.py", base.protocol, v2, "--version", "synthetic-test-small-v2")
+    cli("make_protocol_ann.py", v2, inputs.protocol, "--version", "synthetic-test-small-ann-v1")
     cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
         "--output", inputs.source, "--relations", inputs.relations)
     cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
@@ -28,7 +31,7 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
     return inputs
 
 
-def test_a_v2_campaign_verifies_exports_and_audits_the_rescue_family(rescue_inputs, tmp_path):
+def test_an_ann_campaign_verifies_exports_and_audits_the_rescue_family_and_the_ann_lane(rescue_inputs, tmp_path):
     protocol = json.loads(rescue_inputs.protocol.read_text())
     assert RESCUE_METHODS <= set(protocol["methods"])
     prepared = prepared_lab(rescue_inputs, tmp_path / "lab")
@@ -52,6 +55,15 @@ def test_a_v2_campaign_verifies_exports_and_audits_the_rescue_family(rescue_inpu
         assert stamps == sorted(stamps), row["query_id"]
         # every score is rank-derived, exactly 1/(60 + rank)
         assert all(Fraction(hit["score_exact"]) == Fraction(1, 60 + hit["rank"]) for hit in hits)
+
+    ann = report["ann"]["methods"]["semantic_ann"]  # per-query recall@10 and RBO against the exact lane
+    queries = {r["query_id"] for r in report["rows"] if r["method"] == "semantic"}
+    assert set(ann["per_query"]) == queries and ann["queries"] == len(queries)
+    assert all(0.0 <= v["recall"] <= 1.0 and 0.0 <= v["rbo"] <= 1.0 for v in ann["per_query"].values())
+    # a few hundred documents: the HNSW lane finds the exact top 10
+    assert ann["recall_mean"] >= 0.9
+    for row in (r for r in report["rows"] if r["method"] == "semantic_ann"):
+        assert row["page"]["coverage"]["candidates"] is False
 
     rescue = report["rescue"]
     assert set(rescue["methods"]) == RESCUE_METHODS

@@ -170,13 +170,13 @@ def test_unknown_route_is_404(corpus):
 def test_catalog_equals_the_protocol(lab):
     _, client = lab
     catalog = client.catalog()["profiles"]
-    paths = sorted((REPO / "protocols").glob("graph-multihop-protocol-v*.json"),
-                   key=lambda p: int(p.stem.rsplit("-v", 1)[1]))
+    paths = sorted((REPO / "protocols").glob("graph-multihop-*.json"))
     frozen = [json.loads(p.read_text())["ranking_profiles"] for p in paths]
     for profiles in frozen:
         for name, profile in profiles.items():
             assert digest(catalog[name]) == digest(profile), name
-    assert digest(catalog) == digest(frozen[-1])
+    union = {name: profile for profiles in frozen for name, profile in profiles.items()}
+    assert digest(catalog) == digest(union)  # nothing served that no frozen protocol names
 
 
 def test_two_retrievals_run_at_once_and_a_third_gets_503_at_once(fresh_scope):
@@ -257,3 +257,66 @@ def test_index_rebuilt_from_rocksdb_answers_like_the_live_one(lab_pool):
     rebuilt = [reopened.request("POST", reopened._scoped(f"search/{route}"), body).content for route, body in bodies]
     assert rebuilt == live
     assert any(json.loads(page)["work"]["stale_relations_skipped"] for page in live)
+
+
+# ----------------------------------------------------------------------------- the thinner wire
+
+
+def b64(values) -> str:
+    import base64
+    return base64.b64encode(np.asarray(values, dtype="<f8").tobytes()).decode("ascii")
+
+
+def test_base64_query_vector_gives_the_same_bytes_as_the_array(corpus):
+    from evaluator.campaign.client import vector_base64
+    client, _, space_id, rng = corpus
+    vector = unit(rng)
+    assert vector_base64(vector) == b64(vector)
+    for route, body in route_bodies(space_id, vector):
+        if "query_vector" not in body:
+            continue
+        array = client.request("POST", client._scoped(f"search/{route}"), body)
+        encoded = client.request("POST", client._scoped(f"search/{route}"), {**body, "query_vector": b64(vector)})
+        assert array.status_code == encoded.status_code == 200
+        assert array.content == encoded.content, route
+
+
+@pytest.mark.parametrize("encoded, code", [
+    ("not base64!", "invalid_base64"),
+    (b64([1.0] * DIM)[:-2], "invalid_base64"),  # padding cut
+    ("ü" * 12, "invalid_base64"),
+    (b64([1.0] * (DIM - 1)), "dimension_mismatch"),
+    (b64([1.0] * DIM) + "AAAAAAA=", "invalid_base64"),
+    ("AAAAAAAAAAA=", "dimension_mismatch"),  # 8 bytes: one float64 value
+    ("AAAAAAAAAA==", "invalid_vector"),  # 7 bytes: not a whole float64
+    (b64([float("nan")] + [1.0] * (DIM - 1)), "invalid_vector"),
+    (b64([float("inf")] + [1.0] * (DIM - 1)), "invalid_vector"),
+    (b64([1e300] + [1.0] * (DIM - 1)), "invalid_vector"),  # beyond float32
+    (b64([0.0] * DIM), "invalid_vector"),
+])
+def test_bad_base64_vectors_are_422_and_write_nothing(corpus, encoded, code):
+    client, _, space_id, _ = corpus
+    before = client.fence()
+    for route in ("semantic", "hybrid"):
+        body = {"query_vector": encoded, "space_id": space_id, "limit": 5}
+        if route == "hybrid":
+            body.update(profile="weighted_rrf_v2", query="river")
+        with pytest.raises(LabError) as caught:
+            client.search(route, body)
+        assert (caught.value.status, caught.value.code) == (422, code), (route, encoded)
+    assert client.fence() == before
+
+
+def test_include_payload_false_keeps_the_ranking_and_drops_the_text(corpus):
+    client, _, space_id, rng = corpus
+    vector = unit(rng)
+    for route, body in route_bodies(space_id, vector):
+        full = client.search(route, body)[0]
+        thin, _, size, _ = client.search(route, {**body, "include_payload": False})
+        assert [h["payload"] for h in thin["hits"]] == [None] * len(full["hits"])
+        for hit in full["hits"]:
+            hit["payload"] = None
+        assert thin == full, route
+    with pytest.raises(LabError) as caught:
+        client.search("lexical", {"query": "x", "limit": 5, "include_payload": "no"})
+    assert (caught.value.status, caught.value.code) == (422, "wrong_type")

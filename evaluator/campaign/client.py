@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from typing import Any
 
 import httpx
+import numpy as np
 
 
 class LabError(Exception):
@@ -22,6 +24,13 @@ class LabError(Exception):
 def encode(value: Any) -> bytes:
     # Compact and NaN-refusing, so the client never sends what the server would have to reject.
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def vector_base64(vector) -> str:
+    """A query vector on the wire: base64 of its little-endian float64 bytes (docs/api.md). Exact
+    like the JSON array of the same numbers (a float32 value is a float64 value), and about half
+    the bytes and a fraction of the parsing on both sides."""
+    return base64.b64encode(np.asarray(vector, dtype=np.float64).astype("<f8").tobytes()).decode("ascii")
 
 
 class LabClient:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.campaign import plan as plans
-from evaluator.campaign.client import LabClient
+from evaluator.campaign.client import LabClient, vector_base64
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
@@ -78,13 +78,15 @@ class Paths:
 def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     """The request of one method for one query, exactly as the protocol fixes it."""
     route = spec["route"]
-    vector = {"query_vector": [float(x) for x in frozen.query_vectors[query["id"]]], "space_id": frozen.space_id}
+    vector = {"query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id}
     if route == "lexical":
         return {"profile": spec["profile"], "query": query["question"], "limit": spec["limit"]}
     if route == "semantic":
         return {"profile": spec["profile"], **vector, "limit": spec["limit"], "min_score": spec["min_score"]}
     if route == "hybrid":
         return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"]}
+    if route == "ann":  # docs/scale.md
+        return {"profile": spec["profile"], **vector, "limit": spec["limit"]}
     if route == "rescue":  # docs/rescue.md
         return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"],
                 "graph_mode": spec["graph_mode"]}
@@ -93,7 +95,7 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     return {**body, **vector} if spec["seed"] == "hybrid" else body
 
 
-VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue")
+VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann")
 
 
 def check_routes(protocol: Mapping) -> None:

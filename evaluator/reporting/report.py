@@ -12,13 +12,14 @@ from typing import TypedDict
 
 from evaluator.reporting import clusters as clustering
 from evaluator.reporting import metrics
+from evaluator.reporting.ann import derive_ann
 from evaluator.reporting import statistics
 from evaluator.reporting.rescue import derive_rescue
 from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import canonical, digest
 
 REPORT_FORMAT = "graph_evaluation_report_v1"
-DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics", "rescue")
+DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics", "rescue", "ann")
 
 
 class Row(TypedDict):
@@ -95,6 +96,7 @@ def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping],
     derived["sizes"] = sizes(report["jobs"], rows)
     derived["work"], derived["cuts"] = work_and_cuts(rows)
     derived["rescue"] = derive_rescue(rows, protocol, queries)  # None for protocols without the rescue analyses
+    derived["ann"] = derive_ann(rows, protocol)  # None for protocols without the ANN lane (evaluator/reporting/ann.py)
     methods = {r["method"] for r in rows}
     primary = evaluation["primary_contrast"]
     complete = all(len({r["query_id"] for r in rows if r["method"] == m}) == len(report["plan"]["queries"])

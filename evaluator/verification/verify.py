@@ -16,6 +16,7 @@ import numpy as np
 
 from evaluator.verification import recompute as rc
 from evaluator.inputs import Frozen
+from evaluator.verification.ann import check_ann
 from evaluator.verification.rescue import check_rescue
 from evaluator.campaign.state import record_map
 from protocols.canonical import digest
@@ -40,7 +41,7 @@ class Failure:
 
 def uses_query_vector(spec: Mapping) -> bool:
     """Whether a protocol method sends the query vector (and so must carry the fixture's receipt)."""
-    return spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
+    return spec["route"] in ("semantic", "hybrid", "rescue", "ann") or spec.get("seed") == "hybrid"
 
 
 class Checker:
@@ -142,6 +143,8 @@ class Checker:
             self._check_graph(query, page, spec, fail)
         elif route == "rescue":
             check_rescue(self, query, page, spec, fail)
+        elif route == "ann":
+            check_ann(self, query, page, spec, fail)
         else:
             fail(None, "method", f"unknown route {route!r}")
         return out

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.concurrency import run_in_threadpool
 
-from protocols.canonical import canonical
+from server.http.render import render
 from server.retrieval import search as search_module
 from server import validation
 from server.store.credentials import Credentials
@@ -29,14 +29,15 @@ from server.retrieval.profiles import PROFILES
 from server.store.store import Change, Store, WriteResult, decode_vector, journal_id
 
 VERSION = "0.1.0"
-SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue")
+SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann")
 
 
 class CanonicalJSON(JSONResponse):
-    """Canonical bytes: the same answer is always the same bytes."""
+    """Canonical bytes: the same answer is always the same bytes (`protocols.canonical`, rendered
+    by orjson where that is proved to give the same bytes: server/http/render.py)."""
 
     def render(self, content: Any) -> bytes:
-        return canonical(content)
+        return render(content)
 
 
 class ReadWriteLock:

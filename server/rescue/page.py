@@ -53,7 +53,7 @@ def parse_request(body: dict, index) -> RescueRequest:
     space = index.spaces.get(space_id) if isinstance(space_id, str) else None
     if space is None:
         raise ApiError(422, "unknown_space", f"space_id {validation.shown(space_id)} has no bindings in this scope")
-    vector = validation.vector(body["query_vector"], "query_vector", space.dimensions)
+    vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     limit = validation.integer(body["limit"], "limit", 1, RESCUE_PROFILES[name]["limit_max"])
     mode = body["graph_mode"]
     if not isinstance(mode, str) or mode not in MODES:

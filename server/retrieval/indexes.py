@@ -73,6 +73,7 @@ class InvertedIndex:
         self.version = 0  # bumped on every change; derived arrays are cached per version
         self._compiled: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._derived: dict[str, tuple[int, object]] = {}
+        self._term_derived: dict[tuple[str, str], tuple[int, object]] = {}
 
     def add(self, slot: int, text: str) -> None:
         tokens = bm25_tokens(text)
@@ -121,34 +122,98 @@ class InvertedIndex:
             self._derived[name] = cached
         return cached[1]
 
+    def term_derived(self, term: str, name: str, build):
+        """A per-term value that depends on the whole index (e.g. BM25 posting scores: idf and
+        length norms move with every write), rebuilt lazily after any change."""
+        key = (name, term)
+        cached = self._term_derived.get(key)
+        if cached is None or cached[0] != self.version:
+            if cached is None and len(self._term_derived) >= _TERM_CACHE_ENTRIES:
+                self._term_derived.clear()  # bounded memory; a cleared entry is just recomputed
+            cached = (self.version, build())
+            self._term_derived[key] = cached
+        return cached[1]
+
+
+_TERM_CACHE_ENTRIES = 200_000
+
 
 class SpaceMatrix:
-    """Normalized float32 rows of one embedding space; one row per record, rewritten in place."""
+    """Normalized float32 rows of one embedding space; one row per record, rewritten in place.
+
+    Beside each float32 row it keeps the row's int8 code for the exact cosine prefilter
+    (`server/retrieval/quantized.py`): `codes[r] * scales[r]` approximates the row, and
+    `residuals[r]` (the L2 norm of what the code misses) and `code_norms[r]` are the two numbers
+    that bound the prefilter's error for that row.
+    """
 
     def __init__(self, space_id: str, dimensions: int) -> None:
         self.space_id = space_id
         self.dimensions = dimensions
         self.rows = np.zeros((16, dimensions), dtype=np.float32)
+        self.codes = np.zeros((16, dimensions), dtype=np.int8)
+        self.scales = np.zeros(16, dtype=np.float64)
+        self.scales32 = np.zeros(16, dtype=np.float32)  # the first, float32 pass of the prefilter
+        self.max_residual = 0.0  # over every row ever stored: a bound for every current row
+        self.max_code_norm = 0.0
+        self.residuals = np.zeros(16, dtype=np.float64)
+        self.code_norms = np.zeros(16, dtype=np.float64)
         self.row_slots = np.zeros(16, dtype=np.int64)  # record slot of each row
         self.live = np.zeros(16, dtype=bool)
         self.count = 0
+        self.version = 0  # bumped on every change (the ANN lane rebuilds from it)
         self.bindings: dict[str, Binding] = {}  # record id -> its latest binding in this space
 
     def put(self, binding: Binding, unit: np.ndarray, slot: int, live: bool) -> None:
         if binding.row == self.count:
             if self.count == len(self.rows):  # amortized doubling
-                grow = len(self.rows)
-                self.rows = np.concatenate([self.rows, np.zeros((grow, self.dimensions), np.float32)])
-                self.row_slots = np.concatenate([self.row_slots, np.zeros(grow, np.int64)])
-                self.live = np.concatenate([self.live, np.zeros(grow, bool)])
+                self._grow(len(self.rows))
             self.count += 1
         self.rows[binding.row] = unit
+        code, scale, residual, code_norm = quantize_row(unit)
+        self.codes[binding.row] = code
+        self.scales[binding.row] = scale
+        self.scales32[binding.row] = scale
+        self.max_residual = max(self.max_residual, residual)
+        self.max_code_norm = max(self.max_code_norm, code_norm)
+        self.residuals[binding.row] = residual
+        self.code_norms[binding.row] = code_norm
         self.row_slots[binding.row] = slot
         self.live[binding.row] = live
         self.bindings[binding.record_id] = binding
+        self.version += 1
+
+    def set_live(self, row: int, live: bool) -> None:
+        if self.live[row] != live:
+            self.live[row] = live
+            self.version += 1
+
+    def _grow(self, extra: int) -> None:
+        def grown(array: np.ndarray) -> np.ndarray:
+            bigger = np.zeros((len(array) + extra, *array.shape[1:]), dtype=array.dtype)
+            bigger[: len(array)] = array
+            return bigger
+        self.rows, self.codes = grown(self.rows), grown(self.codes)
+        self.scales, self.residuals, self.code_norms = grown(self.scales), grown(self.residuals), grown(self.code_norms)
+        self.scales32 = grown(self.scales32)
+        self.row_slots, self.live = grown(self.row_slots), grown(self.live)
 
     def live_count(self) -> int:
         return int(np.count_nonzero(self.live[: self.count]))
+
+
+def quantize_row(unit: np.ndarray) -> tuple[np.ndarray, float, float, float]:
+    """(int8 code, scale, residual norm, code norm) of a row: row ~ scale * code, symmetric int8.
+
+    The residual and code norms are computed in float64 from the float32 row itself, so the
+    prefilter's bound holds for the value the exact cosine reads.
+    """
+    x = unit.astype(np.float64)
+    peak = float(np.max(np.abs(x)))
+    scale = peak / 127.0 if peak > 0 else 1.0
+    code = np.clip(np.rint(x / scale), -127, 127).astype(np.int8)
+    approx = code.astype(np.float64) * scale
+    return code, scale, float(np.linalg.norm(x - approx)), float(np.linalg.norm(approx))
 
 
 def unit_row(vector: np.ndarray) -> np.ndarray:
@@ -173,6 +238,8 @@ class ScopeIndex:
         # (kind, direction) -> node id -> [(relation id, other endpoint id)] sorted by relation id
         self.adjacency: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
         self._id_rank: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))
+        # indexes other method families derive from this one (e.g. server/ann), keyed by their owner
+        self.derived_indexes: dict[tuple, object] = {}
 
     # ------------------------------------------------------------------ feeding (store side)
 
@@ -192,7 +259,7 @@ class ScopeIndex:
             for space in self.spaces.values():
                 binding = space.bindings.get(record_id)
                 if binding is not None:
-                    space.live[binding.row] = binding.revision == revision
+                    space.set_live(binding.row, binding.revision == revision)
 
     def put_binding(self, record_id: str, revision: int, space_id: str, vector: np.ndarray,
                     binding_id: str | None = None) -> None:

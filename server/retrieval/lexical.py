@@ -43,25 +43,33 @@ def _length_norms(index: ScopeIndex) -> np.ndarray:
     return K1 * (1.0 - B + B * lengths / avgdl)
 
 
+def _term_weights(index: ScopeIndex, term: str, slots: np.ndarray, tfs: np.ndarray) -> np.ndarray:
+    """Each posting's BM25 term score, the same float64 expression in the same order as scoring
+    it at query time, computed once per term and index version (eager scoring, as bm25s does):
+    a query then only adds the cached arrays, in query-term order, so every sum is bit-identical."""
+    inverted = index.lexical
+    n = inverted.documents
+    norms = inverted.derived("bm25_v1_norms", lambda: _length_norms(index))
+    df = len(slots)
+    idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return idf * (tfs * (K1 + 1.0)) / (tfs + norms[slots])
+
+
 def bm25(index: ScopeIndex, query: str, limit: int) -> LexicalRanking:
     terms = query_terms(query)
     inverted = index.lexical
-    n = inverted.documents
     slots_total = len(index.slot_ids)
     scores = np.zeros(slots_total, dtype=np.float64)
-    matched = np.zeros(slots_total, dtype=bool)
-    if n and inverted.total_length:
-        norms = inverted.derived("bm25_v1_norms", lambda: _length_norms(index))
+    if inverted.documents and inverted.total_length:
         for term in terms:
             postings = inverted.postings(term)
             if postings is None:
                 continue
             slots, tfs = postings
-            df = len(slots)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            scores[slots] += idf * (tfs * (K1 + 1.0)) / (tfs + norms[slots])
-            matched[slots] = True
-    hit_slots = np.flatnonzero(matched)
+            weights = inverted.term_derived(term, "bm25_v1", lambda: _term_weights(index, term, slots, tfs))
+            scores[slots] += weights
+    # every term score is positive (idf > 0, tf >= 1), so the matched documents are the nonzero ones
+    hit_slots = np.flatnonzero(scores)
     best = top_by_score(scores[hit_slots], index.id_rank()[hit_slots], limit)
     chosen = hit_slots[best]
     return LexicalRanking(

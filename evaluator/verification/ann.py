@@ -1,0 +1,38 @@
+"""Independent checks of an `ann` page (cosine_hnsw_v1): what can be verified without the engine.
+
+The evaluator cannot rebuild the server's HNSW graph, so it checks everything else: every hit is
+a prepared record at its prepared revision with its frozen payload and binding receipt (the
+shared hit checks), its score is the cosine recomputed here in float64 from the fixture vectors,
+the channel repeats rank and score, the order is score desc then record id, the page is as long
+as min(limit, bound records), and the page admits it is approximate (coverage.candidates false).
+How many of the exact top 10 it found is reported, not checked (evaluator/reporting/ann.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evaluator.verification import recompute as rc
+
+
+def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    hits = page.get("hits") or []
+    cosines = checker.cosines(query)
+    expected = min(spec["limit"], len(cosines))
+    if len(hits) != expected:
+        fail(None, "hits", f"{len(hits)} hits, {expected} expected (limit {spec['limit']}, {len(cosines)} bindings)")
+    if (page.get("coverage") or {}).get("candidates") is not False:
+        fail(None, "coverage.candidates", "an approximate page must not claim every binding was scored")
+    seen = set()
+    for i, hit in enumerate(hits, start=1):
+        rid = hit["id"]
+        if rid in seen:
+            fail(i, "id", f"{rid} appears twice")
+        seen.add(rid)
+        score = cosines.get(rid)
+        if score is None or not rc.near_tie(hit.get("score", float("nan")), score, rc.COSINE_TOLERANCE):
+            fail(i, "score", f"{hit.get('score')} but recomputed cosine {score!r}")
+        entry = (hit.get("channels") or {}).get("ann") or {}
+        if entry.get("rank") != i or entry.get("raw_score") != hit.get("score"):
+            fail(i, "channels.ann", f"rank {entry.get('rank')} raw {entry.get('raw_score')}")
+    checker._check_order(hits, fail, exact=False)

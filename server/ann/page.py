@@ -1,0 +1,46 @@
+"""The `ann` search route: `cosine_hnsw_v1` candidates, each scored with the exact cosine.
+
+Body: `{"query_vector", "space_id", "limit", "profile"?}` (validated like the semantic route).
+The engine returns its top `limit` live rows; each is rescored with `cosine_exact_v1`'s exact
+cosine and the page is ordered by that score desc, then record id asc, so scores and tie order
+never depend on the engine's arithmetic. What the engine missed is missed: coverage.candidates
+is false (not every binding was scored), and the evaluator reports recall@10 against the exact
+method per query. `work.records_examined` is the number of hits rescored (the engine does not
+report how many graph nodes it visited).
+"""
+
+from __future__ import annotations
+
+from server.ann.engine import hnsw_index
+from server.retrieval import search as base
+from server.retrieval.indexes import ScopeIndex
+from server.retrieval.profiles import PROFILES
+from server.retrieval.ranking import top_by_score
+from server.retrieval.semantic import exact_cosines
+from server import validation
+
+
+def search_ann(index: ScopeIndex, body: dict) -> dict:
+    profile_name = base._profile(body, "ann")
+    profile = PROFILES[profile_name]
+    limit = validation.integer(body["limit"], "limit", *base.SEARCH_LIMIT)
+    vq = base._vector_query(index, body)
+    space = vq.query.space
+    lane = hnsw_index(index, space.space_id, profile_name, profile)
+    built = lane.current(index, space)
+    rows = lane.search(built, vq.query.unit32, limit)
+    exact = exact_cosines(vq.query, rows)
+    best = top_by_score(exact, index.id_rank()[space.row_slots[rows]], limit)
+    ids = [index.slot_ids[s] for s in space.row_slots[rows[best]].tolist()]
+    scores = exact[best].tolist()
+    hits = [base._hit(index, rank, rid, score, None,
+                      {"ann": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},
+                      base._receipt(index, vq, rid))
+            for rank, (rid, score) in enumerate(zip(ids, scores), start=1)]
+    missing = base._missing_embeddings(index, vq)
+    work = base._work(records_examined=len(rows), candidates_ranked=len(rows), embeddings_missing=missing)
+    coverage = base._coverage(embeddings=missing == 0)
+    coverage["candidates"] = False  # approximate: not every current binding was scored
+    coverage["complete"] = False
+    parameters = {"limit": limit, "space_id": vq.receipt["space_id"]}
+    return base._page("ann", profile_name, parameters, vq, hits, coverage, work)

@@ -1,0 +1,26 @@
+"""The ANN family's catalog entries, written out here like every other profile (server/retrieval/profiles.py).
+
+`cosine_hnsw_v1` freezes the engine and every parameter that changes which candidates come back:
+the HNSW graph degree (m), the build beam (ef_construct), the search beam (hnsw_ef) and the
+insertion order. Scores are never the engine's: each returned record is rescored with the exact
+cosine of `cosine_exact_v1`, and the page is ordered by that score, then record id.
+"""
+
+from __future__ import annotations
+
+ANN_PROFILES: dict[str, dict] = {
+    "cosine_hnsw_v1": {
+        "family": "ann",
+        "engine": "faiss-cpu==1.15.1",
+        "index": "IndexHNSWFlat",
+        "distance": "inner_product_on_unit_float32_rows",
+        "m": 16,
+        "ef_construct": 128,
+        "hnsw_ef": 128,
+        "indexing_threads": 1,
+        "insertion_order": "record_id_asc",
+        "candidates": "engine_top_limit",
+        "score": "cosine_exact_v1",
+        "tie_break": "record_id_asc",
+    },
+}
