@@ -246,15 +246,20 @@ async def read_memories(request: Request) -> Response:
     return await _read(request, lambda store: {"records": store.read_memories(scope, ids)})
 
 
-async def list_memories(request: Request) -> Response:
+async def _list(request: Request, id_re, what: str, key: str, lister) -> Response:
+    """One page of ids after `after`: the shape every listing route shares."""
     scope = _authorize(request)
-    after, limit = validation.id_page(request.query_params, validation.RECORD_ID_RE, "memory id")
+    after, limit = validation.id_page(request.query_params, id_re, what)
 
     def work(store: Store) -> dict:
-        records, nxt = store.list_memories(scope, after, limit)
-        return {"records": records, "next": nxt}
+        items, nxt = lister(store, scope, after, limit)
+        return {key: items, "next": nxt}
 
     return await _read(request, work)
+
+
+async def list_memories(request: Request) -> Response:
+    return await _list(request, validation.RECORD_ID_RE, "memory id", "records", Store.list_memories)
 
 
 async def read_embeddings(request: Request) -> Response:
@@ -270,14 +275,7 @@ async def read_relations(request: Request) -> Response:
 
 
 async def list_relations(request: Request) -> Response:
-    scope = _authorize(request)
-    after, limit = validation.id_page(request.query_params, validation.RELATION_ID_RE, "relation id")
-
-    def work(store: Store) -> dict:
-        relations, nxt = store.list_relations(scope, after, limit)
-        return {"relations": relations, "next": nxt}
-
-    return await _read(request, work)
+    return await _list(request, validation.RELATION_ID_RE, "relation id", "relations", Store.list_relations)
 
 
 async def journal(request: Request) -> Response:
