@@ -73,6 +73,7 @@ ROUTES: dict[str, Route] = {
     "hybrid": Route("hybrid"),
     "graph": Route("graph", ("seed", "expansion"), _check_graph_method),
     "rescue": Route("rescue", ("graph_mode",), _check_rescue_method),  # protocol v2 (docs/rescue.md)
+    "walk": Route("walk"),  # protocol v3 (docs/graph-v3.md)
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 

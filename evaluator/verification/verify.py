@@ -17,6 +17,7 @@ import numpy as np
 from evaluator.verification import recompute as rc
 from evaluator.inputs import Frozen
 from evaluator.verification.rescue import check_rescue
+from evaluator.verification.walk import check_walk
 from evaluator.campaign.state import record_map
 from protocols.canonical import digest
 
@@ -40,7 +41,7 @@ class Failure:
 
 def uses_query_vector(spec: Mapping) -> bool:
     """Whether a protocol method sends the query vector (and so must carry the fixture's receipt)."""
-    return spec["route"] in ("semantic", "hybrid", "rescue") or spec.get("seed") == "hybrid"
+    return spec["route"] in ("semantic", "hybrid", "rescue", "walk") or spec.get("seed") == "hybrid"
 
 
 class Checker:
@@ -142,6 +143,8 @@ class Checker:
             self._check_graph(query, page, spec, fail)
         elif route == "rescue":
             check_rescue(self, query, page, spec, fail)
+        elif route == "walk":  # docs/graph-v3.md
+            check_walk(self, query, page, spec, fail)
         else:
             fail(None, "method", f"unknown route {route!r}")
         return out
@@ -472,6 +475,8 @@ def cross_method_failures(query_id: str, pages: Mapping[str, Mapping], methods: 
     hybrid_methods = {spec["profile"]: name for name, spec in methods.items() if spec["route"] == "hybrid"}
     lexical_methods = [name for name, spec in methods.items() if spec["route"] == "lexical"]
     for name, spec in methods.items():
+        if spec["route"] == "walk" and name in pages:  # seeds = the base method's top (docs/graph-v3.md)
+            out.extend(_walk_seed_failures(query_id, name, pages, profiles[spec["profile"]], hybrid_methods))
         if spec["route"] != "graph" or name not in pages:
             continue
         profile = profiles[spec["profile"]]
@@ -491,3 +496,15 @@ def cross_method_failures(query_id: str, pages: Mapping[str, Mapping], methods: 
                 out.append(Failure(query_id, name, None, "hits", f"depth zero ranking {have} differs from "
                                                                  f"{baseline} {want}"))
     return out
+
+
+def _walk_seed_failures(query_id: str, name: str, pages: Mapping[str, Mapping], profile: Mapping,
+                        hybrid_methods: Mapping[str, str]) -> list[Failure]:
+    baseline = hybrid_methods.get(profile["base"]["profile"])
+    if baseline is None or baseline not in pages:
+        return []
+    top = [h["id"] for h in pages[baseline]["hits"][: profile["seeds"]]]
+    seeds = [a["id"] for a in pages[name].get("anchors") or []]
+    if seeds == top:
+        return []
+    return [Failure(query_id, name, None, "anchors", f"{seeds} differ from the top {profile['seeds']} of {baseline} {top}")]

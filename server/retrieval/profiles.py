@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from protocols.canonical import digest
 from server.rescue.profiles import RESCUE_PROFILES
+from server.walk.profiles import WALK_PROFILES
 
 _GRAPH_COMMON = {
     "family": "graph",
@@ -103,6 +104,7 @@ PROFILES: dict[str, dict] = {
 }
 
 PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue/profiles.py)
+PROFILES.update(WALK_PROFILES)  # protocol v3's seeded-walk family (server/walk/profiles.py)
 
 PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
 
@@ -112,4 +114,5 @@ ROUTE_PROFILES: dict[str, tuple[str, ...]] = {
     "hybrid": ("weighted_rrf_v1", "weighted_rrf_v2"),
     "graph": ("typed_path_balanced_v1", "typed_path_entity_v1"),
     "rescue": tuple(RESCUE_PROFILES),
+    "walk": tuple(WALK_PROFILES),
 }

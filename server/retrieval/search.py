@@ -20,6 +20,7 @@ from server.retrieval.indexes import ScopeIndex, vector_sha256
 from server.retrieval.lexical import bm25
 from server.retrieval.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
 from server.rescue.page import search_rescue
+from server.walk.page import search_walk
 from server.retrieval.semantic import Query, cosine, prepare_query
 from server.validation import LIMITS
 
@@ -38,6 +39,7 @@ _FIELDS = {
     "hybrid": ({"profile", "query", "query_vector", "space_id", "limit"}, set()),
     "graph": ({"profile", "seed", "query", "limit"}, {"query_vector", "space_id", "expansion"}),
     "rescue": ({"profile", "query", "query_vector", "space_id", "limit", "graph_mode"}, set()),
+    "walk": ({"profile", "query", "query_vector", "space_id", "limit"}, set()),
 }
 _EXPANSION_BOUNDS = {
     "max_depth": MAX_DEPTH,
@@ -325,7 +327,8 @@ def _proof(index: ScopeIndex, path) -> dict:
 
 
 _ROUTES = {"lexical": _lexical, "semantic": _semantic, "hybrid": _hybrid, "graph": _graph,
-           "rescue": search_rescue}  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
+           "rescue": search_rescue,  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
+           "walk": search_walk}  # the seeded-walk family: server/walk/method.py, server/walk/page.py (docs/graph-v3.md)
 
 
 def search(index: ScopeIndex, route: str, body: dict) -> dict:
