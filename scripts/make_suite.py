@@ -1,7 +1,7 @@
 """Write a suite file that pins dataset protocols by their digests (docs/suites.md), so no digest is
 ever typed by hand.
 
-    python scripts/pin_suite.py protocols/suite-graph-v3.json --version suite-graph-v3 \
+    python scripts/make_suite.py protocols/suite-graph-v3.json --version suite-graph-v3 \
         --title "..." --dataset musique=musique-sample-v3.json --dataset hotpotqa=hotpotqa-sample-v3.json \
         --dataset 2wikimultihopqa=2wikimultihopqa-sample-v3.json \
         --primary graph_walk weighted_rrf_v2 --secondary graph_walk graph_hybrid_balanced
