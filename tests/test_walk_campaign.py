@@ -19,6 +19,11 @@ def walk_inputs(tmp_path_factory) -> Inputs:
     inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
                     root / "fixture.json", root / "generation.json")
     cli("make_protocol_v3.py", base.protocol, inputs.protocol, "--version", "synthetic-test-small-v3")
+    # clusters by supporting titles (the HotpotQA and 2Wiki rule), so the audit below must place the
+    # queries with the documents' titles as evaluate and export do (it once derived without them)
+    protocol = json.loads(inputs.protocol.read_text())
+    protocol["evaluation"]["clusters"] = {"rule": "supporting_titles_v1"}
+    inputs.protocol.write_text(json.dumps(protocol, indent=2))
     cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
         "--output", inputs.source, "--relations", inputs.relations)
     cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
@@ -29,6 +34,7 @@ def walk_inputs(tmp_path_factory) -> Inputs:
 def test_a_v3_campaign_verifies_exports_and_audits_the_walk(walk_inputs, tmp_path):
     protocol = json.loads(walk_inputs.protocol.read_text())
     assert protocol["methods"]["graph_walk"]["route"] == "walk"
+    assert protocol["evaluation"]["clusters"]["rule"] == "supporting_titles_v1"
     prepared = prepared_lab(walk_inputs, tmp_path / "lab")
     plan, report_path = tmp_path / "plan.json", tmp_path / "report.json"
     try:
