@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
 from bench.graph_v3_data import DevCorpus, DevQuery
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25, query_terms
@@ -86,7 +84,7 @@ def anchor_text(corpus: DevCorpus, anchor: str, part: str, question: str) -> str
 
 
 def reformulate(anchors: int = 3, part: str = "body", depth: int = 10, weight: str = "1/4", k: int = 2,
-                decay: bool = True, combine: str = "fuse", keep: int = 8, lane: str = "bm25") -> Candidate:
+                decay: bool = True, combine: str = "fuse", keep: int = 8) -> Candidate:
     """Second hop: for each of the top `anchors` base documents, search again with the question
     plus (part of) the anchor; each reformulated list (anchors themselves dropped, cut at depth)
     adds weight / (k + rank) (over the anchor's base rank when decay) to a record's base score
@@ -100,15 +98,7 @@ def reformulate(anchors: int = 3, part: str = "body", depth: int = 10, weight: s
         extra: dict[str, Fraction] = {}
         for a_rank, anchor in enumerate(tops, start=1):
             text = query.question + " " + anchor_text(corpus, anchor, part, query.question)
-            if lane == "bm25":
-                found = bm25(corpus.index, text, depth + anchors).ids
-            else:  # vector lane: query + anchor vectors
-                space = corpus.index.spaces[corpus.space_id]
-                v = query.vector / np.linalg.norm(query.vector)
-                binding = corpus.index.live_binding(corpus.space_id, anchor)
-                row = space.rows[binding.row].astype(np.float64) if hasattr(binding, "row") else None
-                found = cosine(corpus.index, prepare_query(space, v + row), depth + anchors, -1.0).ids
-            found = [rid for rid in found if rid not in tops][:depth]
+            found = [rid for rid in bm25(corpus.index, text, depth + anchors).ids if rid not in tops][:depth]
             for rank, rid in enumerate(found, start=1):
                 part_score = w / (k + rank) / (a_rank if decay else 1)
                 extra[rid] = extra.get(rid, Fraction(0)) + part_score

@@ -42,9 +42,8 @@ def derive(previous: dict, version: str) -> dict:
             raise RefusedInput(f"the input protocol already holds {method!r} or {profile!r}")
         protocol["methods"][method] = {"route": "walk", "profile": profile, "limit": WALK_LIMIT}
         protocol["ranking_profiles"][profile] = copy.deepcopy(WALK_PROFILES[profile])
-    for role in ("baseline",):
-        if PRIMARY[role] not in protocol["methods"]:
-            raise RefusedInput(f"the input protocol has no method {PRIMARY[role]!r} to contrast against")
+    if PRIMARY["baseline"] not in protocol["methods"]:
+        raise RefusedInput(f"the input protocol has no method {PRIMARY['baseline']!r} to contrast against")
     protocol["evaluation"]["primary_contrast"] = dict(PRIMARY)
     return protocol
 

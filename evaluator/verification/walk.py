@@ -131,9 +131,13 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
         fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
     for relation_id, rel in returned.items():
         edge = checker.edges.get(relation_id)
-        if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != checker.relation_revision[relation_id] \
-                or (rel.get("source") or {}).get("id") != edge.source or (rel.get("target") or {}).get("id") != edge.target:
+        if edge is None or not _same_relation(rel, edge, checker.relation_revision[relation_id]):
             fail(None, f"relations[{relation_id}]", "not a prepared relation with that kind, revision and endpoints")
+
+
+def _same_relation(rel: Mapping, edge, revision: int) -> bool:
+    return (rel.get("kind") == edge.kind and rel.get("revision") == revision
+            and (rel.get("source") or {}).get("id") == edge.source and (rel.get("target") or {}).get("id") == edge.target)
 
 
 def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, table, alpha, returned, used, fail) -> None:

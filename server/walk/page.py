@@ -10,7 +10,7 @@ the amount), and `relations` lists exactly the relations those proofs use.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from protocols.canonical import digest
@@ -64,10 +64,7 @@ class Reads:
 
     adjacency_examined: int = 0
     stale_skipped: int = 0
-    relations: set | None = None
-
-    def __post_init__(self) -> None:
-        self.relations = set()
+    relations: set[str] = field(default_factory=set)  # eligible relations examined
 
 
 def index_neighbours(index, kinds: list[str], reads: Reads) -> Neighbours:
@@ -160,8 +157,8 @@ def build_page(index, request: WalkRequest, profile: Mapping, fused: list, ranke
                      "mass": float(seed_mass[rid]), "mass_exact": exact(seed_mass[rid])}
                     for r, rid in enumerate(seeds, start=1)],
         "relations": [_relation(index.relations[rid]) for rid in sorted(used)],
-        "walk": {"base_size": len(fused), "reached": len(ranked.walk.visit_numerators), "walk_size": len(ranked.walk_rank),
-                 "expanded": ranked.walk.expanded},
+        "walk": {"base_size": len(fused), "reached": len(ranked.walk.visit_numerators),
+                 "walk_size": len(ranked.walk_rank), "expanded": ranked.walk.expanded},
         "coverage": {"source": True, "candidates": True, "graph": True, "embeddings": True, "complete": True},
         "stop_reasons": [],
         "work": {"records_examined": 0, "adjacency_examined": reads.adjacency_examined,
