@@ -75,6 +75,7 @@ ROUTES: dict[str, Route] = {
     "graph": Route("graph", ("seed", "expansion"), _check_graph_method),
     "rescue": Route("rescue", ("graph_mode",), _check_rescue_method),  # protocol v2 (docs/rescue.md)
     "ann": Route("ann"),  # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
+    "walk": Route("walk"),  # protocol v3 (docs/graph-v3.md)
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 

@@ -25,6 +25,9 @@ UNITS = ("query", "cluster")
 WEIGHTS = ("equal", "query_count")
 SUITE_KEYS = ("format", "suite_version", "title", "datasets", "primary_contrast", "pooling", "seed")
 POOLING_KEYS = ("rule", "unit", "weights", "resamples", "confidence", "permutations")
+# optional: further pooled contrasts declared with the primary one, labelled "secondary" (reported
+# beside it, never instead of it; suite-graph-v3 declares one, docs/graph-v3.md)
+OPTIONAL_SUITE_KEYS = ("secondary_contrasts",)
 
 
 class SuiteError(RefusedInput):
@@ -45,7 +48,7 @@ def load_suite(path: str | Path) -> dict:
 
 def validate_suite(value: Any) -> dict:
     f = Fields(SuiteError)
-    f.obj(value, "", SUITE_KEYS)
+    f.obj(value, "", SUITE_KEYS, optional=OPTIONAL_SUITE_KEYS)
     f.string(value["format"], "format", allowed=[SUITE_FORMAT])
     f.string(value["suite_version"], "suite_version")
     f.string(value["title"], "title")
@@ -67,6 +70,14 @@ def validate_suite(value: Any) -> dict:
     f.string(contrast["label"], "primary_contrast.label", allowed=["confirmatory"])
     if contrast["candidate"] == contrast["baseline"]:
         f.fail("primary_contrast.baseline", "must differ from the candidate")
+    for i, secondary in enumerate(f.array(value.get("secondary_contrasts", []), "secondary_contrasts")):
+        path = join("secondary_contrasts", i)
+        f.obj(secondary, path, ("candidate", "baseline", "metric", "label"))
+        for key in ("candidate", "baseline", "metric"):
+            f.string(secondary[key], join(path, key))
+        f.string(secondary["label"], join(path, "label"), allowed=["secondary"])
+        if secondary["candidate"] == secondary["baseline"]:
+            f.fail(join(path, "baseline"), "must differ from the candidate")
     pooling = f.obj(value["pooling"], "pooling", POOLING_KEYS)
     f.string(pooling["rule"], "pooling.rule", allowed=POOLING_RULES)
     f.string(pooling["unit"], "pooling.unit", allowed=UNITS)
@@ -84,7 +95,7 @@ def pinned_protocols(suite: dict, suite_path: str | Path) -> dict[str, dict]:
     """Each dataset's protocol, read beside the suite file, validated, with the pinned digest, and
     holding the contrast's two methods and its metric. Keyed by dataset name, in suite order."""
     base = Path(suite_path).parent
-    contrast = suite["primary_contrast"]
+    contrasts = [suite["primary_contrast"]] + list(suite.get("secondary_contrasts", []))
     out = {}
     for i, entry in enumerate(suite["datasets"]):
         where = f"suite {suite_path}: datasets[{i}] ({entry['name']})"
@@ -95,11 +106,12 @@ def pinned_protocols(suite: dict, suite_path: str | Path) -> dict[str, dict]:
         if digest(protocol) != entry["protocol_digest"]:
             raise SuiteError(f"{where}: {entry['protocol']} has digest {digest(protocol)}, the suite pins "
                              f"{entry['protocol_digest']}")
-        for role in ("candidate", "baseline"):
-            if contrast[role] not in protocol["methods"]:
-                raise SuiteError(f"{where}: the {role} {contrast[role]!r} is not a method of {entry['protocol']}")
-        if contrast["metric"] not in protocol["evaluation"]["contrast_metrics"]:
-            raise SuiteError(f"{where}: metric {contrast['metric']!r} is not among the contrast metrics of "
-                             f"{entry['protocol']}")
+        for contrast in contrasts:
+            for role in ("candidate", "baseline"):
+                if contrast[role] not in protocol["methods"]:
+                    raise SuiteError(f"{where}: the {role} {contrast[role]!r} is not a method of {entry['protocol']}")
+            if contrast["metric"] not in protocol["evaluation"]["contrast_metrics"]:
+                raise SuiteError(f"{where}: metric {contrast['metric']!r} is not among the contrast metrics of "
+                                 f"{entry['protocol']}")
         out[entry["name"]] = protocol
     return out

@@ -1,7 +1,7 @@
 """The campaigns of the three shared samples, one after another, and one summary table (what
 `make demo-samples` runs).
 
-    python scripts/demo_samples.py [--samples-dir ../shared/data] [--version v1|v2] [--runs runs]
+    python scripts/demo_samples.py [--samples-dir ../shared/data] [--version v1|v2|v3] [--runs runs]
 
 Each sample runs through scripts/demo.py (import, embed, lab, prepare, evaluate, export, audit)
 under its own protocol, in runs/samples-<UTC time>/<dataset>/demo-*/. At the end one table gives,
@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples-dir", type=Path, default=REPO.parent / "shared" / "data",
                         help="directory holding the three sample directories (default: ../shared/data)")
-    parser.add_argument("--version", choices=("v1", "v2"), default="v1",
-                        help="protocol version: v1 (the eight methods) or v2 (plus the rescue family)")
+    parser.add_argument("--version", choices=("v1", "v2", "v3"), default="v1",
+                        help="protocol version: v1 (the eight methods), v2 (plus the rescue family) or v3 "
+                             "(plus the seeded walk, docs/graph-v3.md)")
     parser.add_argument("--runs", type=Path, default=REPO / "runs", help="where the run directory is created")
     args = parser.parse_args(argv)
     for _, directory, _ in SAMPLES:

@@ -88,13 +88,16 @@ def main(argv: list[str] | None = None) -> int:
     protocols = pinned_protocols(suite, args.suite)
     files = {d["name"]: args.suite.parent / d["protocol"] for d in suite["datasets"]}
     datasets, provenance = [], {}
+    secondary: list[list] = [[] for _ in suite.get("secondary_contrasts", [])]
     for name, (path, report) in matched.items():
         source = audited(name, path, files[name])
         datasets.append(dataset_deltas(name, report, source, suite["primary_contrast"]))
+        for data, contrast in zip(secondary, suite.get("secondary_contrasts", [])):
+            data.append(dataset_deltas(name, report, source, contrast))
         provenance[name] = {"path": str(path), "protocol_version": protocols[name]["protocol_version"],
                             "protocol_digest": report["hash_chain"]["protocol"],
                             "private_report_digest": digest(report)}
-    result = pool(suite, datasets, provenance)
+    result = pool(suite, datasets, provenance, secondary)
     refuse_existing(args.output)
     args.output.mkdir(parents=True)
     written = [args.output / "pooled.json", args.output / "pooled.md", args.output / "pooled.html"]

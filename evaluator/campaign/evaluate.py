@@ -83,7 +83,7 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
         return {"profile": spec["profile"], "query": query["question"], "limit": spec["limit"]}
     if route == "semantic":
         return {"profile": spec["profile"], **vector, "limit": spec["limit"], "min_score": spec["min_score"]}
-    if route == "hybrid":
+    if route in ("hybrid", "walk"):  # walk: docs/graph-v3.md
         return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"]}
     if route == "ann":  # docs/scale.md
         return {"profile": spec["profile"], **vector, "limit": spec["limit"]}
@@ -95,7 +95,7 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     return {**body, **vector} if spec["seed"] == "hybrid" else body
 
 
-VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann")
+VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann", "walk")
 
 
 def check_routes(protocol: Mapping) -> None:

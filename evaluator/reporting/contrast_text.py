@@ -137,10 +137,20 @@ def pooled_markdown(pooled: Mapping) -> str:
              pooled_sentence(pooled), "", pooled_note(pooled), "",
              "| " + " | ".join(POOLED_HEADER) + " |", "|" + "---|" * len(POOLED_HEADER)]
     lines += ["| " + " | ".join(row) + " |" for row in pooled_rows(pooled)]
+    for part in secondary_views(pooled):
+        lines += ["", f"## Secondary: {part['primary_contrast']['candidate']} − {part['primary_contrast']['baseline']}",
+                  "", pooled_sentence(part), "", "| " + " | ".join(POOLED_HEADER) + " |", "|" + "---|" * len(POOLED_HEADER)]
+        lines += ["| " + " | ".join(row) + " |" for row in pooled_rows(part)]
     lines += ["", "Reports (audited):", ""]
     lines += [f"- {name}: `{r['path']}` (protocol {r['protocol_version']}, digest `{r['protocol_digest']}`)"
               for name, r in pooled["reports"].items()]
     return "\n".join(lines) + "\n"
+
+
+def secondary_views(pooled: Mapping) -> list[dict]:
+    """Each secondary contrast shaped like a pooled result, so the primary's renderers draw it."""
+    return [{**pooled, "primary_contrast": part["contrast"], "per_dataset": part["per_dataset"], "pooled": part["pooled"]}
+            for part in pooled.get("secondary_contrasts", [])]
 
 
 def pooled_html(pooled: Mapping) -> str:
@@ -149,6 +159,11 @@ def pooled_html(pooled: Mapping) -> str:
 
     head = "".join(f"<th>{escape(h)}</th>" for h in POOLED_HEADER)
     body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in pooled_rows(pooled))
+    for part in secondary_views(pooled):
+        c = part["primary_contrast"]
+        body += (f"<tr><th colspan=\"{len(POOLED_HEADER)}\">Secondary: {escape(c['candidate'])} − "
+                 f"{escape(c['baseline'])} — {escape(pooled_sentence(part))}</th></tr>")
+        body += "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in pooled_rows(part))
     reports = "".join(f"<li>{escape(name)}: <code>{escape(r['path'])}</code> (protocol {escape(r['protocol_version'])})</li>"
                       for name, r in pooled["reports"].items())
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

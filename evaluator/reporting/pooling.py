@@ -127,11 +127,14 @@ def dataset_row(data: DatasetDeltas, pooling: Mapping, seed: int, weight: float)
     return {"dataset": data.name, "weight": weight, "cluster_rule": data.cluster_rule, **row}
 
 
-def pool(suite: Mapping, datasets: Sequence[DatasetDeltas], reports: Mapping[str, Mapping]) -> dict:
-    """The whole pooled result: the suite's declaration, one row per dataset and the pooled row."""
+def pool(suite: Mapping, datasets: Sequence[DatasetDeltas], reports: Mapping[str, Mapping],
+         secondary: Sequence[Sequence[DatasetDeltas]] = ()) -> dict:
+    """The whole pooled result: the suite's declaration, one row per dataset and the pooled row;
+    then the same for each secondary contrast the suite declares (`secondary`: its datasets, in
+    the suite's order of `secondary_contrasts`), with the same seed."""
     pooling, seed = suite["pooling"], suite["seed"]
     w = weights(datasets, pooling["weights"])
-    return {
+    result = {
         "format": POOLED_FORMAT,
         "suite_version": suite["suite_version"],
         "title": suite["title"],
@@ -149,3 +152,10 @@ def pool(suite: Mapping, datasets: Sequence[DatasetDeltas], reports: Mapping[str
         "per_dataset": [dataset_row(d, pooling, seed, wd) for d, wd in zip(datasets, w)],
         "pooled": pooled_contrast(datasets, pooling, seed),
     }
+    if "secondary_contrasts" in suite:  # absent: the pooled file of a suite without them is unchanged
+        result["secondary_contrasts"] = [
+            {"contrast": contrast,
+             "per_dataset": [dataset_row(d, pooling, seed, wd) for d, wd in zip(data, weights(data, pooling["weights"]))],
+             "pooled": pooled_contrast(data, pooling, seed)}
+            for contrast, data in zip(suite["secondary_contrasts"], secondary, strict=True)]
+    return result

@@ -18,6 +18,7 @@ from evaluator.verification import recompute as rc
 from evaluator.inputs import Frozen
 from evaluator.verification.ann import check_ann
 from evaluator.verification.rescue import check_rescue
+from evaluator.verification.walk import check_walk
 from evaluator.campaign.state import record_map
 from protocols.canonical import digest
 
@@ -41,7 +42,7 @@ class Failure:
 
 def uses_query_vector(spec: Mapping) -> bool:
     """Whether a protocol method sends the query vector (and so must carry the fixture's receipt)."""
-    return spec["route"] in ("semantic", "hybrid", "rescue", "ann") or spec.get("seed") == "hybrid"
+    return spec["route"] in ("semantic", "hybrid", "rescue", "ann", "walk") or spec.get("seed") == "hybrid"
 
 
 class Checker:
@@ -145,6 +146,8 @@ class Checker:
             check_rescue(self, query, page, spec, fail)
         elif route == "ann":
             check_ann(self, query, page, spec, fail)
+        elif route == "walk":  # docs/graph-v3.md
+            check_walk(self, query, page, spec, fail)
         else:
             fail(None, "method", f"unknown route {route!r}")
         return out
@@ -475,6 +478,8 @@ def cross_method_failures(query_id: str, pages: Mapping[str, Mapping], methods: 
     hybrid_methods = {spec["profile"]: name for name, spec in methods.items() if spec["route"] == "hybrid"}
     lexical_methods = [name for name, spec in methods.items() if spec["route"] == "lexical"]
     for name, spec in methods.items():
+        if spec["route"] == "walk" and name in pages:  # seeds = the base method's top (docs/graph-v3.md)
+            out.extend(_walk_seed_failures(query_id, name, pages, profiles[spec["profile"]], hybrid_methods))
         if spec["route"] != "graph" or name not in pages:
             continue
         profile = profiles[spec["profile"]]
@@ -494,3 +499,15 @@ def cross_method_failures(query_id: str, pages: Mapping[str, Mapping], methods: 
                 out.append(Failure(query_id, name, None, "hits", f"depth zero ranking {have} differs from "
                                                                  f"{baseline} {want}"))
     return out
+
+
+def _walk_seed_failures(query_id: str, name: str, pages: Mapping[str, Mapping], profile: Mapping,
+                        hybrid_methods: Mapping[str, str]) -> list[Failure]:
+    baseline = hybrid_methods.get(profile["base"]["profile"])
+    if baseline is None or baseline not in pages:
+        return []
+    top = [h["id"] for h in pages[baseline]["hits"][: profile["seeds"]]]
+    seeds = [a["id"] for a in pages[name].get("anchors") or []]
+    if seeds == top:
+        return []
+    return [Failure(query_id, name, None, "anchors", f"{seeds} differ from the top {profile['seeds']} of {baseline} {top}")]

@@ -29,7 +29,7 @@ from server.retrieval.profiles import PROFILES
 from server.store.store import Change, Store, WriteResult, decode_vector, journal_id
 
 VERSION = "0.1.0"
-SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann")
+SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann", "walk")
 
 
 class CanonicalJSON(JSONResponse):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from protocols.canonical import digest
 from server.ann.profiles import ANN_PROFILES
 from server.rescue.profiles import RESCUE_PROFILES
+from server.walk.profiles import WALK_PROFILES
 
 _GRAPH_COMMON = {
     "family": "graph",
@@ -105,6 +106,7 @@ PROFILES: dict[str, dict] = {
 
 PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue/profiles.py)
 PROFILES.update(ANN_PROFILES)  # the ANN protocols' lane (server/ann/profiles.py, docs/scale.md)
+PROFILES.update(WALK_PROFILES)  # protocol v3's seeded-walk family (server/walk/profiles.py)
 
 PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
 
@@ -115,4 +117,5 @@ ROUTE_PROFILES: dict[str, tuple[str, ...]] = {
     "graph": ("typed_path_balanced_v1", "typed_path_entity_v1"),
     "rescue": tuple(RESCUE_PROFILES),
     "ann": tuple(ANN_PROFILES),
+    "walk": tuple(WALK_PROFILES),
 }

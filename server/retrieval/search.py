@@ -20,6 +20,7 @@ from server.retrieval.indexes import ScopeIndex, vector_sha256
 from server.retrieval.lexical import bm25
 from server.retrieval.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
 from server.rescue.page import search_rescue
+from server.walk.page import search_walk
 from server.retrieval.semantic import Query, cosine, prepare_query
 from server.validation import LIMITS
 
@@ -39,6 +40,7 @@ _FIELDS = {
     "graph": ({"profile", "seed", "query", "limit"}, {"query_vector", "space_id", "expansion"}),
     "rescue": ({"profile", "query", "query_vector", "space_id", "limit", "graph_mode"}, set()),
     "ann": ({"query_vector", "space_id", "limit"}, {"profile"}),
+    "walk": ({"profile", "query", "query_vector", "space_id", "limit"}, set()),
 }
 PAGE_OPTIONS = {"include_payload"}  # optional on every route: what the page carries, never the ranking
 _EXPANSION_BOUNDS = {
@@ -341,7 +343,8 @@ def _search_ann(index: ScopeIndex, body: dict) -> dict:
 
 _ROUTES = {"lexical": _lexical, "semantic": _semantic, "hybrid": _hybrid, "graph": _graph,
            "rescue": search_rescue,  # the rescue family: server/rescue/method.py, server/rescue/page.py (docs/rescue.md)
-           "ann": _search_ann}
+           "ann": _search_ann,
+           "walk": search_walk}  # the seeded-walk family: server/walk/method.py, server/walk/page.py (docs/graph-v3.md)
 
 
 def search(index: ScopeIndex, route: str, body: dict) -> dict:

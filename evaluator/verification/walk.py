@@ -1,0 +1,182 @@
+"""Independent check of a `walk` page (`seeded_walk_v1`, docs/graph-v3.md).
+
+Recomputed from the frozen inputs with another algorithm than the server's: the base from this
+package's own BM25, cosine and fusion; the mass of every record at every step by enumerating each
+walk from each seed one by one (the server propagates a frontier level by level); neighbours from
+the frozen relations. Every hit's base rank, channel contributions, walk rank, visit mass, proof
+(seed mass and every inflow with its relation, source mass, source neighbour count and amount),
+score, the order and the whole list must equal the recomputation exactly (rationals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+
+from evaluator.verification import recompute as rc
+
+
+def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str, Fraction], dict]:
+    """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
+    channels = base["channels"]
+    lists = {
+        "lexical": [rid for rid, _ in rc.ordered(checker.lexical(query), channels["lexical"]["depth"])],
+        "semantic": [rid for rid, _ in rc.ordered(checker.cosines(query), channels["semantic"]["depth"],
+                                                  min_score=channels["semantic"]["min_score"])],
+    }
+    fused = rc.rrf(lists, {c: channels[c]["weight"] for c in channels}, base["k"])
+    order = rc.fused_order(fused)[: base["depth"]]
+    return order, {rid: fused[rid]["score"] for rid in order}, {rid: fused[rid]["ranks"] for rid in order}
+
+
+def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
+    """node -> {neighbour: smallest relation id linking them} over the frozen relations of `kinds`."""
+    table: dict[str, dict[str, str]] = {}
+    for edge in checker.edges.values():
+        if edge.kind not in kinds or edge.source == edge.target:
+            continue
+        for a, b in ((edge.source, edge.target), (edge.target, edge.source)):
+            links = table.setdefault(a, {})
+            if b not in links or edge.relation_id < links[b]:
+                links[b] = edge.relation_id
+    return table
+
+
+def masses(seeds: Mapping[str, Fraction], table: Mapping[str, Mapping[str, str]], steps: int,
+           alpha: Fraction) -> list[dict[str, Fraction]]:
+    """m_t for t = 0..steps, summing every walk of exactly t steps from every seed, walk by walk."""
+    by_step: list[dict[str, Fraction]] = [{} for _ in range(steps + 1)]
+
+    def follow(node: str, mass: Fraction, t: int) -> None:
+        by_step[t][node] = by_step[t].get(node, Fraction(0)) + mass
+        links = table.get(node, {})
+        if t == steps or not links:
+            return
+        share = alpha * mass / len(links)
+        for other in links:
+            follow(other, share, t + 1)
+
+    for seed, mass in seeds.items():
+        follow(seed, mass, 0)
+    return by_step
+
+
+def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None:
+    profile = checker.profiles[spec["profile"]]
+    hits = page["hits"]
+    base, base_score, base_ranks = base_list(checker, query, profile["base"])
+    base_rank = {rid: r for r, rid in enumerate(base, start=1)}
+    seeds = {rid: base_score[rid] for rid in base[: profile["seeds"]]}
+    want_anchors = [{"id": rid, "revision": checker.revision_of[rid], "rank": r, "mass": float(mass),
+                     "mass_exact": _text(mass)} for r, (rid, mass) in enumerate(seeds.items(), start=1)]
+    if page.get("anchors") != want_anchors:
+        fail(None, "anchors", f"{page.get('anchors')}, recomputed seeds {want_anchors}")
+        return
+    table = neighbour_table(checker, profile["graph"]["kinds"])
+    alpha = Fraction(str(profile["alpha"]))
+    by_step = masses(seeds, table, profile["steps"], alpha)
+    visit: dict[str, Fraction] = {}
+    for step in by_step:
+        for rid, mass in step.items():
+            visit[rid] = visit.get(rid, Fraction(0)) + mass
+    walk_order = sorted(visit, key=lambda rid: (-visit[rid], rid))[: profile["walk_depth"]]
+    walk_rank = {rid: r for r, rid in enumerate(walk_order, start=1)}
+    fusion = profile["fusion"]
+    weight, k = Fraction(str(fusion["walk_weight"])), fusion["walk_k"]
+    final = {rid: base_score.get(rid, Fraction(0)) + (weight / (k + walk_rank[rid]) if rid in walk_rank else 0)
+             for rid in set(base_rank) | set(walk_rank)}
+    want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
+    channels = profile["base"]["channels"]
+    returned = {r.get("id"): r for r in page.get("relations") or []}
+    used: set[str] = set()
+    for i, hit in enumerate(hits, start=1):
+        rid = hit["id"]
+        if hit.get("base_rank") != base_rank.get(rid):
+            fail(i, "base_rank", f"{hit.get('base_rank')}, recomputed {base_rank.get(rid)}")
+        values = {}
+        ranks = base_ranks.get(rid, {})
+        for channel in ("lexical", "semantic"):
+            entry = (hit.get("channels") or {}).get(channel) or {}
+            if entry.get("rank") != ranks.get(channel):
+                fail(i, f"channels.{channel}.rank", f"{entry.get('rank')}, recomputed {ranks.get(channel)}")
+            rank = ranks.get(channel)
+            values[channel] = (Fraction(0) if rank is None
+                               else Fraction(str(channels[channel]["weight"])) / (profile["base"]["k"] + rank))
+        entry = (hit.get("channels") or {}).get("walk") or {}
+        w = walk_rank.get(rid)
+        if entry.get("rank") != w:
+            fail(i, "channels.walk.rank", f"{entry.get('rank')}, recomputed {w}")
+        if w is not None and entry.get("raw_score") != float(visit[rid]):
+            fail(i, "channels.walk.raw_score", f"{entry.get('raw_score')} is not the recomputed visit mass "
+                                               f"{float(visit[rid])}")
+        values["walk"] = Fraction(0) if w is None else weight / (k + w)
+        checker._check_exact(hit, i, values, fail)
+        proof = hit.get("proof")
+        if w is None:
+            if proof is not None:
+                fail(i, "proof", "a hit without a walk rank carries a proof")
+            continue
+        if proof is None:
+            fail(i, "proof", "a hit with a walk rank carries no proof")
+            continue
+        _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, table, alpha, returned, used, fail)
+    checker._check_order(hits, fail, exact=True)
+    have = [hit["id"] for hit in hits]
+    if have != want:
+        first = rc.first_difference(have, want)
+        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                              f"{want[first] if first < len(want) else None}")
+    if set(returned) != used:
+        extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
+        fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
+    for relation_id, rel in returned.items():
+        edge = checker.edges.get(relation_id)
+        if edge is None or not _same_relation(rel, edge, checker.relation_revision[relation_id]):
+            fail(None, f"relations[{relation_id}]", "not a prepared relation with that kind, revision and endpoints")
+
+
+def _same_relation(rel: Mapping, edge, revision: int) -> bool:
+    return (rel.get("kind") == edge.kind and rel.get("revision") == revision
+            and (rel.get("source") or {}).get("id") == edge.source and (rel.get("target") or {}).get("id") == edge.target)
+
+
+def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, table, alpha, returned, used, fail) -> None:
+    if proof.get("walk_rank") != walk_rank:
+        fail(i, "proof.walk_rank", f"{proof.get('walk_rank')}, recomputed {walk_rank}")
+    if proof.get("visit_mass_exact") != _text(visit[rid]) or proof.get("visit_mass") != float(visit[rid]):
+        fail(i, "proof.visit_mass", f"{proof.get('visit_mass_exact')}, recomputed {_text(visit[rid])}")
+    seed_mass = seeds.get(rid)
+    if proof.get("seed_mass_exact") != (None if seed_mass is None else _text(seed_mass)):
+        fail(i, "proof.seed_mass_exact", f"{proof.get('seed_mass_exact')}, recomputed "
+                                         f"{None if seed_mass is None else _text(seed_mass)}")
+    want = []
+    for step in range(1, len(by_step)):
+        for source in sorted(by_step[step - 1]):
+            links = table.get(source, {})
+            if rid not in links:
+                continue
+            mass = by_step[step - 1][source]
+            relation_id = links[rid]
+            edge = checker.edges[relation_id]
+            want.append({
+                "step": step, "from": {"id": source, "revision": checker.revision_of[source]},
+                "relation_id": relation_id, "relation_revision": checker.relation_revision[relation_id],
+                "kind": edge.kind, "direction": "forward" if edge.source == source else "backward",
+                "from_mass": float(mass), "from_mass_exact": _text(mass), "from_neighbours": len(links),
+                "amount": float(alpha * mass / len(links)), "amount_exact": _text(alpha * mass / len(links)),
+            })
+    have = proof.get("inflow")
+    if have != want:
+        at = rc.first_difference(have or [], want)
+        fail(i, "proof.inflow", f"entry {at}: {(have or [None] * (at + 1))[at] if at < len(have or []) else None}, "
+                                f"recomputed {want[at] if at < len(want) else None}")
+        return
+    total = (seed_mass or Fraction(0)) + sum((rc.parse_fraction(e["amount_exact"], "amount_exact") for e in want),
+                                             Fraction(0))
+    if total != visit[rid]:  # the proof's parts must add up to the mass it proves
+        fail(i, "proof.inflow", f"seed mass and inflows add up to {total}, not the visit mass {visit[rid]}")
+    used.update(entry["relation_id"] for entry in want)
+
+
+def _text(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
