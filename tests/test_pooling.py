@@ -15,6 +15,7 @@ import pytest
 from evaluator.reporting import pooling, statistics
 from protocols.canonical import digest
 from protocols.cli import run
+from protocols.schema import load_protocol
 from protocols.suite import SuiteError, load_suite, pinned_protocols, validate_suite
 from tests.conftest import REPO
 
@@ -187,8 +188,28 @@ def test_pinned_protocols_check_digest_methods_and_metric(tmp_path):
 
 def test_every_shipped_suite_validates_and_pins_existing_protocols():
     suites = sorted((REPO / "protocols").glob("suite-*.json"))
+    assert REPO / "protocols" / "suite-samples-v1.json" in suites
     for path in suites:
         pinned_protocols(load_suite(path), path)
+
+
+def test_the_samples_suite_pins_the_current_sample_protocols_and_regenerates_byte_for_byte(tmp_path, capsys):
+    committed = REPO / "protocols" / "suite-samples-v1.json"
+    suite = load_suite(committed)
+    names = ["musique-sample-v1.json", "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json"]
+    assert [d["protocol"] for d in suite["datasets"]] == names
+    assert [d["protocol_digest"] for d in suite["datasets"]] == [
+        digest(load_protocol(REPO / "protocols" / name)) for name in names]
+    assert suite["primary_contrast"] == CONTRAST
+    spec = importlib.util.spec_from_file_location("pin_suite", REPO / "scripts" / "pin_suite.py")
+    pin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pin)
+    for name in names:
+        (tmp_path / name).write_bytes((REPO / "protocols" / name).read_bytes())
+    assert run(pin.main, ["suite-samples-v1", "--output", str(tmp_path / "suite.json")]) == 0
+    assert (tmp_path / "suite.json").read_bytes() == committed.read_bytes()
+    assert run(pin.main, ["suite-samples-v1", "--output", str(tmp_path / "suite.json")]) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the command's refusals (exit 2)
