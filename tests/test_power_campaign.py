@@ -32,6 +32,8 @@ def campaigns(tmp_path_factory):
 def test_two_clients_give_the_report_one_client_gives(campaigns):
     prepared, one, two = campaigns
     assert "clients" not in one["plan"] and two["plan"]["clients"] == 2
+    # the private report is written compact (one line): the C encoder, not the indented pure-Python one
+    assert (prepared.workdir / "report2.json").read_text().count("\n") == 1
     assert {k: v for k, v in two["plan"].items() if k != "clients"} == one["plan"]
     assert two["status"] == "complete"
     assert two["rows"] == one["rows"]  # every ranking, proof and page, in the same order
