@@ -122,6 +122,26 @@ def test_one_dataset_pools_to_its_own_query_level_contrast():
     assert pooled["detectable_effect"] == pytest.approx(alone["detectable_effect"], rel=1e-12)
 
 
+def test_the_pooled_result_shows_the_undeclared_unit_beside_the_declared_one():
+    from evaluator.reporting.contrast_text import pooled_markdown
+
+    datasets = toy_datasets()
+    suite = {"suite_version": "suite-toy", "title": "toy", "primary_contrast": CONTRAST, "seed": 7,
+             "pooling": {"rule": "stratified_paired_bootstrap_v1", "unit": "cluster", "weights": "equal",
+                         "resamples": 300, "confidence": 0.95, "permutations": 10_000}}
+    result = pooling.pool(suite, datasets, {d.name: {"path": d.name, "protocol_version": "v", "protocol_digest": "0"}
+                                            for d in datasets})
+    assert result["pooled"] == pooling.pooled_contrast(datasets, suite["pooling"], 7)
+    query_rule = {**suite["pooling"], "unit": "query"}
+    assert result["pooled_other_unit"] == {"unit": "query", **pooling.pooled_contrast(datasets, query_rule, 7)}
+    row = pooled_markdown(result).splitlines()
+    pooled_row = next(line for line in row if line.startswith("| pooled (equal weights, clusters)"))
+    low, high = result["pooled_other_unit"]["interval"]
+    assert f"([{low:+.3f}, {high:+.3f}])" in pooled_row  # the query interval, in parentheses
+    low, high = result["pooled"]["interval"]
+    assert f"| [{low:+.3f}, {high:+.3f}] |" in pooled_row
+
+
 def test_toy_clusters_follow_each_datasets_rule():
     musique, hotpot, wiki = toy_datasets()
     assert musique.cluster_rule == "musique_single_hop_components_v1"
