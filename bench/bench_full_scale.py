@@ -104,8 +104,8 @@ def stage(name: str, args: list, results: dict, lab: LabSampler | None = None) -
     results[name] = {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024.0,
                      "lab_peak_rss_mib": (lab.peaks.get(name, 0) / 2**20) if lab else None,
                      "load_after": list(os.getloadavg())}
-    print(f"== {name}: exit {process.returncode} in {seconds:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB",
-          flush=True)
+    print(f"== {name}: exit {process.returncode} in {seconds:.1f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB, "
+          f"load after {' / '.join(f'{x:.1f}' for x in results[name]['load_after'])}", flush=True)
     if process.returncode != 0:
         raise SystemExit(f"stage {name} failed with exit code {process.returncode}")
 

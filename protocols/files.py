@@ -29,14 +29,18 @@ def refuse_same_path(**named: str | Path) -> None:
         seen[resolved] = flag
 
 
-def save(path: str | Path, value: Any) -> None:
+def save(path: str | Path, value: Any, *, compact: bool = False) -> None:
     """Write JSON atomically: temp file in the same directory, fsync, rename, fsync the directory.
 
-    A crash at any point leaves either no file or the complete file, never a torn one.
+    A crash at any point leaves either no file or the complete file, never a torn one. Indented by
+    default; `compact` (no whitespace) is for the artifacts too large to read by eye: Python's C
+    encoder only runs without indentation, and the pure-Python one took 5x as long on a sample
+    report (docs/full-scale.md).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    layout = {"separators": (",", ":")} if compact else {"indent": 2}
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, **layout) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -7,8 +7,12 @@ Each sample runs through scripts/demo.py (import, embed, lab, prepare, evaluate,
 under its own protocol, in runs/samples-<UTC time>/<dataset>/demo-*/. At the end one table gives,
 dataset by method, nDCG@10, judged recall@10 and all-supports@10 from each public report, and on
 the primary candidate's row the protocol's confirmatory contrast (nDCG@10 delta with its paired
-bootstrap interval); below it, the wall time of every stage. The table is also written to
-summary.md beside the runs. A campaign that fails is reported and the others still run (exit 1).
+bootstrap interval); below it, the wall time of every stage. Then, when every campaign succeeded,
+the three reports are pooled under the suite (v1: protocols/suite-samples-v1.json, v3: protocols/suite-graph-v3.json; docs/suites.md)
+by the code of scripts/pool_graph_evaluations.py (each report audited again, the pooled primary
+contrast per dataset and pooled), written to pooled/pooled.{json,md,html}; the pooled table is
+printed last with the paths. The tables are also written to summary.md beside the runs. A campaign
+that fails is reported, the others still run, the pooling is skipped (exit 1).
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from evaluator.reporting.contrast_text import pooled_markdown  # noqa: E402
+from evaluator.reporting.suite_pool import pool_reports  # noqa: E402
 from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
 from protocols.files import refuse_existing  # noqa: E402
+from protocols.suite import load_suite, pinned_protocols  # noqa: E402
 
 SAMPLES = (  # (dataset, sample directory under --samples-dir, protocol name without the version)
     ("musique", "musique-sample", "musique-sample"),
@@ -33,6 +40,10 @@ SAMPLES = (  # (dataset, sample directory under --samples-dir, protocol name wit
     ("2wikimultihopqa", "2wikimultihopqa-sample", "2wikimultihopqa-sample"),
 )
 STAGE_LINE = "stage wall times: "
+
+
+# the suite each version's campaigns are pooled under by default (v3 was frozen as the graph suite)
+SUITES = {"v3": "suite-graph-v3.json"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +54,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="protocol version: v1 (the eight methods), v2 (plus the rescue family) or v3 "
                              "(plus the seeded walk, docs/graph-v3.md)")
     parser.add_argument("--runs", type=Path, default=REPO / "runs", help="where the run directory is created")
+    parser.add_argument("--suite", type=Path, help="suite pooling the three reports (default: "
+                        "protocols/suite-samples-<version>.json when it exists)")
     args = parser.parse_args(argv)
+    suite = args.suite or REPO / "protocols" / SUITES.get(args.version, f"suite-samples-{args.version}.json")
+    if args.suite and not args.suite.is_file():
+        raise RefusedInput(f"suite {args.suite} not found")
+    if suite.is_file():  # a suite that cannot pool is refused before an hour of campaigns
+        pinned_protocols(load_suite(suite), suite)
     for _, directory, _ in SAMPLES:
         if not (args.samples_dir / directory).is_dir():
             raise RefusedInput(f"sample directory {args.samples_dir / directory} is absent (the samples live in ../shared)")
@@ -54,10 +72,40 @@ def main(argv: list[str] | None = None) -> int:
                           REPO / "protocols" / f"{protocol}-{args.version}.json", base / dataset)
                for dataset, directory, protocol in SAMPLES]
     table = summary_table(results)
-    (base / "summary.md").write_text(table, encoding="utf-8")
     print(table)
-    print(f"wrote {base / 'summary.md'}")
-    return 0 if all(r["ok"] for r in results) else 1
+    summary = base / "summary.md"
+    print(f"wrote {summary} (this table, then the pooled one)")
+    pooled, pooled_ok = pool_step(suite if suite.is_file() else None, results, base / "pooled")
+    summary.write_text(table + "\n" + pooled, encoding="utf-8")
+    return 0 if pooled_ok and all(r["ok"] for r in results) else 1
+
+
+def pool_step(suite: Path | None, results: list[dict], output: Path) -> tuple[str, bool]:
+    """Pool the campaigns' private reports under the suite (the code of pool_graph_evaluations.py),
+    print the pooled table and the paths written; returns (the pooled Markdown or why there is
+    none, whether the pooling succeeded or had nothing to do)."""
+    if suite is None:
+        text = "No suite pools these protocols: no pooled table.\n"
+        print(text, end="")
+        return text, True
+    failed = [r["dataset"] for r in results if not r["ok"]]
+    if failed:
+        text = f"Pooled table skipped: the suite needs every dataset and {', '.join(failed)} failed.\n"
+        print(text, end="")
+        return text, False
+    reports = [Path(r["run"]) / "report.json" for r in results]
+    print(f"=== pooling {len(reports)} reports under {suite}", file=sys.stderr, flush=True)
+    try:
+        result, paths = pool_reports(suite, reports, output, log=lambda line: print(line, file=sys.stderr))
+    except RefusedInput as exc:
+        text = f"Pooling refused: {exc}\n"
+        print(text, end="")
+        return text, False
+    text = pooled_markdown(result)
+    print(text)
+    for path in paths.values():
+        print(f"wrote {path}")
+    return text, True
 
 
 def run_sample(dataset: str, sample: Path, protocol: Path, runs: Path) -> dict:

@@ -15,6 +15,7 @@ import pytest
 from evaluator.reporting import pooling, statistics
 from protocols.canonical import digest
 from protocols.cli import run
+from protocols.schema import load_protocol
 from protocols.suite import SuiteError, load_suite, pinned_protocols, validate_suite
 from tests.conftest import REPO
 
@@ -121,6 +122,26 @@ def test_one_dataset_pools_to_its_own_query_level_contrast():
     assert pooled["detectable_effect"] == pytest.approx(alone["detectable_effect"], rel=1e-12)
 
 
+def test_the_pooled_result_shows_the_undeclared_unit_beside_the_declared_one():
+    from evaluator.reporting.contrast_text import pooled_markdown
+
+    datasets = toy_datasets()
+    suite = {"suite_version": "suite-toy", "title": "toy", "primary_contrast": CONTRAST, "seed": 7,
+             "pooling": {"rule": "stratified_paired_bootstrap_v1", "unit": "cluster", "weights": "equal",
+                         "resamples": 300, "confidence": 0.95, "permutations": 10_000}}
+    result = pooling.pool(suite, datasets, {d.name: {"path": d.name, "protocol_version": "v", "protocol_digest": "0"}
+                                            for d in datasets})
+    assert result["pooled"] == pooling.pooled_contrast(datasets, suite["pooling"], 7)
+    query_rule = {**suite["pooling"], "unit": "query"}
+    assert result["pooled_other_unit"] == {"unit": "query", **pooling.pooled_contrast(datasets, query_rule, 7)}
+    row = pooled_markdown(result).splitlines()
+    pooled_row = next(line for line in row if line.startswith("| pooled (equal weights, clusters)"))
+    low, high = result["pooled_other_unit"]["interval"]
+    assert f"([{low:+.3f}, {high:+.3f}])" in pooled_row  # the query interval, in parentheses
+    low, high = result["pooled"]["interval"]
+    assert f"| [{low:+.3f}, {high:+.3f}] |" in pooled_row
+
+
 def test_toy_clusters_follow_each_datasets_rule():
     musique, hotpot, wiki = toy_datasets()
     assert musique.cluster_rule == "musique_single_hop_components_v1"
@@ -187,8 +208,28 @@ def test_pinned_protocols_check_digest_methods_and_metric(tmp_path):
 
 def test_every_shipped_suite_validates_and_pins_existing_protocols():
     suites = sorted((REPO / "protocols").glob("suite-*.json"))
+    assert REPO / "protocols" / "suite-samples-v1.json" in suites
     for path in suites:
         pinned_protocols(load_suite(path), path)
+
+
+def test_the_samples_suite_pins_the_current_sample_protocols_and_regenerates_byte_for_byte(tmp_path, capsys):
+    committed = REPO / "protocols" / "suite-samples-v1.json"
+    suite = load_suite(committed)
+    names = ["musique-sample-v1.json", "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json"]
+    assert [d["protocol"] for d in suite["datasets"]] == names
+    assert [d["protocol_digest"] for d in suite["datasets"]] == [
+        digest(load_protocol(REPO / "protocols" / name)) for name in names]
+    assert suite["primary_contrast"] == CONTRAST
+    spec = importlib.util.spec_from_file_location("pin_suite", REPO / "scripts" / "pin_suite.py")
+    pin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pin)
+    for name in names:
+        (tmp_path / name).write_bytes((REPO / "protocols" / name).read_bytes())
+    assert run(pin.main, ["suite-samples-v1", "--output", str(tmp_path / "suite.json")]) == 0
+    assert (tmp_path / "suite.json").read_bytes() == committed.read_bytes()
+    assert run(pin.main, ["suite-samples-v1", "--output", str(tmp_path / "suite.json")]) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the command's refusals (exit 2)

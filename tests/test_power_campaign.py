@@ -32,6 +32,8 @@ def campaigns(tmp_path_factory):
 def test_two_clients_give_the_report_one_client_gives(campaigns):
     prepared, one, two = campaigns
     assert "clients" not in one["plan"] and two["plan"]["clients"] == 2
+    # the private report is written compact (one line): the C encoder, not the indented pure-Python one
+    assert (prepared.workdir / "report2.json").read_text().count("\n") == 1
     assert {k: v for k, v in two["plan"].items() if k != "clients"} == one["plan"]
     assert two["status"] == "complete"
     assert two["rows"] == one["rows"]  # every ranking, proof and page, in the same order
@@ -123,3 +125,46 @@ def test_pool_refuses_a_report_that_fails_its_audit(campaigns, tmp_path):
               check=False)
     assert out.returncode == 2 and "fails its audit" in out.stderr and "metrics" in out.stderr
     assert not (tmp_path / "pooled").exists()
+
+
+def _demo_samples():
+    import importlib.util
+
+    from tests.conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("demo_samples", REPO / "scripts" / "demo_samples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_demo_samples_ends_with_the_pooled_table_of_the_pool_command(campaigns, tmp_path, capsys):
+    prepared, one, _ = campaigns
+    suite = one_dataset_suite(prepared, tmp_path)
+    report = run_directory(prepared, one, tmp_path / "run")
+    results = [{"dataset": "synthetic", "ok": True, "run": report.parent}]
+    text, ok = _demo_samples().pool_step(suite, results, tmp_path / "pooled")
+    printed = capsys.readouterr().out
+    written = [tmp_path / "pooled" / f"pooled.{ext}" for ext in ("json", "md", "html")]
+    assert ok and text == written[1].read_text() and printed.startswith(text)
+    assert printed.splitlines()[-3:] == [f"wrote {p}" for p in written]
+    assert "| pooled (equal weights, queries) |" in text
+    # the very numbers the pool command writes for the same report (only the output differs)
+    cli("pool_graph_evaluations.py", "--suite", suite, "--reports", report, "--output", tmp_path / "by-command")
+    assert (tmp_path / "by-command" / "pooled.json").read_bytes() == written[0].read_bytes()
+
+
+def test_demo_samples_skips_the_pool_when_a_campaign_failed_or_its_audit_fails(campaigns, tmp_path, capsys):
+    prepared, one, _ = campaigns
+    suite = one_dataset_suite(prepared, tmp_path)
+    demo = _demo_samples()
+    text, ok = demo.pool_step(suite, [{"dataset": "synthetic", "ok": False, "run": tmp_path}], tmp_path / "a")
+    assert not ok and "synthetic failed" in text and not (tmp_path / "a").exists()
+    edited = json.loads(json.dumps(one))
+    edited["rows"][0]["metrics"]["ndcg@10"] = 1.0 - edited["rows"][0]["metrics"]["ndcg@10"]
+    report = run_directory(prepared, edited, tmp_path / "run")
+    text, ok = demo.pool_step(suite, [{"dataset": "synthetic", "ok": True, "run": report.parent}], tmp_path / "b")
+    assert not ok and text.startswith("Pooling refused:") and "fails its audit" in text
+    assert not (tmp_path / "b").exists()
+    text, ok = demo.pool_step(None, [], tmp_path / "c")
+    assert ok and "no pooled table" in text and not (tmp_path / "c").exists()

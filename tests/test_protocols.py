@@ -366,3 +366,14 @@ def test_pin_synthetic_protocol_writes_the_committed_file_byte_for_byte(tmp_path
     assert out.read_bytes() == (REPO / "protocols" / "synthetic-v1.json").read_bytes()
     again = _script("pin_synthetic_protocol.py", "--output", str(out))
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+
+
+def test_save_writes_indented_json_or_compact_json_of_the_same_value(tmp_path):
+    value = {"b": [1, 2.5, {"c": "é"}], "a": None}
+    save(tmp_path / "indented.json", value)
+    save(tmp_path / "compact.json", value, compact=True)
+    assert (tmp_path / "indented.json").read_text(encoding="utf-8") == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    assert (tmp_path / "compact.json").read_text(encoding="utf-8") == '{"b":[1,2.5,{"c":"é"}],"a":null}\n'
+    with pytest.raises(ValueError):
+        save(tmp_path / "nan.json", {"x": math.nan}, compact=True)
+    assert not (tmp_path / "nan.json").exists()

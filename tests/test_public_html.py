@@ -161,6 +161,30 @@ def test_every_number_in_the_tables_is_the_public_reports(run, page):
            [f"/statistics/contrasts/{i}/mean_delta" for i in range(len(public["statistics"]["contrasts"]))]
 
 
+def test_every_contrast_row_shows_both_intervals_p_holm_p_and_the_detectable_effect(run, page):
+    """Issue 12: each contrast of the page carries its bootstrap interval, cluster interval, raw and
+    Holm p and detectable effect, each cell bound to that contrast's number in the public report
+    (query level: the frozen protocols' primary interval); the Markdown has the same columns."""
+    public = json.loads(run.public.read_text())
+    contrasts = next(t for t in page.tables if t["id"] == "table-contrasts")
+    expected = {"95% interval": ["interval/0", "interval/1"],
+                "cluster interval": ["cluster/interval/0", "cluster/interval/1"],
+                "p": ["p_value"], "p (Holm)": ["p_value_holm"], "detectable ±": ["detectable_effect"]}
+    columns = {heading: contrasts["columns"].index(heading) for heading in expected}
+    stats = public["statistics"]
+    assert len(contrasts["rows"]) == len(stats["contrasts"]) > 0
+    for i, row in enumerate(contrasts["rows"]):
+        for heading, parts in expected.items():
+            cell = row[columns[heading]]
+            if heading == "detectable ±" and stats["contrasts"][i]["detectable_effect"] is None:
+                assert cell["paths"] == [] and "n/a" in cell["outside"], (i, cell)
+                continue
+            assert cell["paths"] == [f"/statistics/contrasts/{i}/{part}" for part in parts], (i, heading, cell)
+    markdown = (run.directory / "public.md").read_text(encoding="utf-8")
+    assert "| 95% interval | cluster interval | p | p (Holm) | detectable ± |" in markdown
+    assert "this cohort can detect effects of about ±" in markdown
+
+
 def test_the_markdown_links_each_figure_written_beside_it(run, page):
     public = json.loads(run.public.read_text())
     markdown = (run.directory / "public.md").read_text()

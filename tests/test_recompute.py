@@ -257,3 +257,16 @@ def test_ordered_with_a_depth_is_the_prefix_of_the_full_sort():
                 full = rc.ordered(scores, min_score=min_score)
                 assert rc.ordered(scores, depth, min_score) == full[:depth]
                 assert rc.count_at_least(scores, min_score) == len(full)
+
+
+def test_the_checkers_recomputation_caches_keep_only_their_most_recent_entries():
+    from evaluator.verification.verify import RecentCache
+
+    cache = RecentCache(2)
+    cache["a"], cache["b"] = 1, 2
+    assert cache["a"] == 1  # a is now the most recent
+    cache["c"] = 3
+    assert list(cache) == ["a", "c"] and "b" not in cache
+    cache["a"] = 4
+    cache["d"] = 5
+    assert dict(cache) == {"a": 4, "d": 5}

@@ -177,12 +177,12 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                 report["resources"] = monitor.summary()
         if report["status"] == "failed":
             report["seal"] = seal_of(report)
-            save(paths.report, report)
+            save(paths.report, report, compact=True)
             raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report})")
         report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries, document_titles(frozen.source)).items() if k != "row_metrics"})
         report["status"] = "complete"
         report["seal"] = seal_of(report)  # last: it binds every other field, measurements included
-        save(paths.report, report)
+        save(paths.report, report, compact=True)
     return report
 
 
@@ -378,7 +378,7 @@ class Campaign:
 
     def save_partial(self) -> None:
         started = time.monotonic()
-        save(self.path, self.report)
+        save(self.path, self.report, compact=True)
         self.last_save = time.monotonic()
         self.save_interval = max(SAVE_EVERY_SECONDS, SAVE_COST_FACTOR * (self.last_save - started))
 

@@ -107,10 +107,14 @@ def pooled_rows(pooled: Mapping) -> list[list[str]]:
                      interval_text(cluster["interval"]), p_text(d["p_value"] if unit == "query" else cluster["p_value"]),
                      effect_text(detectable(d, unit))])
     p = pooled["pooled"]
-    interval = interval_text(p["interval"])
+    intervals = {unit: interval_text(p["interval"])}
+    other = pooled.get("pooled_other_unit")  # absent from results pooled before it existed
+    if other:
+        intervals[other["unit"]] = f"({interval_text(other['interval'])})"
+    clusters = p["units"] if unit == "cluster" else (other or {}).get("units", "")
     rows.append([f"pooled ({pooled['pooling']['weights'].replace('_', ' ')} weights, {PLURAL[unit]})", "1.000", str(p["queries"]),
-                 str(p["units"]) if unit == "cluster" else "", "", "", f"{p['mean_delta']:+.3f}",
-                 interval if unit == "query" else "", interval if unit == "cluster" else "",
+                 str(clusters), "", "", f"{p['mean_delta']:+.3f}",
+                 intervals.get("query", ""), intervals.get("cluster", ""),
                  p_text(p["p_value"]), effect_text(p["detectable_effect"])])
     return rows
 
@@ -129,7 +133,10 @@ def pooled_note(pooled: Mapping) -> str:
             f"{pooling['weights'].replace('_', ' ')}, {pooling['resamples']} resamples, {pooling['confidence']:.0%} "
             f"percentile interval; paired sign-flip randomization test, two-sided, {pooling['permutations']:,} "
             f"permutations; seed {pooled['seed']}. Dataset rows: that dataset alone, same seed; p and detectable "
-            f"effect at the {pooling['unit']} level (80% power, alpha 0.05).")
+            f"effect at the {pooling['unit']} level (80% power, alpha 0.05)."
+            + (f" The pooled interval in parentheses resamples {PLURAL[pooled['pooled_other_unit']['unit']]}, the "
+               f"unit the suite did not declare: shown for comparison, not the result."
+               if pooled.get("pooled_other_unit") else ""))
 
 
 def pooled_markdown(pooled: Mapping) -> str:

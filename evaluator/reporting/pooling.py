@@ -21,6 +21,8 @@ Reproducing the pooled numbers by hand (docs/suites.md):
 Each dataset's own row is the single-report recipe (statistics.contrast) with the suite's seed,
 resamples, confidence and permutations: its query interval, cluster interval, p and detectable
 effect, so the first dataset's bootstrap draws are also the pooled bootstrap's first draws.
+The pooled row is also computed with the unit the suite did not declare (`pooled_other_unit`),
+shown beside it and never read as the result.
 """
 
 from __future__ import annotations
@@ -134,6 +136,7 @@ def pool(suite: Mapping, datasets: Sequence[DatasetDeltas], reports: Mapping[str
     the suite's order of `secondary_contrasts`), with the same seed."""
     pooling, seed = suite["pooling"], suite["seed"]
     w = weights(datasets, pooling["weights"])
+    other = next(u for u in ("query", "cluster") if u != pooling["unit"])
     result = {
         "format": POOLED_FORMAT,
         "suite_version": suite["suite_version"],
@@ -151,6 +154,10 @@ def pool(suite: Mapping, datasets: Sequence[DatasetDeltas], reports: Mapping[str
         "reports": {name: dict(value) for name, value in reports.items()},
         "per_dataset": [dataset_row(d, pooling, seed, wd) for d, wd in zip(datasets, w)],
         "pooled": pooled_contrast(datasets, pooling, seed),
+        # the unit the suite did not declare, by the same recipe and seed: shown beside the declared
+        # interval as every dataset row shows both, never the one the suite is read by
+        "pooled_other_unit": {"unit": other,
+                              **pooled_contrast(datasets, {**pooling, "unit": other}, seed)},
     }
     if "secondary_contrasts" in suite:  # absent: the pooled file of a suite without them is unchanged
         result["secondary_contrasts"] = [
