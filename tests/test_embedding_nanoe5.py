@@ -173,15 +173,31 @@ def test_protocol_pin_refuses_a_minilm_fixture(protocol, source):
         verify(_frozen(protocol, minilm.fixture))
 
 
-def test_frozen_protocols_stay_valid_and_the_twin_is_generated(tmp_path):
-    for name in ("musique-sample-v1.json", "musique-sample-v2.json", "synthetic-v1.json"):
+def test_frozen_protocols_pin_no_space():
+    for name in ("musique-sample-v1.json", "musique-sample-v2.json", "synthetic-v1.json",
+                 "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json"):
         assert "embedding_space" not in load_protocol(REPO / "protocols" / name)
-    out = tmp_path / "twin.json"
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "make_e5_protocol.py"),
-                           str(REPO / "protocols" / "musique-sample-v1.json"), str(out), "--version",
-                           "musique-sample-e5-v1"], capture_output=True, text=True, timeout=120)
+
+
+E5_TWINS = sorted((REPO / "protocols").glob("*-e5-v*.json"))
+
+
+def test_every_sample_has_its_e5_twin():
+    assert {p.name for p in E5_TWINS} >= {"musique-sample-e5-v1.json", "hotpotqa-sample-e5-v1.json",
+                                          "2wikimultihopqa-sample-e5-v1.json"}
+
+
+@pytest.mark.parametrize("twin", E5_TWINS, ids=lambda p: p.name)
+def test_the_committed_twin_is_exactly_the_generators_output(twin, tmp_path):
+    """Each E5 twin is make_e5_protocol.py's output for its base (the twin's name without "-e5")."""
+    base = twin.with_name(twin.name.replace("-e5-", "-"))
+    version = load_protocol(twin)["protocol_version"]
+    assert version == twin.stem and base.is_file()
+    out = tmp_path / twin.name
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "make_e5_protocol.py"), str(base), str(out),
+                           "--version", version], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == E5_PROTOCOL.read_bytes()  # the committed twin is exactly the script's output
+    assert out.read_bytes() == twin.read_bytes()
 
 
 # ---------------------------------------------------------------- mixed spaces
