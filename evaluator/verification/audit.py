@@ -35,8 +35,8 @@ from evaluator.campaign import plan as plans
 from evaluator.campaign.state import record_map
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.reporting.export import derived_block_failures, output_paths, public_outputs
-from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, fence_failures, repetition_failures,
-                                        row_from_page)
+from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
+                                        repetition_failures, row_from_page)
 from evaluator.reporting.seal import seal_failures
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures, uses_query_vector
@@ -181,7 +181,8 @@ class _Context:
         report = self.report
         key = [self.row_digests, digest(report["jobs"]), digest(report["plan"]), digest(report["protocol"]),
                self.frozen.digests]
-        return self.memo.get("derive", key, lambda: derive(report, report["protocol"], self.frozen.queries))
+        return self.memo.get("derive", key, lambda: derive(report, report["protocol"], self.frozen.queries,
+                                                             document_titles(self.frozen.source)))
 
 
 def metric_failures(report, frozen, context: _Context) -> list[str]:
