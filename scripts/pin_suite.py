@@ -36,6 +36,21 @@ SUITES = {
                     "resamples": 2000, "confidence": 0.95, "permutations": 10000},
         "seed": 20260921,  # the three sample protocols' own protocol_seed
     },
+    # frozen before any test campaign ran under it (docs/graph-v3.md; the commit history shows the order)
+    "suite-graph-v3": {
+        "title": "The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), v3: does the seeded "
+                 "walk (graph_walk, seeded_walk_v1, designed on development rows only) beat weighted_rrf_v2 on "
+                 "nDCG@10 across datasets? Secondary: graph_walk against graph_hybrid_balanced.",
+        "datasets": (("musique", "musique-sample-v3.json"), ("hotpotqa", "hotpotqa-sample-v3.json"),
+                     ("2wikimultihopqa", "2wikimultihopqa-sample-v3.json")),
+        "primary_contrast": {"candidate": "graph_walk", "baseline": "weighted_rrf_v2",
+                             "metric": "ndcg@10", "label": "confirmatory"},
+        "secondary_contrasts": ({"candidate": "graph_walk", "baseline": "graph_hybrid_balanced",
+                                 "metric": "ndcg@10", "label": "secondary"},),
+        "pooling": {"rule": "stratified_paired_bootstrap_v1", "unit": "cluster", "weights": "equal",
+                    "resamples": 2000, "confidence": 0.95, "permutations": 10000},
+        "seed": 20260921,
+    },
 }
 
 
@@ -44,9 +59,11 @@ def suite_value(version: str, protocols_dir: Path) -> dict:
     spec = SUITES[version]
     datasets = [{"name": name, "protocol": file, "protocol_digest": digest(load_protocol(protocols_dir / file))}
                 for name, file in spec["datasets"]]
-    return validate_suite({"format": SUITE_FORMAT, "suite_version": version, "title": spec["title"],
-                           "datasets": datasets, "primary_contrast": dict(spec["primary_contrast"]),
-                           "pooling": dict(spec["pooling"]), "seed": spec["seed"]})
+    suite = {"format": SUITE_FORMAT, "suite_version": version, "title": spec["title"], "datasets": datasets,
+             "primary_contrast": dict(spec["primary_contrast"]), "pooling": dict(spec["pooling"]), "seed": spec["seed"]}
+    if "secondary_contrasts" in spec:
+        suite["secondary_contrasts"] = [dict(c) for c in spec["secondary_contrasts"]]
+    return validate_suite(suite)
 
 
 def main(argv: list[str] | None = None) -> int:

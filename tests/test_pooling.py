@@ -232,6 +232,19 @@ def test_the_samples_suite_pins_the_current_sample_protocols_and_regenerates_byt
     assert "refusing to overwrite" in capsys.readouterr().err
 
 
+def test_the_graph_v3_suite_regenerates_byte_for_byte_with_its_secondary_contrast(tmp_path):
+    committed = REPO / "protocols" / "suite-graph-v3.json"
+    suite = load_suite(committed)
+    assert [c["baseline"] for c in suite["secondary_contrasts"]] == ["graph_hybrid_balanced"]
+    spec = importlib.util.spec_from_file_location("pin_suite", REPO / "scripts" / "pin_suite.py")
+    pin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pin)
+    for d in suite["datasets"]:
+        (tmp_path / d["protocol"]).write_bytes((REPO / "protocols" / d["protocol"]).read_bytes())
+    assert run(pin.main, ["suite-graph-v3", "--output", str(tmp_path / "suite.json")]) == 0
+    assert (tmp_path / "suite.json").read_bytes() == committed.read_bytes()
+
+
 # ---------------------------------------------------------------- the command's refusals (exit 2)
 
 
