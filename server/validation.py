@@ -152,6 +152,26 @@ def _string(value: Any, where: str, max_chars: int, min_chars: int = 1) -> str:
     return value
 
 
+def query_text(value: Any, min_chars: int = 0) -> str:
+    """A search route's `query`: a string of min_chars..LIMITS["query_chars"] characters."""
+    if not isinstance(value, str):
+        raise _fail("wrong_type", f"query must be a string, got {_type(value)}")
+    max_chars = LIMITS["query_chars"]
+    if not min_chars <= len(value) <= max_chars:
+        raise _fail("out_of_range", f"query must have {min_chars}..{max_chars} characters, has {len(value)}")
+    return value
+
+
+def bound_space(value: Any, spaces: dict):
+    """The scope's space named by a search body's `space_id` (one with bindings), else 422."""
+    if not isinstance(value, str):
+        raise _fail("wrong_type", f"space_id must be a string, got {_type(value)}")
+    space = spaces.get(value)
+    if space is None:
+        raise _fail("unknown_space", f"unknown space {shown(value)}: no embedding is bound in it in this scope")
+    return space
+
+
 def integer(value: Any, where: str, low: int, high: int) -> int:
     """An integer (bool refused) within [low, high]; also the search routes' check."""
     if isinstance(value, bool) or not isinstance(value, int):

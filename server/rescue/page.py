@@ -43,16 +43,9 @@ def parse_request(body: dict, index) -> RescueRequest:
     if not isinstance(name, str) or name not in RESCUE_PROFILES:  # a list or object is unhashable
         raise ApiError(422, "unknown_profile",
                        f"profile must be one of {sorted(RESCUE_PROFILES)}, got {validation.shown(name)}")
-    query = body["query"]
-    if not isinstance(query, str):
-        raise ApiError(422, "wrong_type", f"query must be a string, got {type(query).__name__}")
-    max_chars = validation.LIMITS["query_chars"]
-    if not 1 <= len(query) <= max_chars:
-        raise ApiError(422, "out_of_range", f"query must have 1..{max_chars} characters, has {len(query)}")
+    query = validation.query_text(body["query"], min_chars=1)
     space_id = body["space_id"]
-    space = index.spaces.get(space_id) if isinstance(space_id, str) else None
-    if space is None:
-        raise ApiError(422, "unknown_space", f"space_id {validation.shown(space_id)} has no bindings in this scope")
+    space = validation.bound_space(space_id, index.spaces)
     vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     limit = validation.integer(body["limit"], "limit", 1, RESCUE_PROFILES[name]["limit_max"])
     mode = body["graph_mode"]

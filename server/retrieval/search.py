@@ -30,7 +30,6 @@ MAX_DEPTH = tuple(LIMITS["max_depth"])  # (0, 3)
 MAX_NODES = LIMITS["max_nodes"]  # 1024
 MAX_EDGES = LIMITS["max_edges"]  # 4096
 MAX_SCAN = LIMITS["max_scan"]  # 16384
-QUERY_CHARS = LIMITS["query_chars"]  # 4096
 SEMANTIC_DEPTH_MIN_SCORE = -1.0  # channels of fusion and graph seeds keep every cosine
 
 _FIELDS = {
@@ -83,14 +82,6 @@ def _number(value: object, name: str, low: float, high: float) -> float:
     return value
 
 
-def _query_text(value: object) -> str:
-    if not isinstance(value, str):
-        raise _invalid(f"query must be a string, got {type(value).__name__}")
-    if len(value) > QUERY_CHARS:
-        raise _invalid(f"query has {len(value)} characters, the limit is {QUERY_CHARS}", "out_of_range")
-    return value
-
-
 def _profile(body: dict, route: str) -> str:
     allowed = ROUTE_PROFILES[route]
     name = body.get("profile", allowed[0])
@@ -108,12 +99,7 @@ class VectorQuery:
 
 def _vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
     space_id = body["space_id"]
-    if not isinstance(space_id, str):
-        raise _invalid(f"space_id must be a string, got {type(space_id).__name__}")
-    space = index.spaces.get(space_id)
-    if space is None:
-        raise _invalid(f"unknown space {validation.shown(space_id)}: no embedding is bound in it in this scope",
-                       "unknown_space")
+    space = validation.bound_space(space_id, index.spaces)
     # The same rule as a stored vector (finite in float32, not all zero, the space's dimension).
     v32 = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
@@ -177,7 +163,7 @@ def _rational_channel(rank: int | None, raw: float | None, part: tuple[int, int]
 
 def _lexical(index: ScopeIndex, body: dict) -> dict:
     profile = _profile(body, "lexical")
-    query = _query_text(body["query"])
+    query = validation.query_text(body["query"])
     limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     ranking = bm25(index, query, limit)
     hits = [_hit(index, rank, rid, score, None,
@@ -223,7 +209,7 @@ def _fused_channels(entry: Fused) -> dict:
 
 def _hybrid(index: ScopeIndex, body: dict) -> dict:
     profile = _profile(body, "hybrid")
-    query = _query_text(body["query"])
+    query = validation.query_text(body["query"])
     limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     vq = _vector_query(index, body)
     fused, examined = _fused(index, profile, query, vq)
@@ -251,7 +237,7 @@ def _graph(index: ScopeIndex, body: dict) -> dict:
     if not isinstance(seed, str) or seed not in profile["seed_profiles"]:
         raise _invalid(f"seed must be one of {', '.join(profile['seed_profiles'])}, got {validation.shown(seed)}",
                        "unknown_profile")
-    query = _query_text(body["query"])
+    query = validation.query_text(body["query"])
     limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
     limits = _expansion_limits(body, profile)
     has_vector = "query_vector" in body or "space_id" in body

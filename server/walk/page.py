@@ -41,18 +41,9 @@ def parse_request(body: dict, index) -> WalkRequest:
     if not isinstance(name, str) or name not in WALK_PROFILES:  # a list or object is unhashable
         raise ApiError(422, "unknown_profile",
                        f"profile must be one of {sorted(WALK_PROFILES)}, got {validation.shown(name)}")
-    query = body["query"]
-    if not isinstance(query, str):
-        raise ApiError(422, "wrong_type", f"query must be a string, got {type(query).__name__}")
-    max_chars = validation.LIMITS["query_chars"]
-    if len(query) > max_chars:
-        raise ApiError(422, "out_of_range", f"query has {len(query)} characters, the limit is {max_chars}")
+    query = validation.query_text(body["query"])
     space_id = body["space_id"]
-    if not isinstance(space_id, str):
-        raise ApiError(422, "wrong_type", f"space_id must be a string, got {type(space_id).__name__}")
-    space = index.spaces.get(space_id)
-    if space is None:
-        raise ApiError(422, "unknown_space", f"space_id {validation.shown(space_id)} has no bindings in this scope")
+    space = validation.bound_space(space_id, index.spaces)
     vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     limit = validation.integer(body["limit"], "limit", 1, WALK_PROFILES[name]["limit_max"])
     return WalkRequest(name, query, vector, space_id, limit)
