@@ -70,6 +70,20 @@ def load_json(path: str | Path, what: str = "file") -> Any:
         raise RefusedInput(f"{what} {path} is not valid JSON: {exc}") from None
 
 
+def load_validated(path: str | Path, what: str, validate, error: type[RefusedInput]) -> Any:
+    """Read a JSON artifact and validate it, raising `error` (naming the path) on any fault."""
+    try:
+        value = load_json(path, what)
+    except error:
+        raise
+    except RefusedInput as exc:
+        raise error(str(exc)) from None
+    try:
+        return validate(value)
+    except error as exc:
+        raise error(f"{what} {path}: {exc}") from None
+
+
 def refuse_json_constant(name: str) -> Any:
     """`parse_constant` hook: NaN and Infinity are not JSON, and no artifact may hold them."""
     raise ValueError(f"non-finite number {name} is not allowed")

@@ -27,7 +27,7 @@ from protocols.artifacts import (
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
-from protocols.files import load_json
+from protocols.files import load_validated
 
 
 class ProtocolError(RefusedInput):
@@ -82,16 +82,7 @@ FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 
 def load_protocol(path: str | Path) -> dict:
     """Read and validate a protocol file; raise ProtocolError naming the field on any fault."""
-    try:
-        value = load_json(path, "protocol")
-    except ProtocolError:
-        raise
-    except RefusedInput as exc:
-        raise ProtocolError(str(exc)) from None
-    try:
-        return validate_protocol(value)
-    except ProtocolError as exc:
-        raise ProtocolError(f"protocol {path}: {exc}") from None
+    return load_validated(path, "protocol", validate_protocol, ProtocolError)
 
 
 def validate_protocol(value: Any) -> dict:

@@ -16,7 +16,7 @@ from typing import Any
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
-from protocols.files import load_json
+from protocols.files import load_validated
 from protocols.schema import MIN_PERMUTATIONS, ProtocolError, load_protocol
 
 SUITE_FORMAT = "graph_evaluation_suite_v1"
@@ -36,14 +36,7 @@ class SuiteError(RefusedInput):
 
 def load_suite(path: str | Path) -> dict:
     """Read and validate a suite file (shape only; `pinned_protocols` checks the protocols)."""
-    try:
-        value = load_json(path, "suite")
-    except RefusedInput as exc:
-        raise SuiteError(str(exc)) from None
-    try:
-        return validate_suite(value)
-    except SuiteError as exc:
-        raise SuiteError(f"suite {path}: {exc}") from None
+    return load_validated(path, "suite", validate_suite, SuiteError)
 
 
 def validate_suite(value: Any) -> dict:
