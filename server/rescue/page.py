@@ -45,7 +45,10 @@ def parse_request(body: dict, index) -> RescueRequest:
                        f"profile must be one of {sorted(RESCUE_PROFILES)}, got {validation.shown(name)}")
     query = validation.query_text(body["query"], min_chars=1)
     space_id = body["space_id"]
-    space = validation.bound_space(space_id, index.spaces)
+    # the rescue route has always answered any space_id it cannot look up, string or not, as unknown
+    space = index.spaces.get(space_id) if isinstance(space_id, str) else None
+    if space is None:
+        raise ApiError(422, "unknown_space", f"space_id {validation.shown(space_id)} has no bindings in this scope")
     vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     limit = validation.integer(body["limit"], "limit", 1, RESCUE_PROFILES[name]["limit_max"])
     mode = body["graph_mode"]
