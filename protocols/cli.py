@@ -1,21 +1,28 @@
-"""What every command-line tool shares: refused input exits 2, progress lines with rate and ETA."""
+"""What every command-line tool shares: refused input exits 2, progress lines with rate and ETA, and
+the `Command` declaration each stage uses to add its subcommands to `lab` (lab/cli.py)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from protocols.errors import RefusedInput
+from protocols.errors import CheckFailed, RefusedInput
 
 
 def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None = None) -> int:
-    """Call a CLI main; a RefusedInput becomes one `error:` line on stderr and exit code 2."""
+    """Call a CLI main; a RefusedInput becomes one `error:` line on stderr and exit code 2, a
+    CheckFailed one `failed:` line and exit code 1."""
     try:
         code = main(argv)
     except RefusedInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except CheckFailed as exc:
+        print(f"failed: {exc}", file=sys.stderr)
+        return 1
     return int(code or 0)
 
 
@@ -45,3 +52,38 @@ class Progress:
             f"{self.label}: {self.done}/{self.total} {self.unit} ({pct:.0f}%) "
             f"{rate:.1f} {self.unit}/s ETA {eta}"
         )
+
+
+@dataclass(frozen=True)
+class Command:
+    """One `lab` subcommand, declared by the stage that owns it (its package's `commands.py`).
+
+    A leaf has `configure` (adds its flags to the parser) and `run` (takes the parsed namespace,
+    returns the exit code); a group has `subcommands` instead (`lab embed build`, `lab protocol
+    regenerate`). `summary` is the one line `lab --help` lists; `description` the full `--help` text.
+    """
+
+    name: str
+    summary: str
+    description: str = ""
+    configure: Callable[[argparse.ArgumentParser], None] | None = None
+    run: Callable[[argparse.Namespace], int | None] | None = None
+    subcommands: tuple["Command", ...] = ()
+
+    def __post_init__(self) -> None:
+        if bool(self.subcommands) == (self.run is not None):
+            raise ValueError(f"command {self.name!r}: give either run or subcommands, not both or neither")
+
+    def attach(self, parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        """Add this command (and its subcommands) under `parent`."""
+        parser = parent.add_parser(self.name, help=self.summary, description=self.description or self.summary,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+        if self.subcommands:
+            children = parser.add_subparsers(dest=f"_{self.name}_command", required=True, metavar="COMMAND")
+            for child in self.subcommands:
+                child.attach(children)
+        else:
+            if self.configure is not None:
+                self.configure(parser)
+            parser.set_defaults(_command=self)
+        return parser

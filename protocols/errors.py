@@ -1,5 +1,11 @@
-"""The one error type that means: the input was refused, nothing was written (exit code 2)."""
+"""The two errors a command ends on: refused input (exit 2, nothing written) and a failed check
+(exit 1: the command ran, and what it checked does not hold)."""
 
 
 class RefusedInput(Exception):
     """Raised at a boundary when input is invalid; the message names what and why."""
+
+
+class CheckFailed(Exception):
+    """Raised when a check (an audit, a campaign's validation, a regeneration) finds something that
+    does not hold; the message says what. Anything written before it is kept as the record."""

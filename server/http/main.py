@@ -1,4 +1,4 @@
-"""`retrieval-lab DBDIR ACCESSFILE PORT [--host 127.0.0.1] [--scope lab] [--reopen]`.
+"""`lab serve DBDIR ACCESSFILE PORT [--host 127.0.0.1] [--scope lab] [--reopen]`.
 
 Order matters: refuse bad arguments, bind the socket (a port in use leaves nothing behind), open (or
 create) the store, mint the token, write the access file, and only then serve, so a client that
@@ -29,8 +29,13 @@ from server.store.store import Store, StoreOpenError
 LOOPBACK = "127.0.0.1"
 
 
-def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="retrieval-lab", description="Loopback graph-retrieval lab server.")
+DESCRIPTION = """Serve the loopback lab: RocksDB store, in-memory indexes, retrieval routes (docs/serve.md).
+
+Refuses an existing DBDIR (unless --reopen) or ACCESSFILE, binds 127.0.0.1 only, writes the access
+file (mode 0600: base URL, token, scope, expiry, pid) and serves until SIGTERM or SIGINT."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dbdir", help="RocksDB directory (must not exist, unless --reopen)")
     parser.add_argument("access_file", help="where to write the access file (must not exist)")
     parser.add_argument("port", type=int, help="TCP port on 127.0.0.1; 0 picks a free one")
@@ -38,7 +43,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scope", default="lab", help="scope of the access file's token (default: lab)")
     parser.add_argument("--reopen", action="store_true",
                         help="restart on an existing DBDIR this lab created; earlier tokens are revoked")
-    return parser.parse_args(argv)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """The `lab serve` entry: arguments already parsed by the dispatcher."""
+    return _serve(args)
 
 
 def _bind(port: int) -> socket.socket:
@@ -131,7 +140,11 @@ def _run(args: argparse.Namespace, store: Store, sock: socket.socket, now: float
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(lambda a: _serve(_arguments(a)), argv if argv is not None else sys.argv[1:])
+    """`scripts/retrieval_lab.py DBDIR ACCESSFILE PORT` (the documented workflow command)."""
+    parser = argparse.ArgumentParser(prog="retrieval_lab.py", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    configure(parser)
+    return run(lambda a: _serve(parser.parse_args(a)), argv if argv is not None else sys.argv[1:])
 
 
 if __name__ == "__main__":

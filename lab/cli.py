@@ -1,0 +1,57 @@
+"""The `lab` dispatcher: collects the subcommands every stage declares and runs the one asked for.
+
+It holds no command of its own beyond what `lab/commands.py` declares (the ones that cross stages:
+run, demo, bench). A stage adds a subcommand by adding a `Command` to its own `commands.py`;
+nothing here changes. Exit codes: 0 done, 1 a check failed, 2 input refused (docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import builders.commands
+import evaluator.commands
+import importer.commands
+import lab.commands
+import protocols.commands
+import server.commands
+from protocols.cli import Command, run
+
+# in pipeline order, which is the order `lab --help` lists them
+STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.commands,
+          lab.commands)
+
+DESCRIPTION = "The graph-retrieval lab: one command for every step, from import to audit."
+EPILOG = """exit codes: 0 done, 1 a check failed, 2 input refused (nothing written).
+Every subcommand has its own --help; the flag vocabulary is in docs/cli.md."""
+
+
+def commands() -> tuple[Command, ...]:
+    """Every declared subcommand, in pipeline order; a name declared twice is a bug."""
+    declared: list[Command] = []
+    for stage in STAGES:
+        declared.extend(stage.COMMANDS)
+    names = [command.name for command in declared]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise RuntimeError(f"lab subcommands declared twice: {', '.join(duplicated)}")
+    return tuple(declared)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="lab", description=DESCRIPTION,
+                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = top.add_subparsers(dest="_top_command", required=True, metavar="COMMAND")
+    for command in commands():
+        command.attach(sub)
+    return top
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    args = parser().parse_args(argv)
+    return int(args._command.run(args) or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(_dispatch, argv if argv is not None else sys.argv[1:])

@@ -1,0 +1,11 @@
+"""The `lab` subcommands the server owns (declared here, dispatched by lab/cli.py)."""
+
+from __future__ import annotations
+
+from protocols.cli import Command
+from server.http import main as serving
+
+COMMANDS: tuple[Command, ...] = (
+    Command("serve", "serve the loopback lab (RocksDB store, retrieval routes) until stopped",
+            description=serving.DESCRIPTION, configure=serving.configure, run=serving.serve),
+)
