@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from importer.selection import select_rows  # noqa: E402
+from protocols.selection import select_rows  # noqa: E402
 from protocols.artifacts import ALL_ROWS  # noqa: E402
 from protocols.canonical import sha256_file  # noqa: E402
 from protocols.cli import run  # noqa: E402

@@ -25,7 +25,7 @@ from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
 from protocols.files import refuse_existing, save  # noqa: E402
 from protocols.schema import load_protocol, validate_protocol  # noqa: E402
-from server.ann.profiles import ANN_PROFILES  # noqa: E402
+from protocols.profiles.ann import ANN_PROFILES  # noqa: E402
 
 ANN_METHOD = "semantic_ann"
 ANN_PROFILE = "cosine_hnsw_v1"

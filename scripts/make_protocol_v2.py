@@ -22,7 +22,7 @@ from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
 from protocols.files import refuse_existing, save  # noqa: E402
 from protocols.schema import load_protocol, validate_protocol  # noqa: E402
-from server.rescue.profiles import RESCUE_PROFILES  # noqa: E402
+from protocols.profiles.rescue import RESCUE_PROFILES  # noqa: E402
 
 RESCUE_LIMIT = 150  # base depth 100 + lane cap 50: the whole appended list, one retrieval per query
 RESCUE_METHODS = {

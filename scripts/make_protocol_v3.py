@@ -26,7 +26,7 @@ from protocols.cli import run  # noqa: E402
 from protocols.errors import RefusedInput  # noqa: E402
 from protocols.files import refuse_existing, save  # noqa: E402
 from protocols.schema import load_protocol, validate_protocol  # noqa: E402
-from server.walk.profiles import WALK_PROFILES  # noqa: E402
+from protocols.profiles.walk import WALK_PROFILES  # noqa: E402
 
 WALK_METHODS = {"graph_walk": "seeded_walk_v1"}
 WALK_LIMIT = 10

@@ -12,7 +12,7 @@ import pytest
 
 from builders.graph import build_for_source
 from importer import import_source
-from importer.selection import SelectionError, select_rows
+from protocols.selection import SelectionError, select_rows
 from protocols.artifacts import validate_source
 from protocols.canonical import digest, sha256_file
 from protocols.cli import run

@@ -13,9 +13,9 @@ from fractions import Fraction
 import pytest
 
 from protocols.canonical import canonical, digest
-from server.rescue import profiles as rescue_profiles
+from protocols.profiles import rescue as rescue_profiles
+from protocols.profiles.rescue import RESCUE_PROFILES
 from server.rescue.method import Edge, rank_rescue
-from server.rescue.profiles import RESCUE_PROFILES
 from server.rescue.titles import title_table
 
 APPEND = RESCUE_PROFILES["graph_rescue_v1"]

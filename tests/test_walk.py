@@ -21,10 +21,10 @@ from evaluator.verification.verify import Checker
 from evaluator.verification.walk import check_walk, masses
 from protocols.artifacts import document_id
 from protocols.canonical import canonical, digest
+from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
 from server.walk.method import rank_walk, spread
 from server.walk.page import search_walk
-from server.walk.profiles import WALK_PROFILES
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = WALK_PROFILES["seeded_walk_v1"]
