@@ -53,11 +53,14 @@ def _show_configure(parser: argparse.ArgumentParser) -> None:
 def _show(args: argparse.Namespace) -> int:
     entry = _declared(args.name)
     print(f"{entry.name}: protocols/{entry.file}")
-    print("lineage, root first:")
-    for ancestor in registry.lineage(entry.name, registry.DECLARED):
-        print(f"  {ancestor.name:<34} {ancestor.step.summary()}")
     if isinstance(entry.step, SuitePin):
-        print(f"pins: {', '.join(entry.inputs)}")
+        print("pins, each with its lineage from the root:")
+        for name in entry.inputs:
+            print(f"  {name}: {' -> '.join(e.name for e in registry.lineage(name, registry.DECLARED))}")
+    else:
+        print("lineage, root first:")
+        for ancestor in registry.lineage(entry.name, registry.DECLARED):
+            print(f"  {ancestor.name:<34} {ancestor.step.summary()}")
     print(f"step: {entry.step.kind}; its parameters:")
     print(json.dumps(dataclasses.asdict(entry.step), indent=2, ensure_ascii=False))
     return 0

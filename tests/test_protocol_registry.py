@@ -210,6 +210,8 @@ def test_list_and_show_print_the_lineage(capsys):
     chain = ["graph-multihop-protocol-v1", "graph-multihop-protocol-v2", "graph-multihop-ann-v1"]
     assert [shown.index(f"  {name} ") for name in chain] == sorted(shown.index(f"  {name} ") for name in chain)
     assert '"profile": "cosine_hnsw_v1"' in shown
+    assert lab(["protocol", "show", "suite-graph-v3"]) == 0
+    assert "hotpotqa-sample-v3: musique-sample-v1 -> hotpotqa-sample-v1 -> hotpotqa-sample-v3" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- refusals: exit 2, nothing written
