@@ -109,17 +109,20 @@ def build(entry: Declared, inputs: Inputs, files: dict[str, str]) -> bytes:
 
 
 def first_difference(committed: bytes, regenerated: bytes) -> str:
-    """Where two versions of a file first differ, by line, both lines shown (shortened)."""
+    """Where two versions of a file first differ: the line, and both texts from just before the
+    first differing character."""
     old, new = committed.decode("utf-8").splitlines(), regenerated.decode("utf-8").splitlines()
     for number, (a, b) in enumerate(zip(old, new), start=1):
         if a != b:
-            return f"line {number} is {_short(b)} (committed: {_short(a)})"
+            at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return f"line {number} reads {_window(b, at)} (committed: {_window(a, at)})"
     return f"{len(new)} lines regenerated, {len(old)} committed"
 
 
-def _short(line: str, width: int = 70) -> str:
-    line = line.strip()
-    return repr(line if len(line) <= width else line[:width] + "…")
+def _window(line: str, at: int, before: int = 20, width: int = 60) -> str:
+    start = max(0, at - before)
+    text = line[start:start + width]
+    return ("…" if start else "") + repr(text) + ("…" if start + width < len(line) else "")
 
 
 def write(outcomes: list[Outcome], output_dir: Path) -> list[Path]:
