@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from server.ann.engine import build  # noqa: E402
-from server.ann.profiles import ANN_PROFILES  # noqa: E402
+from protocols.profiles.ann import ANN_PROFILES  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
 from server.retrieval.semantic import cosine, prepare_query  # noqa: E402
 

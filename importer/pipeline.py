@@ -13,7 +13,7 @@ from typing import Any
 
 from importer.formats import RowReader, reader_for
 from importer.reading import PinnedFile, pinned_files, stream_rows, verify_hash
-from importer.selection import ALL, select_rows
+from protocols.selection import ALL, select_rows
 from importer.source import build_source
 from protocols.canonical import digest
 from protocols.errors import RefusedInput

@@ -174,7 +174,7 @@ def check_splits(f: Fields, selection: dict, files: dict, strata: tuple[str, ...
         path = join("selection.splits", name)
         f.obj(split, path, ("source", "counts"))
         f.string(split["source"], join(path, "source"), allowed=sorted(files))
-        if split["counts"] == ALL_ROWS:  # every eligible row of the file (importer/selection.py)
+        if split["counts"] == ALL_ROWS:  # every eligible row of the file (protocols/selection.py)
             continue
         counts = f.obj(split["counts"], join(path, "counts"), strata)
         for stratum in strata:

@@ -1,7 +1,190 @@
-"""The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py)."""
+"""The `lab protocol` subcommands (declared here, dispatched by lab/cli.py): the lineage of every
+committed protocol and suite (protocols/registry.py), its byte-for-byte check, and a declared step
+or suite applied to other files."""
 
 from __future__ import annotations
 
-from protocols.cli import Command
+import argparse
+import dataclasses
+import json
+from pathlib import Path
 
-COMMANDS: tuple[Command, ...] = ()
+from protocols import registry
+from protocols.cli import Command
+from protocols.derivations import Inputs, Skipped
+from protocols.derivations.root import Root
+from protocols.derivations.suite_pin import SuitePin
+from protocols.errors import CheckFailed, RefusedInput
+from protocols.files import refuse_existing, save
+from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
+from protocols.schema import load_protocol, validate_protocol
+
+
+def _declared(name: str) -> registry.Declared:
+    entries = registry.check_declarations(registry.DECLARED)
+    if name not in entries:
+        raise RefusedInput(f"no declared protocol or suite is named {name!r} (`lab protocol list` lists them)")
+    return entries[name]
+
+
+def _data_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path, default=SHARED_DATA,
+                        help="the shared data folder that sample pins and the full cohort read: each sample's "
+                             "folder with its MANIFEST.json, and musique-dev-metadata.jsonl "
+                             "(default: ../shared/data beside the repository)")
+
+
+# ------------------------------------------------------------------------------------- list and show
+
+
+def _list(args: argparse.Namespace) -> int:
+    rows = [(entry.name, entry.parent or "-", entry.step.summary()) for entry in registry.DECLARED]
+    widths = [max(len(row[i]) for row in rows + [("name", "parent", "")]) for i in range(2)]
+    print(f"{'name':<{widths[0]}}  {'parent':<{widths[1]}}  step")
+    for name, parent, step in rows:
+        print(f"{name:<{widths[0]}}  {parent:<{widths[1]}}  {step}")
+    return 0
+
+
+def _show_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="a declared protocol or suite (its file name without .json)")
+
+
+def _show(args: argparse.Namespace) -> int:
+    entry = _declared(args.name)
+    print(f"{entry.name}: protocols/{entry.file}")
+    if isinstance(entry.step, SuitePin):
+        print("pins, each with its lineage from the root:")
+        for name in entry.inputs:
+            print(f"  {name}: {' -> '.join(e.name for e in registry.lineage(name, registry.DECLARED))}")
+    else:
+        print("lineage, root first:")
+        for ancestor in registry.lineage(entry.name, registry.DECLARED):
+            print(f"  {ancestor.name:<34} {ancestor.step.summary()}")
+    print(f"step: {entry.step.kind}; its parameters:")
+    print(json.dumps(dataclasses.asdict(entry.step), indent=2, ensure_ascii=False))
+    return 0
+
+
+# ------------------------------------------------------------------------------------- regenerate
+
+
+def _regenerate_configure(parser: argparse.ArgumentParser) -> None:
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true",
+                      help="compare every regenerated file with the committed one; exit 1 naming each that differs")
+    mode.add_argument("--output-dir", type=Path,
+                      help="a new directory to write the regenerated set into (refused if it exists); "
+                           "protocols/ itself is never written")
+    _data_dir(parser)
+
+
+def _regenerate(args: argparse.Namespace) -> int:
+    if args.output_dir is not None:
+        refuse_existing(args.output_dir)
+    outcomes = regenerate(registry.DECLARED, data_dir=args.data_dir)
+    for outcome in outcomes:
+        print(outcome.line())
+    counts = {status: sum(o.status == status for o in outcomes) for status in dict.fromkeys(o.status for o in outcomes)}
+    print(", ".join(f"{n} {status}" for status, n in counts.items()))
+    if args.output_dir is not None:
+        written = write(outcomes, args.output_dir)
+        print(f"wrote {len(written)} files to {args.output_dir}")
+        failed = [o.file for o in outcomes if o.status == FAILED]
+        if failed:
+            raise CheckFailed(f"could not derive {', '.join(failed)} (see above); the rest is written")
+        return 0
+    failing = [o.file for o in outcomes if o.status in FAILING]
+    if failing:
+        raise CheckFailed(f"{len(failing)} file(s) are not what their declared derivation makes: {', '.join(failing)}")
+    skipped = sum(o.status == SKIPPED for o in outcomes)
+    print(f"every declared file regenerates byte for byte{f' ({skipped} skipped, reasons above)' if skipped else ''}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------- suite and derive
+
+
+def _suite_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="a declared suite (`lab protocol list`: step \"suite over ...\")")
+    parser.add_argument("--protocols-dir", type=Path, required=True,
+                        help="the folder holding the suite's protocol files (same names, perhaps other hashes)")
+    parser.add_argument("--output", type=Path, required=True, help="the suite file to write (refused if it exists)")
+
+
+def _suite(args: argparse.Namespace) -> int:
+    entry = _declared(args.name)
+    if not isinstance(entry.step, SuitePin):
+        raise RefusedInput(f"{args.name} is a protocol ({entry.step.kind}), not a suite")
+    refuse_existing(args.output)
+    if not args.protocols_dir.is_dir():
+        raise RefusedInput(f"--protocols-dir {args.protocols_dir} is not a directory")
+    inputs = Inputs(data_dir=SHARED_DATA, protocol=lambda file: load_protocol(args.protocols_dir / file))
+    suite = entry.step.derive(None, entry.name, inputs)
+    save(args.output, suite)
+    for dataset in suite["datasets"]:
+        print(f"pinned {dataset['protocol']} {dataset['protocol_digest']}")
+    print(f"wrote {args.output}")
+    if args.output.resolve().parent != args.protocols_dir.resolve():
+        print(f"note: a suite is read beside its protocols (pool); move {args.output.name} into {args.protocols_dir}")
+    return 0
+
+
+def _derive_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="a declared protocol whose step to apply (e.g. graph-multihop-protocol-v2: "
+                                     "add the rescue family)")
+    parser.add_argument("--protocol", type=Path, required=True, help="the parent protocol file (read only)")
+    parser.add_argument("--version", required=True, help="protocol_version of the derived protocol")
+    parser.add_argument("--output", type=Path, required=True, help="the protocol file to write (refused if it exists)")
+    _data_dir(parser)
+
+
+def _derive(args: argparse.Namespace) -> int:
+    entry = _declared(args.name)
+    if isinstance(entry.step, (Root, SuitePin)):
+        raise RefusedInput(f"{args.name} is a {entry.step.kind}: it has no step to apply to another protocol")
+    if args.version in registry.check_declarations(registry.DECLARED):
+        raise RefusedInput(f"--version {args.version} names a declared protocol: `lab protocol regenerate` makes it")
+    refuse_existing(args.output)
+    parent = load_protocol(args.protocol)  # validated first: a malformed parent is refused, not a KeyError
+    if args.version == parent["protocol_version"]:
+        raise RefusedInput("--version must differ from the parent protocol's")
+    try:
+        derived = entry.step.derive(parent, args.version, Inputs(data_dir=args.data_dir, protocol=load_protocol))
+    except Skipped as skipped:
+        raise RefusedInput(str(skipped)) from None
+    save(args.output, validate_protocol(derived))
+    print(f"wrote {args.output} ({entry.step.summary()})")
+    return 0
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("protocol", "declared protocols and suites: their lineage, their byte-for-byte check, new versions",
+            description=("Every committed protocol and suite is declared once in protocols/registry.py: its file,\n"
+                         "its parent and the derivation step that makes it (docs/protocols.md)."),
+            subcommands=(
+                Command("list", "list every declared protocol and suite with its parent and step", run=_list),
+                Command("show", "show one protocol's lineage from its root and its step's parameters",
+                        configure=_show_configure, run=_show),
+                Command("regenerate", "rebuild every declared file from its parent and compare, or write the set",
+                        description=("Rebuild every declared protocol and suite from its committed parent.\n"
+                                     "--check compares bytes with the committed files: exit 0 when all are equal,\n"
+                                     "1 naming each that differs, is undeclared or cannot be derived. Sample pins\n"
+                                     "and the full cohort read the shared data; when it is absent they are\n"
+                                     "reported as skipped, with the reason. --output-dir writes the regenerated\n"
+                                     "set into a new directory. Committed files are frozen and never rewritten:\n"
+                                     "a changed derivation is a new version."),
+                        configure=_regenerate_configure, run=_regenerate),
+                Command("suite", "pin a declared suite over the protocol files of another folder",
+                        description=("Pin a declared suite over the protocol files of another folder (a twin\n"
+                                     "cohort whose files have other hashes): each file's digest is computed\n"
+                                     "here, and every contrast's methods and metric are checked in it."),
+                        configure=_suite_configure, run=_suite),
+                Command("derive", "apply a declared protocol's step to another protocol file",
+                        description=("Apply the step that makes a declared protocol to another parent (a test\n"
+                                     "cohort, a twin): `lab protocol derive graph-multihop-protocol-v2\n"
+                                     "--protocol mine-v1.json --version mine-v2 --output mine-v2.json` adds the\n"
+                                     "rescue family to mine-v1.json."),
+                        configure=_derive_configure, run=_derive),
+            )),
+)

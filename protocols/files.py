@@ -29,22 +29,34 @@ def refuse_same_path(**named: str | Path) -> None:
         seen[resolved] = flag
 
 
-def save(path: str | Path, value: Any, *, compact: bool = False) -> None:
-    """Write JSON atomically: temp file in the same directory, fsync, rename, fsync the directory.
+def encode(value: Any, *, compact: bool = False) -> bytes:
+    """The exact bytes `save` writes for `value`: UTF-8 JSON, indented by 2 (or compact), one final
+    newline. Committed protocol files are these bytes, so a regenerated file compares byte for byte.
 
-    A crash at any point leaves either no file or the complete file, never a torn one. Indented by
-    default; `compact` (no whitespace) is for the artifacts too large to read by eye: Python's C
-    encoder only runs without indentation, and the pure-Python one took 5x as long on a sample
-    report (docs/full-scale.md).
+    Indented by default; `compact` (no whitespace) is for the artifacts too large to read by eye:
+    Python's C encoder only runs without indentation, and the pure-Python one took 5x as long on a
+    sample report (docs/full-scale.md).
+    """
+    layout = {"separators": (",", ":")} if compact else {"indent": 2}
+    return (json.dumps(value, ensure_ascii=False, allow_nan=False, **layout) + "\n").encode("utf-8")
+
+
+def save(path: str | Path, value: Any, *, compact: bool = False) -> None:
+    """Write `value` as JSON (`encode`) atomically (`save_bytes`)."""
+    save_bytes(path, encode(value, compact=compact))
+
+
+def save_bytes(path: str | Path, data: bytes) -> None:
+    """Write bytes atomically: temp file in the same directory, fsync, rename, fsync the directory.
+
+    A crash at any point leaves either no file or the complete file, never a torn one.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    layout = {"separators": (",", ":")} if compact else {"indent": 2}
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, **layout) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -120,7 +120,7 @@ def _check_source_files(f: Fields, files: Any) -> None:
 
 def _check_selection(f: Fields, selection: Any, files: dict, row_format: RowFormat) -> None:
     f.obj(selection, "selection", ("version", "seed", "order", "splits", "expected_ids"))
-    # one rule (importer.selection), named per row format: by hop for MuSiQue, by type otherwise
+    # one rule (protocols.selection), named per row format: by hop for MuSiQue, by type otherwise
     f.string(selection["version"], "selection.version", allowed=[row_format.selection_version])
     f.string(selection["seed"], "selection.seed")
     splits = check_splits(f, selection, files, row_format.strata)

@@ -88,7 +88,6 @@ def pinned_protocols(suite: dict, suite_path: str | Path) -> dict[str, dict]:
     """Each dataset's protocol, read beside the suite file, validated, with the pinned digest, and
     holding the contrast's two methods and its metric. Keyed by dataset name, in suite order."""
     base = Path(suite_path).parent
-    contrasts = [suite["primary_contrast"]] + list(suite.get("secondary_contrasts", []))
     out = {}
     for i, entry in enumerate(suite["datasets"]):
         where = f"suite {suite_path}: datasets[{i}] ({entry['name']})"
@@ -99,12 +98,16 @@ def pinned_protocols(suite: dict, suite_path: str | Path) -> dict[str, dict]:
         if digest(protocol) != entry["protocol_digest"]:
             raise SuiteError(f"{where}: {entry['protocol']} has digest {digest(protocol)}, the suite pins "
                              f"{entry['protocol_digest']}")
-        for contrast in contrasts:
-            for role in ("candidate", "baseline"):
-                if contrast[role] not in protocol["methods"]:
-                    raise SuiteError(f"{where}: the {role} {contrast[role]!r} is not a method of {entry['protocol']}")
-            if contrast["metric"] not in protocol["evaluation"]["contrast_metrics"]:
-                raise SuiteError(f"{where}: metric {contrast['metric']!r} is not among the contrast metrics of "
-                                 f"{entry['protocol']}")
+        check_contrasts(suite, entry["protocol"], protocol, where)
         out[entry["name"]] = protocol
     return out
+
+
+def check_contrasts(suite: dict, name: str, protocol: dict, where: str) -> None:
+    """Refuse a pinned protocol (file `name`) that lacks a contrast's two methods or its metric."""
+    for contrast in [suite["primary_contrast"]] + list(suite.get("secondary_contrasts", [])):
+        for role in ("candidate", "baseline"):
+            if contrast[role] not in protocol["methods"]:
+                raise SuiteError(f"{where}: the {role} {contrast[role]!r} is not a method of {name}")
+        if contrast["metric"] not in protocol["evaluation"]["contrast_metrics"]:
+            raise SuiteError(f"{where}: metric {contrast['metric']!r} is not among the contrast metrics of {name}")

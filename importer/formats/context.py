@@ -21,7 +21,7 @@ from typing import Any
 
 from importer.formats.base import GRADE, Query, RowReader, check_row_keys
 from importer.reading import SourceFileError
-from importer.selection import type_stratum
+from protocols.selection import type_stratum
 from protocols.artifacts import ROW_FORMATS
 from protocols.fields import Fields, join
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from importer.formats.base import GRADE, Query, RowReader, check_row_keys
 from importer.reading import SourceFileError
-from importer.selection import hop_stratum, row_stratum
+from protocols.selection import hop_stratum, row_stratum
 from protocols.artifacts import ROW_FORMATS, hop_category
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join

