@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import pytest
 
+from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
 RESCUE_METHODS = {"graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"}
@@ -24,10 +25,10 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
     v2 = root / "protocol-v2.json"
     cli("make_protocol_v2.py", base.protocol, v2, "--version", "synthetic-test-small-v2")
     cli("make_protocol_ann.py", v2, inputs.protocol, "--version", "synthetic-test-small-ann-v1")
-    cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
-        "--output", inputs.source, "--relations", inputs.relations)
-    cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
-        "--measurements", inputs.generation)
+    lab_cli("import", "--protocol", inputs.protocol, "--data-dir", base.root / "synthetic",
+            "--output", inputs.source, "--relations", inputs.relations)
+    lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture,
+            "--generation", inputs.generation)
     return inputs
 
 
@@ -70,14 +71,14 @@ def test_an_ann_campaign_verifies_exports_and_audits_the_rescue_family_and_the_a
     assert "graph_rescue" in rescue["oracle_bound"] and "graph_rescue" in rescue["budget_curve"]
 
     public = tmp_path / "public.json"
-    cli("export_graph_evaluation.py", "--report", report_path, "--fixture", rescue_inputs.fixture,
-        "--output", public)
+    lab_cli("export", "--report", report_path, "--fixture", rescue_inputs.fixture,
+            "--output", public)
     summary = (tmp_path / "public.md").read_text()
     assert "## Rescue family (exploratory)" in summary and "UPPER BOUND" in summary
     assert "](public.figures/budget_curve.svg)" in summary
     page = (tmp_path / "public.html").read_text()
     assert 'id="fig-budget_curve"' in page and 'id="table-rescue-budget"' in page
 
-    out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", rescue_inputs.fixture,
-              "--relations", rescue_inputs.relations, "--protocol", rescue_inputs.protocol, "--public", public)
+    out = lab_cli("audit", "--report", report_path, "--fixture", rescue_inputs.fixture,
+                  "--relations", rescue_inputs.relations, "--protocol", rescue_inputs.protocol, "--public", public)
     assert "ok public" in out.stdout and "all checks hold" in out.stdout

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import pytest
 
+from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
 
@@ -24,10 +25,10 @@ def walk_inputs(tmp_path_factory) -> Inputs:
     protocol = json.loads(inputs.protocol.read_text())
     protocol["evaluation"]["clusters"] = {"rule": "supporting_titles_v1"}
     inputs.protocol.write_text(json.dumps(protocol, indent=2))
-    cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
-        "--output", inputs.source, "--relations", inputs.relations)
-    cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
-        "--measurements", inputs.generation)
+    lab_cli("import", "--protocol", inputs.protocol, "--data-dir", base.root / "synthetic",
+            "--output", inputs.source, "--relations", inputs.relations)
+    lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture,
+            "--generation", inputs.generation)
     return inputs
 
 
@@ -58,8 +59,8 @@ def test_a_v3_campaign_verifies_exports_and_audits_the_walk(walk_inputs, tmp_pat
     assert walked > 0
 
     public = tmp_path / "public.json"
-    cli("export_graph_evaluation.py", "--report", report_path, "--fixture", walk_inputs.fixture, "--output", public)
+    lab_cli("export", "--report", report_path, "--fixture", walk_inputs.fixture, "--output", public)
     assert "graph_walk" in (tmp_path / "public.md").read_text()
-    out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", walk_inputs.fixture,
-              "--relations", walk_inputs.relations, "--protocol", walk_inputs.protocol, "--public", public)
+    out = lab_cli("audit", "--report", report_path, "--fixture", walk_inputs.fixture,
+                  "--relations", walk_inputs.relations, "--protocol", walk_inputs.protocol, "--public", public)
     assert "ok public" in out.stdout and "all checks hold" in out.stdout
