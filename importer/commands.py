@@ -16,7 +16,7 @@ from pathlib import Path
 from protocols.cli import Command
 from protocols.errors import RefusedInput
 from protocols.files import FROZEN_DIR
-from protocols.run_dir import add_file, add_run_dir, resolve
+from protocols.run_dir import RunDir, add_file, add_run_dir, resolve
 
 DEFAULT_PROTOCOL = FROZEN_DIR / "graph-multihop-protocol-v1.json"
 
@@ -29,25 +29,31 @@ ordering, and writes source.json (documents, queries, judgments, provenance) and
 distractor, 2WikiMultihopQA). Both outputs are refused if they exist (exit 2). Prints the query
 counts per split and category, the documents, the relations per kind, both digests and where it wrote.
 
-Without --protocol and --run-dir the protocol is {DEFAULT_PROTOCOL.name}."""
+Without --protocol and --run-dir the protocol is {DEFAULT_PROTOCOL.name}. With --run-dir and
+--protocol, the protocol is also copied to protocol.json there (the later steps read it), unless
+the directory already holds it; one holding another protocol is refused."""
 
 
 def configure_import(parser: argparse.ArgumentParser) -> None:
     add_run_dir(parser)
     add_file(parser, "--protocol", "protocol", "protocol pinning the source files, selection and counts")
-    parser.add_argument("--data-dir", "--source-dir", type=Path, metavar="DIR", dest="data_dir",
-                        help="folder holding the files the protocol names (--source-dir is its older name)")
+    parser.add_argument("--data-dir", type=Path, metavar="DIR", help="folder holding the files the protocol names")
+    # the Qilbee workflow's older name (scripts/import_musique_graph.py --source-dir)
+    parser.add_argument("--source-dir", type=Path, dest="data_dir", help=argparse.SUPPRESS)
     add_file(parser, "--output", "source", "source.json to write (must not exist)")
     add_file(parser, "--relations", "relations", "relations.json to write (must not exist)")
 
 
 def run_import(args: argparse.Namespace, graph_builder: Callable) -> int:
     from importer import import_source
+    from protocols.files import save
+    from protocols.schema import load_protocol
 
     if args.data_dir is None:
         raise RefusedInput("give --data-dir DIR: the folder holding the files the protocol names")
     protocol = resolve(args, "--protocol", "protocol", default=None if args.run_dir else DEFAULT_PROTOCOL)
     output, relations = resolve(args, "--output", "source"), resolve(args, "--relations", "relations")
+    keep = _protocol_copy(args, protocol)
     print(f"importing {args.data_dir} with {protocol}", file=sys.stderr)
     summary = import_source(protocol, args.data_dir, output, relations, graph_builder=graph_builder,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
@@ -60,7 +66,27 @@ def run_import(args: argparse.Namespace, graph_builder: Callable) -> int:
     print(f"relations digest: {summary['relations_digest']}")
     print(f"wrote {summary['output']}")
     print(f"wrote {summary['relations']}")
+    if keep is not None:
+        save(keep, load_protocol(protocol))
+        print(f"wrote {keep}")
     return 0
+
+
+def _protocol_copy(args: argparse.Namespace, protocol: Path) -> Path | None:
+    """Where to copy an explicit --protocol so the run directory holds it (the later steps read
+    protocol.json there); None when there is no run directory or it already holds this protocol.
+    A run directory holding another protocol is refused before anything is written."""
+    from protocols.canonical import digest
+    from protocols.files import load_json
+
+    if args.run_dir is None or args.protocol is None:
+        return None
+    target = RunDir(args.run_dir).protocol
+    if not target.exists():
+        return target
+    if digest(load_json(target, "protocol")) != digest(load_json(protocol, "protocol")):
+        raise RefusedInput(f"{target} is another protocol than --protocol {protocol}")
+    return None
 
 
 SYNTH_DESCRIPTION = """Write a synthetic corpus into a new directory (docs/synthetic.md).

@@ -90,13 +90,10 @@ class Command:
         return parser
 
 
-def script(commands: Sequence[Command], argv: list[str] | None = None, prog: str | None = None) -> int:
-    """A `scripts/` entry point: the same `Command`s as `lab`, under the script's own name.
-
-    One command becomes the script's whole command line (`export_graph_evaluation.py --report ...`);
-    several become its subcommands (`evaluate_graph_retrieval.py prepare|evaluate`). Exit codes as
-    `run` gives them."""
-    prog = prog or Path(sys.argv[0]).name
+def script_parser(commands: Sequence[Command], prog: str) -> argparse.ArgumentParser:
+    """The parser of a `scripts/` entry point: one command becomes the script's whole command line
+    (`export_graph_evaluation.py --report ...`); several become its subcommands
+    (`evaluate_graph_retrieval.py prepare|evaluate`)."""
     if len(commands) == 1:
         command = commands[0]
         parser = argparse.ArgumentParser(prog=prog, description=command.description or command.summary,
@@ -104,12 +101,19 @@ def script(commands: Sequence[Command], argv: list[str] | None = None, prog: str
         if command.configure is not None:
             command.configure(parser)
         parser.set_defaults(_command=command)
-    else:
-        parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                         description="; ".join(f"{c.name}: {c.summary}" for c in commands))
-        children = parser.add_subparsers(dest="_script_command", required=True, metavar="COMMAND")
-        for command in commands:
-            command.attach(children)
+        return parser
+    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     description="; ".join(f"{c.name}: {c.summary}" for c in commands))
+    children = parser.add_subparsers(dest="_script_command", required=True, metavar="COMMAND")
+    for command in commands:
+        command.attach(children)
+    return parser
+
+
+def script(commands: Sequence[Command], argv: list[str] | None = None, prog: str | None = None) -> int:
+    """A `scripts/` entry point: the same `Command`s as `lab`, under the script's own name, with the
+    exit codes `run` gives."""
+    parser = script_parser(commands, prog or Path(sys.argv[0]).name)
 
     def main(args: list[str] | None) -> int:
         parsed = parser.parse_args(args)

@@ -115,3 +115,18 @@ def test_a_step_without_its_file_or_a_run_dir_is_refused(tmp_path):
     out = lab_cli("export", "--fixture", tmp_path / "f.json", "--output", tmp_path / "p.json", check=False)
     assert out.returncode == 2 and "give --report FILE or --run-dir DIR (where it is report.json)" in out.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, tmp_path):
+    inputs = built_inputs(tmp_path_factory)
+    run = RunDir(tmp_path / "run")
+    out = lab_cli("import", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir", run.root)
+    assert f"wrote {run.protocol}" in out.stdout and run.source.is_file() and run.relations.is_file()
+    assert json.loads(run.protocol.read_text()) == json.loads(inputs.protocol.read_text())
+    other = RunDir(tmp_path / "other")
+    other.root.mkdir()
+    other.protocol.write_text((FROZEN_DIR / "synthetic-v1.json").read_text())
+    out = lab_cli("import", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir",
+                  other.root, check=False)
+    assert out.returncode == 2 and "is another protocol than --protocol" in out.stderr
+    assert [p.name for p in other.root.iterdir()] == ["protocol.json"]
