@@ -31,7 +31,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 
 from server.ann.engine import build  # noqa: E402
 from server.ann.profiles import ANN_PROFILES  # noqa: E402

@@ -224,3 +224,32 @@ def test_the_docs_check_sees_commands_and_catches_renamed_ones():
     assert quoted("run `lab demo --samples\n [--version v1\\|v3]` now\n\n    lab run --protocol P \\\n"
                   "        --run-dir OUT   # comment\n") == ["lab run --protocol P --run-dir OUT",
                                                              "lab demo --samples [--version v1|v3]"]
+
+
+# ---------------------------------------------------------------- benchmarks, and nothing edits sys.path
+
+def test_every_benchmark_answers_its_help_through_lab_bench():
+    from bench import BENCHES
+    from tests.conftest import lab_cli
+
+    for name in BENCHES:
+        done = lab_cli("bench", name, "--help")
+        assert done.stdout.startswith(f"usage: lab bench {name}"), (name, done.stdout[:200])
+
+
+# the protocol generators, replaced by the protocol registry (`lab protocol`), and the one test of theirs
+# that loads a generator by path; nothing else may edit the import path
+GENERATORS = {f"scripts/{name}.py" for name in (
+    "make_protocol_v2", "make_protocol_v3", "make_e5_protocol", "make_protocol_ann", "make_design_protocol",
+    "make_full_scale_protocol", "pin_sample_protocol", "pin_synthetic_protocol", "pin_suite")} | {"tests/test_synthetic.py"}
+
+
+def test_no_file_inserts_into_sys_path():
+    """The venv installs the project (lab, the stages and bench): no module, script, benchmark or test
+    reaches another by editing sys.path."""
+    files = [p for top in ("protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts",
+                           "tests") for p in (REPO / top).rglob("*.py")]
+    assert len(files) > 100
+    needle = "sys.path." + "insert"  # split, so this file does not match itself
+    offenders = {str(p.relative_to(REPO)) for p in files if needle in p.read_text(encoding="utf-8")}
+    assert offenders - GENERATORS == set()
