@@ -76,7 +76,7 @@ def run_sample(dataset: str, sample: Path, protocol: Path, base: Path) -> dict:
     with open(log, "x", encoding="utf-8") as out:
         try:
             done = run_pipeline(protocol, sample, run_dir, stdout=out)
-        except (CheckFailed, RefusedInput, RuntimeError) as exc:  # RuntimeError: the lab did not start
+        except (CheckFailed, RefusedInput) as exc:
             print(f"=== {dataset}: {exc}", file=sys.stderr, flush=True)
     elapsed = time.monotonic() - started
     print(f"=== {dataset}: {'done' if done else 'FAILED'} in {elapsed:.0f}s; log {log}", file=sys.stderr, flush=True)

@@ -99,9 +99,12 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     stage("import", "import", "--run-dir", run.root, "--data-dir", data_dir)
     stage("embed", "embed", "build", "--run-dir", run.root, *embed_arguments(protocol),
           *(["--native"] if native else []))
-    from evaluator.campaign.lab_process import start_lab
+    from evaluator.campaign.lab_process import LabStartError, start_lab
 
-    lab = start_lab(run.db, run.access, log_path=run.log)
+    try:
+        lab = start_lab(run.db, run.access, log_path=run.log)
+    except LabStartError as exc:
+        raise StageFailed(f"the lab did not start ({exc}); its log is {run.log}") from None
     log(f"== lab: pid {lab.pid} at {lab.access['base_url']}")
     try:
         stage("prepare", "prepare", "--run-dir", run.root)
