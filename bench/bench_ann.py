@@ -1,9 +1,9 @@
 """The ANN lane `cosine_hnsw_v1` against exact cosine: build time, memory, p50 and recall@10.
 
-    .venv/bin/python bench/bench_ann.py                                # 10k and 100k, both distributions
-    .venv/bin/python bench/bench_ann.py --sizes 1000000 --distributions clustered --queries 100   # 1M, bench-only
-    .venv/bin/python bench/bench_ann.py --engines faiss,qdrant,usearch --sizes 20000       # the engine comparison
-    .venv/bin/python bench/bench_ann.py --json figures.json             # headline figures for run_all.py
+    lab bench ann                                # 10k and 100k, both distributions
+    lab bench ann --sizes 1000000 --distributions clustered --queries 100   # 1M, bench-only
+    lab bench ann --engines faiss,qdrant,usearch --sizes 20000       # the engine comparison
+    lab bench ann --json figures.json             # headline figures for `lab bench all`
 
 Vectors are generated directly (384-d, float32 unit rows, fixed seeds): `random` = i.i.d. Gaussian
 directions (the hardest case for a graph index: no structure at all), `clustered` = a mixture of
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,8 +31,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from server.ann.engine import build  # noqa: E402
 from protocols.profiles.ann import ANN_PROFILES  # noqa: E402
@@ -159,14 +156,14 @@ def other_engine(engine: str, n: int, distribution: str, queries: int) -> dict:
             "recall_at_10": float(np.mean(recalls))}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="lab bench ann", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--distributions", default="clustered,random")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--engines", default="", help="comma list of faiss,qdrant,usearch: compare engines instead")
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     results = []
     for n in [int(s) for s in args.sizes.split(",")]:
         for distribution in args.distributions.split(","):

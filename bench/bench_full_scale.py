@@ -1,7 +1,7 @@
 """The full-scale protocol's synthetic twin, end to end: wall time and peak RSS of every stage.
 
-    .venv/bin/python bench/bench_full_scale.py --out runs/full-scale-<stamp>
-    .venv/bin/python bench/bench_full_scale.py --out DIR --reuse-embedding PREVIOUS_DIR   # skip the embed
+    lab bench full-scale --out runs/full-scale-<stamp>
+    lab bench full-scale --out DIR --reuse-embedding PREVIOUS_DIR   # skip the embed
 
 `protocols/graph-multihop-full-dev-v1.json` takes every answerable row of the official MuSiQue dev
 file (2,417 rows; 2,411 distinct questions). Its twin here is that protocol with the synthetic
@@ -31,17 +31,16 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-import psutil  # noqa: E402
+import psutil
 
-from evaluator.campaign.lab_process import start_lab  # noqa: E402
-from importer import synthetic  # noqa: E402
-from protocols.canonical import digest, sha256_file  # noqa: E402
-from protocols.files import load_json, refuse_existing, save  # noqa: E402
-from protocols.schema import load_protocol, validate_protocol  # noqa: E402
+from evaluator.campaign.lab_process import start_lab
+from importer import synthetic
+from protocols.canonical import digest, sha256_file
+from protocols.files import load_json, refuse_existing, save
+from protocols.schema import load_protocol, validate_protocol
 
-SCRIPTS = REPO / "scripts"
+LAB = ("-m", "lab")  # each stage is the `lab` subcommand a user types, in its own process
 FULL_DEV = REPO / "protocols" / "graph-multihop-full-dev-v1.json"
 QUESTIONS = 2417  # the official dev file's rows
 TARGET_SECONDS = 600.0
@@ -147,14 +146,14 @@ def table(results: dict) -> list[str]:
     return lines
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lab bench full-scale", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="new run directory")
     parser.add_argument("--reuse-embedding", type=Path, help="earlier run directory of this bench: copy its fixture")
     parser.add_argument("--clients", type=int, default=2, help="concurrent evaluation clients (default 2)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--graph-only", nargs=2, type=Path, metavar=("SOURCE", "RELATIONS"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.graph_only:
         rebuild_graph(*args.graph_only)
         return 0
@@ -166,33 +165,33 @@ def main() -> int:
     print(f"load average before: {' / '.join(f'{x:.2f}' for x in load_before)} on {os.cpu_count()} CPUs", flush=True)
     results: dict[str, dict] = {}
     data = args.out / "synthetic"
-    stage("generate", [SCRIPTS / "make_synthetic_musique.py", "--out", data, "--questions", QUESTIONS], results)
+    stage("generate", [*LAB, "synth", "--output-dir", data, "--questions", QUESTIONS], results)
     save(a["protocol"], twin_protocol(data))
-    stage("import", [SCRIPTS / "import_musique_graph.py", "--protocol", a["protocol"], "--source-dir", data,
+    stage("import", [*LAB, "import", "--protocol", a["protocol"], "--data-dir", data,
                      "--output", a["source"], "--relations", a["relations"]], results)
-    stage("graph", [Path(__file__), "--out", args.out / "unused", "--graph-only", a["source"], a["relations"]], results)
+    stage("graph", ["-m", "bench.bench_full_scale", "--out", args.out / "unused", "--graph-only", a["source"], a["relations"]], results)
     embedding = None
     if args.reuse_embedding:
         embedding = reuse_embedding(args.reuse_embedding, a)
     else:
-        stage("embed", [SCRIPTS / "build_embedding_fixture.py", "--source", a["source"], "--output", a["fixture"],
-                        "--measurements", a["generation"]], results)
+        stage("embed", [*LAB, "embed", "build", "--source", a["source"], "--output", a["fixture"],
+                        "--generation", a["generation"]], results)
     throughput = embedding_throughput(a["generation"])
     lab = start_lab(args.out / "lab-db", args.out / "lab-access.json", log_path=args.out / "lab.log")
     sampler = LabSampler(lab.pid)
-    common = ["--fixture", a["fixture"], "--relations", a["relations"], "--credential-file", args.out / "lab-access.json",
+    common = ["--fixture", a["fixture"], "--relations", a["relations"], "--access-file", args.out / "lab-access.json",
               "--state", a["state"], "--protocol", a["protocol"]]
     try:
-        stage("prepare", [SCRIPTS / "evaluate_graph_retrieval.py", "prepare", *common], results, sampler)
-        stage("evaluate", [SCRIPTS / "evaluate_graph_retrieval.py", "evaluate", *common, "--generation",
+        stage("prepare", [*LAB, "prepare", *common], results, sampler)
+        stage("evaluate", [*LAB, "evaluate", *common, "--generation",
                            a["generation"], "--plan", a["plan"], "--report", a["report"], "--server-pid", lab.pid,
                            "--clients", args.clients], results, sampler)
     finally:
         sampler.stop()
         lab.stop()
-    stage("export", [SCRIPTS / "export_graph_evaluation.py", "--report", a["report"], "--fixture", a["fixture"],
+    stage("export", [*LAB, "export", "--report", a["report"], "--fixture", a["fixture"],
                      "--output", a["public"]], results)
-    stage("audit", [SCRIPTS / "audit_graph_evaluation.py", "--report", a["report"], "--fixture", a["fixture"],
+    stage("audit", [*LAB, "audit", "--report", a["report"], "--fixture", a["fixture"],
                     "--relations", a["relations"], "--protocol", a["protocol"], "--generation", a["generation"]], results)
     source = load_json(a["source"], "source")
     report = load_json(a["report"], "report")

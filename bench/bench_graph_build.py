@@ -1,6 +1,6 @@
 """Time `builders.graph.build_relations` on a synthetic corpus of N distinct paragraphs.
 
-    python bench/bench_graph_build.py [--documents 100000] [--seed S] [--profile]
+    lab bench graph-build [--documents 100000] [--seed S] [--profile]
 
 Target (issue 2): 100,000 documents in under 60 s on this machine. Prints documents, relations by
 kind, seconds and documents per second; `--profile` adds the top of a cProfile of the build.
@@ -18,11 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from builders.graph import build_relations, project  # noqa: E402
-from importer import synthetic  # noqa: E402
-from protocols.artifacts import document_id, document_text  # noqa: E402
+from builders.graph import build_relations, project
+from importer import synthetic
+from protocols.artifacts import document_id, document_text
 
 TARGET_SECONDS = 60.0
 
@@ -37,11 +35,11 @@ def synthetic_source(seed: str, documents: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="lab bench graph-build", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--seed", default="bench-graph-v1")
     parser.add_argument("--profile", action="store_true", help="print where the build spends its time")
-    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (`lab bench all` reads it)")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()

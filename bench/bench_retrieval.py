@@ -1,8 +1,8 @@
 """Retrieval latency: in-process ranking, server header and HTTP round trip, per method and corpus.
 
-    .venv/bin/python bench/bench_retrieval.py                      # sample + 10k
-    .venv/bin/python bench/bench_retrieval.py --corpora sample,10000,100000 --queries 200
-    .venv/bin/python bench/bench_retrieval.py --json figures.json   # also the headline figures (run_all.py)
+    lab bench retrieval                      # sample + 10k
+    lab bench retrieval --corpora sample,10000,100000 --queries 200
+    lab bench retrieval --json figures.json   # also the headline figures (`lab bench all`)
 
 Corpora: the shared MuSiQue sample (real questions as queries) and synthetic corpora of the
 embedded generator (`importer.synthetic.corpus_of_size`; queries are a document's title plus five
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,7 +32,6 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from builders.graph import build_relations  # noqa: E402
 from evaluator.campaign.client import LabClient, vector_base64  # noqa: E402
@@ -302,13 +300,13 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server
     return rss
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="lab bench retrieval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpora", default="sample,10000", help="comma list of sample and/or sizes")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--http-max-docs", type=int, default=20000, help="skip the HTTP part above this size")
-    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (`lab bench all` reads it)")
+    args = parser.parse_args(argv)
     results = []
     for corpus in args.corpora.split(","):
         if corpus == "sample":

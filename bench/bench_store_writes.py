@@ -5,7 +5,7 @@ but seeded data) into a fresh lab in batches that respect the 2 MiB body cap, en
 encoding, HTTP, validation, one synced RocksDB WriteBatch per batch, index feeding). Targets on
 this machine: load < 3 s, health p50 < 2 ms. Prints the figures; exits 0 either way.
 
-    .venv/bin/python bench/bench_store_writes.py [--seed 1]
+    lab bench store-writes [--seed 1]
 """
 
 from __future__ import annotations
@@ -24,11 +24,9 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from evaluator.campaign.client import LabClient, encode  # noqa: E402
-from evaluator.campaign.lab_process import start_lab  # noqa: E402
-from protocols.canonical import digest  # noqa: E402
+from evaluator.campaign.client import LabClient, encode
+from evaluator.campaign.lab_process import start_lab
+from protocols.canonical import digest
 
 MEMORIES, RELATIONS, DIMENSIONS = 2311, 3791, 384
 SPACE = {"provider": "bench", "model": "random-unit", "revision": "r1", "dimensions": DIMENSIONS}
@@ -63,12 +61,12 @@ def build(seed: int, scope: str) -> dict:
     return {"memories": (memories, 500), "embeddings": (embeddings, 200), "relations": (relations, 1000)}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lab bench store-writes", description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--health-requests", type=int, default=1000)
-    parser.add_argument("--json", type=Path, help="also write the headline figures here (bench/run_all.py reads it)")
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, help="also write the headline figures here (`lab bench all` reads it)")
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
         lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")
         try:

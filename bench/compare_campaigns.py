@@ -1,6 +1,6 @@
 """Two private reports of the same protocol and inputs: are the rankings and pages byte-identical?
 
-    .venv/bin/python bench/compare_campaigns.py BEFORE/report.json AFTER/report.json
+    lab bench compare-campaigns BEFORE/report.json AFTER/report.json
 
 For every (query, method) row present in both: the document ranking, the record ids, the float
 scores, and the digest of the stored page with its `fence` removed (the fence names the lab's
@@ -18,20 +18,18 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from protocols.canonical import digest  # noqa: E402
+from protocols.canonical import digest
 
 
 def page_digest(page: dict) -> str:
     return digest({k: v for k, v in page.items() if k != "fence"})
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lab bench compare-campaigns", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     before, after = (json.loads(p.read_text(encoding="utf-8")) for p in (args.before, args.after))
     for name in ("protocol", "fixture", "relations"):
         if before["hash_chain"][name] != after["hash_chain"][name]:

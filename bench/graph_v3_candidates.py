@@ -1,4 +1,4 @@
-"""Candidate second-hop methods of the graph-v3 development harness (bench/graph_v3_dev.py).
+"""Candidate second-hop methods of the graph-v3 development harness (`lab bench graph-v3-dev`).
 
 Prototypes, label-free: each reads the query text, the query vector, document titles and texts,
 vectors and relations, never a judgment. Each returns the ranking (record ids, best first, at most

@@ -2,7 +2,7 @@
 the design imports of all three samples; per dataset and pooled (equal weights), nDCG@10, judged
 R@10, all supports@10, no-support rate, where the base's missed supports sit, and latency.
 
-    python bench/graph_v3_dev.py --runs musique=runs/design/musique hotpotqa=runs/design/hotpotqa \
+    lab bench graph-v3-dev --runs musique=runs/design/musique hotpotqa=runs/design/hotpotqa \
         2wikimultihopqa=runs/design/2wikimultihopqa [--candidates NAME ...] [--json PATH]
 
 Each run directory holds the fixture.json and relations.json of a design import
@@ -18,14 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.graph_v3_candidates import CANDIDATES, Result, candidate  # noqa: E402
-from bench.graph_v3_data import DevCorpus, load_dev_corpus  # noqa: E402
-from evaluator.reporting import metrics  # noqa: E402
-from protocols.cli import run  # noqa: E402
-from protocols.errors import RefusedInput  # noqa: E402
-from protocols.files import refuse_existing, save  # noqa: E402
+from bench.graph_v3_candidates import CANDIDATES, Result, candidate
+from bench.graph_v3_data import DevCorpus, load_dev_corpus
+from evaluator.reporting import metrics
+from protocols.cli import run
+from protocols.errors import RefusedInput
+from protocols.files import refuse_existing, save
 
 K = 10
 ANCHORS = 4  # the typed-path family's anchors: "neighbours of the top anchors"
@@ -117,7 +115,7 @@ def parse_runs(values: list[str]) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="lab bench graph-v3-dev", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", required=True, help="NAME=DIR of a design import with fixture")
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES),
                         help="names or FAMILY(key=value,...) specs (bench/graph_v3_candidates.py)")

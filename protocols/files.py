@@ -10,6 +10,9 @@ from typing import Any
 
 from protocols.errors import RefusedInput
 
+# the committed (frozen) protocols and suites ship inside this package (pyproject: package-data)
+FROZEN_DIR = Path(__file__).resolve().parent
+
 
 def refuse_existing(*paths: str | Path) -> None:
     """Refuse any output path that already exists (a file, a directory or a dangling link)."""

@@ -7,8 +7,11 @@ create this layout; a comparison or an audit of a finished run reads it.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
+
+from protocols.errors import RefusedInput
 
 # file name of each artifact inside a run directory (docs/cli.md, "The run directory")
 FILES = {
@@ -41,3 +44,46 @@ class RunDir:
 
     def path(self, role: str) -> Path:
         return Path(self.root) / FILES[role]
+
+
+# --- the flags every command shares for these files (docs/cli.md, "One flag vocabulary") ----------
+
+def add_run_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-dir", type=Path, metavar="DIR",
+                        help="a run directory in the standard layout (docs/cli.md): every file flag not given "
+                             "is that role's file there")
+
+
+def add_file(parser: argparse.ArgumentParser, flag: str, role: str, help: str, *,
+             aliases: tuple[str, ...] = ()) -> None:
+    """A file flag of one run-directory role; its help names the file `--run-dir` supplies.
+
+    `aliases` are older names of the flag, still accepted (the Qilbee workflow's scripts pass them)
+    and left out of --help so each role has one documented name."""
+    dest = _dest(flag)
+    parser.add_argument(flag, type=Path, metavar="FILE", dest=dest,
+                        help=f"{help} (default with --run-dir: {FILES[role]} there)")
+    for alias in aliases:
+        parser.add_argument(alias, type=Path, dest=dest, help=argparse.SUPPRESS)
+
+
+def resolve(args: argparse.Namespace, flag: str, role: str, *, optional: bool = False,
+            default: Path | None = None) -> Path | None:
+    """The file of `role`: the flag when given, else the run directory's file, else `default`.
+
+    An optional role whose run-directory file does not exist resolves to None; a required one that
+    nothing supplies is refused, naming both ways to give it."""
+    given = getattr(args, _dest(flag))
+    if given is not None:
+        return Path(given)
+    run_dir = getattr(args, "run_dir", None)
+    if run_dir is not None:
+        path = RunDir(Path(run_dir)).path(role)
+        return None if optional and not path.exists() else path
+    if default is not None or optional:
+        return default
+    raise RefusedInput(f"give {flag} FILE or --run-dir DIR (where it is {FILES[role]})")
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")

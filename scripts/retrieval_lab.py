@@ -1,11 +1,9 @@
-"""Start the loopback lab server: `python scripts/retrieval_lab.py DBDIR ACCESSFILE PORT`."""
+"""Start the loopback lab server: `python scripts/retrieval_lab.py DBDIR ACCESSFILE PORT` (`lab serve`)."""
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from server.http.main import main  # noqa: E402
+from protocols.cli import script
+from server.commands import SERVE
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script([SERVE]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from protocols.cli import Command
 from server.http import main as serving
 
-COMMANDS: tuple[Command, ...] = (
-    Command("serve", "serve the loopback lab (RocksDB store, retrieval routes) until stopped",
-            description=serving.DESCRIPTION, configure=serving.configure, run=serving.serve),
-)
+SERVE = Command("serve", "serve the loopback lab (RocksDB store, retrieval routes) until stopped",
+                description=serving.DESCRIPTION, configure=serving.configure, run=serving.serve)
+
+COMMANDS: tuple[Command, ...] = (SERVE,)

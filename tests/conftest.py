@@ -1,8 +1,11 @@
-"""Shared test plumbing: where ../shared lives, and a clear skip when it is absent."""
+"""Shared test plumbing: where ../shared lives, a clear skip when it is absent, and `lab` in-process."""
 
 from __future__ import annotations
 
+import io
 import os
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,3 +25,33 @@ def require_shared(path: Path = SHARED_DATA) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the shared samples live only in ../shared, never in this repo")
     return path
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one `lab` command did: the fields of subprocess.CompletedProcess the tests read."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def lab_cli(*args, check: bool = True) -> Ran:
+    """`lab ARGS` in this process (lab.cli.main, as the console script calls it), output captured.
+
+    For a test about the command's behaviour; a test about the process (a server, a kill, the
+    console script's exit code) starts a real subprocess instead."""
+    from lab.cli import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse: --help exits 0, a usage error 2
+            code = exc.code if isinstance(exc.code, int) else 1
+    ran = Ran(argv, code, out.getvalue(), err.getvalue())
+    if check and code != 0:
+        raise AssertionError(f"lab {' '.join(argv)} exited {code}:\n{ran.stdout}\n{ran.stderr}")
+    return ran

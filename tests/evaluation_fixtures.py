@@ -1,7 +1,8 @@
-"""A small real campaign for the evaluator tests: synthetic corpus, real model, real labs, real CLIs.
+"""A small real campaign for the evaluator tests: synthetic corpus, real model, real labs, the real
+`lab` commands (in-process, tests.conftest.lab; the lab server is always its own process).
 
 The slow part (generate, import, embed with the real model) is built once per test session and
-shared read-only; each test module starts its own lab and prepares it through the real CLI.
+shared read-only; each test module starts its own lab and prepares it through `lab prepare`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from evaluator.campaign.lab_process import LabProcess, start_lab
 from protocols.canonical import sha256_file
+from tests.conftest import Ran, lab_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
@@ -33,6 +35,8 @@ class Inputs:
 
 
 def cli(script: str, *args, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    """A script of scripts/ in its own process (the protocol generators; the Qilbee workflow's
+    commands are tested as scripts in tests/test_scripts.py)."""
     result = subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
                             text=True, timeout=timeout, cwd=REPO)
     if check and result.returncode != 0:
@@ -58,14 +62,14 @@ def built_inputs(tmp_path_factory) -> Inputs:
     if "inputs" not in _BUILT:
         root = tmp_path_factory.mktemp("evaluator-inputs")
         data = root / "synthetic"
-        cli("make_synthetic_musique.py", "--out", data, "--questions", QUESTIONS)
+        lab_cli("synth", "--output-dir", data, "--questions", QUESTIONS)
         inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
                         root / "fixture.json", root / "generation.json")
         small_protocol(data, inputs.protocol)
-        cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", data, "--output",
-            inputs.source, "--relations", inputs.relations)
-        cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
-            "--measurements", inputs.generation)
+        lab_cli("import", "--protocol", inputs.protocol, "--data-dir", data, "--output", inputs.source,
+                "--relations", inputs.relations)
+        lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture, "--generation",
+                inputs.generation)
         _BUILT["inputs"] = inputs
     return _BUILT["inputs"]
 
@@ -83,30 +87,30 @@ class PreparedLab:
 
     def common(self, **override) -> list:
         args = {"fixture": self.inputs.fixture, "relations": self.inputs.relations,
-                "credential-file": self.access_file, "state": self.state, "protocol": self.inputs.protocol}
+                "access-file": self.access_file, "state": self.state, "protocol": self.inputs.protocol}
         args.update({k.replace("_", "-"): v for k, v in override.items()})
         return [x for k, v in args.items() for x in (f"--{k}", v)]
 
     def evaluate_args(self, plan: Path, report: Path, **override) -> list:
         generation = override.pop("generation", self.inputs.generation)
         return ["evaluate", *self.common(**override), "--generation", generation, "--plan", plan,
-                "--report", report, "--server-pid", self.lab.pid]
+                "--report", report]
 
-    def evaluate(self, plan: Path, report: Path, check: bool = True, **override) -> subprocess.CompletedProcess:
-        return cli("evaluate_graph_retrieval.py", *self.evaluate_args(plan, report, **override), check=check)
+    def evaluate(self, plan: Path, report: Path, check: bool = True, **override) -> Ran:
+        return lab_cli(*self.evaluate_args(plan, report, **override), check=check)
 
 
 def prepared_lab(inputs: Inputs, workdir: Path, **override) -> PreparedLab:
     workdir.mkdir(parents=True, exist_ok=True)
     lab = start_lab(workdir / "db", workdir / "access.json")
     prepared = PreparedLab(inputs, workdir, lab, workdir / "state.json")
-    cli("evaluate_graph_retrieval.py", "prepare", *prepared.common(**override))
+    lab_cli("prepare", *prepared.common(**override))
     return prepared
 
 
 @dataclass(frozen=True)
 class Run:
-    """A complete, exported campaign in a directory laid out as scripts/demo.py lays out a run."""
+    """A complete, exported campaign in a run directory (the standard layout, protocols/run_dir.py)."""
     directory: Path
 
     def file(self, name: str) -> Path:
@@ -145,6 +149,6 @@ def exported_runs(tmp_path_factory) -> tuple[Run, Run]:
         finally:
             assert prepared.lab.stop() == 0
         for run in runs:
-            cli("export_graph_evaluation.py", "--report", run.report, "--fixture", run.fixture, "--output", run.public)
+            lab_cli("export", "--run-dir", run.directory)
         _BUILT["runs"] = runs
     return _BUILT["runs"]

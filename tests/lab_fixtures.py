@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,7 +10,6 @@ import pytest
 
 from evaluator.campaign.client import LabClient
 from evaluator.campaign.lab_process import LabProcess, start_lab
-from protocols.canonical import digest
 
 _scopes = itertools.count(1)
 
@@ -108,38 +106,3 @@ def seed(client: LabClient, n: int = 3) -> list[str]:
                               for i, rid in enumerate(ids)])
     client.assert_relations([relation_item(f"r{i}", ids[i], ids[i + 1]) for i in range(n - 1)])
     return ids
-
-
-# ---------------------------------------------------------------- a deterministic batch load
-
-LOAD_DIMENSIONS = 16
-LOAD_SPACE = {"provider": "test", "model": "kill-restart", "revision": "r1", "dimensions": LOAD_DIMENSIONS}
-
-
-def _memory_id(scope: str, external_id: str) -> str:
-    # Computed the way DESIGN §6 defines it, so the load can name endpoints before they exist.
-    return "mem-" + digest([scope, "memory", external_id])[:32]
-
-
-def build_load(scope: str, seed: int, memories: int = 240, relations: int = 320,
-               size: int = 20) -> list[tuple[str, list[dict]]]:
-    """A deterministic load: memories, then their embeddings, then relations, in batches."""
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(500)]
-    mem_items = [{"idempotency_key": f"m{i}", "external_id": f"m{i}",
-                  "payload": {"content": " ".join(rng.choice(words) for _ in range(60)), "metadata": {"n": str(i)}}}
-                 for i in range(memories)]
-    ids = [_memory_id(scope, f"m{i}") for i in range(memories)]
-    emb_items = [{"idempotency_key": f"e{i}", "record_id": ids[i], "revision": 1, "space": LOAD_SPACE,
-                  "vector": [float(rng.randint(-99, 99) or 1) / 64 for _ in range(LOAD_DIMENSIONS)]}
-                 for i in range(memories)]
-    rel_items = []
-    for j in range(relations):
-        a, b = rng.sample(range(memories), 2)
-        rel_items.append({"idempotency_key": f"r{j}", "external_id": f"r{j}", "kind": rng.choice(["same_entity", "semantic_related"]),
-                          "source": {"id": ids[a], "revision": 1}, "target": {"id": ids[b], "revision": 1},
-                          "provenance": PROVENANCE})
-    load = []
-    for route, items in (("memories", mem_items), ("embeddings", emb_items), ("relations", rel_items)):
-        load += [(route, items[k:k + size]) for k in range(0, len(items), size)]
-    return load

@@ -1,9 +1,11 @@
 """The one command: every console entry point declared in pyproject.toml loads, `lab --help` and
-`python -m lab --help` list every subcommand, and every subcommand's own --help works."""
+`python -m lab --help` list every subcommand, every subcommand's own --help works, and every command
+the README and docs/ quote exists with the flags it is quoted with."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tomllib
@@ -81,3 +83,166 @@ def test_no_subcommand_is_refused_with_exit_2():
     done = subprocess.run([sys.executable, "-m", "lab"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "COMMAND" in done.stderr
+
+
+# ---------------------------------------------------------------- every command the docs quote exists
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+LAB_PREFIXES = (".venv/bin/lab ", "python -m lab ", "lab ")
+SCRIPT = re.compile(r"^(?:\.venv/bin/)?(?:python3? )?(scripts/[\w.-]+\.py)\b")
+
+
+def quoted(text: str) -> list[str]:
+    """Every code quote of a Markdown page: each line of a code block (fenced or indented; a line
+    ending in a backslash joined with the next) and each inline code span, whitespace collapsed."""
+    lines, spans, fenced, block = text.splitlines(), [], False, []
+    prose = []
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        # an indented line is code, unless it continues a list item or a table row
+        if fenced or (line.startswith("    ") and not line.lstrip().startswith(("- ", "* ", "|"))):
+            block.append(line.strip())
+        else:
+            prose.append(line)
+    joined = "\n".join(block).replace("\\\n", " ")
+    spans += joined.splitlines()
+    spans += re.findall(r"`([^`]+)`", "\n".join(prose))
+    out = []
+    for span in spans:
+        span = " ".join(span.replace("\\|", "|").split())
+        span = re.sub(r"\s+#.*$", "", span)  # a trailing comment
+        span = re.sub(r"^(?:\$ |\()", "", span)
+        out.append(span)
+    return out
+
+
+def commands_in(page) -> list[str]:
+    found = []
+    for span in quoted(page.read_text(encoding="utf-8")):
+        if span.startswith(LAB_PREFIXES) or span.startswith("make ") or SCRIPT.match(span):
+            found.append(span)
+    return found
+
+
+def _flags(tokens: list[str]) -> list[str]:
+    flags = []
+    for token in tokens:
+        token = token.strip("[]()|,;`")
+        if token.startswith("--") and len(token) > 2:
+            flags.append(token.split("=")[0].strip("[]()|,;`"))
+    return flags
+
+
+def _walk_to_leaf(parser: argparse.ArgumentParser, tokens: list[str]) -> tuple[list[str], argparse.ArgumentParser, list[str]]:
+    path = []
+    while tokens:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None or tokens[0] not in sub.choices:
+            break
+        path.append(tokens[0])
+        parser = sub.choices[tokens.pop(0)]
+    return path, parser, tokens
+
+
+def check_lab(command: str) -> str | None:
+    """Why a quoted `lab ...` command would not run as written (None when it would)."""
+    from bench import BENCHES
+
+    rest = next(command[len(p):] for p in LAB_PREFIXES if command.startswith(p)).split()
+    path, leaf, tokens = _walk_to_leaf(cli.parser(), rest)
+    if not path:
+        return None if rest[:1] == ["--help"] else f"no subcommand {rest[:1]}"
+    if path == ["bench"]:
+        name = tokens[0] if tokens else ""
+        if name and not name.isupper() and name not in (*BENCHES, "--help"):
+            return f"no benchmark {name!r}"
+        return None  # the rest are the benchmark's own flags
+    unknown = [f for f in _flags(tokens) if f not in leaf._option_string_actions]
+    return f"lab {' '.join(path)} has no {', '.join(unknown)}" if unknown else None
+
+
+def check_script(command: str) -> str | None:
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    from protocols.cli import Command, script_parser
+
+    relative = SCRIPT.match(command).group(1)
+    path = REPO / relative
+    if not path.is_file():
+        return f"{relative} does not exist"
+    spec = spec_from_file_location(f"quoted_{path.stem}", path)
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)  # the scripts run only under __main__
+    commands = [v for v in vars(module).values() if isinstance(v, Command)]
+    if not commands:
+        return None  # a protocol generator (its own helper): existence only
+    commands.sort(key=lambda c: ("prepare", "evaluate").index(c.name) if c.name in ("prepare", "evaluate") else 0)
+    tokens = command[SCRIPT.match(command).end():].split()
+    tokens = ["prepare" if t == "prepare|evaluate" else t for t in tokens]  # the flags both share
+    _, leaf, tokens = _walk_to_leaf(script_parser(commands, path.name), tokens)
+    unknown = [f for f in _flags(tokens) if f not in leaf._option_string_actions]
+    return f"{relative} has no {', '.join(unknown)}" if unknown else None
+
+
+def check_make(command: str) -> str | None:
+    targets = set(re.findall(r"^([A-Za-z0-9_.-]+):", (REPO / "Makefile").read_text(), re.M))
+    target = command.split()[1]
+    return None if target in targets else f"no make target {target}"
+
+
+def check(command: str) -> str | None:
+    if command.startswith(LAB_PREFIXES):
+        return check_lab(command)
+    if command.startswith("make "):
+        return check_make(command)
+    return check_script(command)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_command_quoted_in_the_docs_exists(page):
+    broken = {command: why for command in commands_in(page) if (why := check(command))}
+    assert broken == {}
+
+
+def test_the_docs_check_sees_commands_and_catches_renamed_ones():
+    commands = {c for page in PAGES for c in commands_in(page)}
+    assert "make demo" in commands and any(c.startswith("lab run --protocol") for c in commands)
+    assert any(c.startswith("scripts/evaluate_graph_retrieval.py") or "python scripts/retrieval_lab.py" in c
+               for c in commands)
+    assert check("lab compare --a A --b B --output DIR") == "lab compare has no --output"
+    assert check("lab evaluate --run-dir R --server-pid 1") is None
+    assert check("lab embed build --measurements G") is None  # an older name, still accepted
+    assert check("lab frobnicate") == "no subcommand ['frobnicate']"
+    assert check("lab bench nosuch") == "no benchmark 'nosuch'"
+    assert check("lab --help") is None and check("lab bench --help") is None
+    assert check("make no-such-target") == "no make target no-such-target"
+    assert check("scripts/demo.py --sample DIR") == "scripts/demo.py does not exist"
+    assert check("python scripts/import_musique_graph.py --source-dir D --samples-dir X") == \
+        "scripts/import_musique_graph.py has no --samples-dir"
+    assert quoted("run `lab demo --samples\n [--version v1\\|v3]` now\n\n    lab run --protocol P \\\n"
+                  "        --run-dir OUT   # comment\n") == ["lab run --protocol P --run-dir OUT",
+                                                             "lab demo --samples [--version v1|v3]"]
+
+
+# ---------------------------------------------------------------- benchmarks, and nothing edits sys.path
+
+def test_every_benchmark_answers_its_help_through_lab_bench():
+    from bench import BENCHES
+    from tests.conftest import lab_cli
+
+    for name in BENCHES:
+        done = lab_cli("bench", name, "--help")
+        assert done.stdout.startswith(f"usage: lab bench {name}"), (name, done.stdout[:200])
+
+
+def test_no_file_inserts_into_sys_path():
+    """The venv installs the project (lab, the stages and bench): no module, script, benchmark or test
+    reaches another by editing sys.path."""
+    files = [p for top in ("protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts",
+                           "tests") for p in (REPO / top).rglob("*.py")]
+    assert len(files) > 100
+    needle = "sys.path." + "insert"  # split, so this file does not match itself
+    offenders = {str(p.relative_to(REPO)) for p in files if needle in p.read_text(encoding="utf-8")}
+    assert offenders == set()

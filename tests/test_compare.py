@@ -11,7 +11,8 @@ import pytest
 from evaluator.reporting.compare import CohortConflict, RunFiles, Side, cohort
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
-from tests.evaluation_fixtures import Inputs, Run, built_inputs, cli, exported_runs, prepared_lab
+from tests.conftest import lab_cli
+from tests.evaluation_fixtures import Inputs, Run, built_inputs, exported_runs, prepared_lab
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,14 @@ def runs(tmp_path_factory):
 
 
 def compare(a: Run, b: Run, output, check: bool = True):
-    return cli("compare_graph_evaluations.py", "--a", a.public, "--b", b.public, "--output", output, check=check)
+    return lab_cli("compare", "--a", a.directory, "--b", b.directory, "--output-dir", output, check=check)
+
+
+def test_compare_takes_run_directories_not_their_files(runs, tmp_path):
+    a, b = runs
+    out = lab_cli("compare", "--a", a.public, "--b", b.directory, "--output-dir", tmp_path / "c", check=False)
+    assert out.returncode == 2 and f"{a.public} is a file; give its run directory ({a.directory})" in out.stderr
+    assert not (tmp_path / "c").exists()
 
 
 def test_one_cohort_compares_paired_with_deltas_of_exactly_zero(runs, tmp_path):
@@ -60,8 +68,8 @@ def development_run(tmp_path_factory) -> Run:
     protocol["evaluation"]["split"] = "development"
     run.protocol.write_text(json.dumps(protocol))
     data = inputs.root / "synthetic"
-    cli("import_musique_graph.py", "--protocol", run.protocol, "--source-dir", data, "--output",
-        run.directory / "source.json", "--relations", run.relations)
+    lab_cli("import", "--protocol", run.protocol, "--data-dir", data, "--output",
+            run.directory / "source.json", "--relations", run.relations)
     # the same texts as the session fixture: its vectors, bound to this import's source (encoding is a
     # pure function of the text, tests/test_embedding.py), instead of a second pass of the model
     source = json.loads((run.directory / "source.json").read_text())
@@ -80,7 +88,7 @@ def development_run(tmp_path_factory) -> Run:
         prepared.evaluate(run.plan, run.report)
     finally:
         assert prepared.lab.stop() == 0
-    cli("export_graph_evaluation.py", "--report", run.report, "--fixture", run.fixture, "--output", run.public)
+    lab_cli("export", "--run-dir", run.directory)
     return run
 
 

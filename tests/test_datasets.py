@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib.util
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -20,7 +19,7 @@ from protocols.artifacts import SourceError, validate_source
 from protocols.cli import run
 from protocols.files import load_json
 from protocols.schema import ProtocolError, validate_protocol
-from tests.conftest import REPO, SHARED_DATA, require_shared
+from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
 from tests.test_graph_builder import brute_force
 
 PROTOCOLS = REPO / "protocols"
@@ -35,15 +34,6 @@ SYNTHETIC_COUNTS = {  # of 60 rows: hotpotqa bridge 39, comparison 21; 2wiki 21 
 }
 FILE_NAME = {"hotpotqa": "dev.json", "2wikimultihopqa": "dev.json"}
 
-
-def _load_cli(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-IMPORT_CLI = _load_cli("import_dataset")
 
 
 @pytest.fixture(scope="session")
@@ -68,10 +58,9 @@ def write_dataset(tmp: Path, shape: str, raw: bytes, counts: dict | None = None,
 
 
 def import_cli(protocol: Path, data: Path, out: Path, capsys) -> tuple[int, str, str]:
-    code = run(IMPORT_CLI.main, ["--protocol", str(protocol), "--source-dir", str(data),
-                                 "--output", str(out / "source.json"), "--relations", str(out / "relations.json")])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    done = lab_cli("import", "--protocol", protocol, "--data-dir", data, "--output", out / "source.json",
+                   "--relations", out / "relations.json", check=False)
+    return done.returncode, done.stdout, done.stderr
 
 
 # --- an independent reading of DESIGN §4.1 --------------------------------------------------------
@@ -202,12 +191,11 @@ def test_the_synthetic_generator_is_deterministic_and_shapes_rows_officially(syn
             assert len(supporting) == (4 if row["type"] == "bridge_comparison" else 2)
 
 
-def test_make_synthetic_cli_writes_each_shape(tmp_path, capsys):
-    cli = _load_cli("make_synthetic_musique")
-    assert run(cli.main, ["--shape", "2wikimultihopqa", "--out", str(tmp_path / "w"), "--questions", "20"]) == 0
+def test_lab_synth_writes_each_shape(tmp_path):
+    done = lab_cli("synth", "--shape", "2wikimultihopqa", "--output-dir", tmp_path / "w", "--questions", "20")
     written = tmp_path / "w" / "synthetic_2wikimultihopqa_dev.json"
-    assert f"wrote {written} sha256 {hashlib.sha256(written.read_bytes()).hexdigest()} rows 20" in capsys.readouterr().out
-    assert run(cli.main, ["--shape", "hotpotqa", "--out", str(tmp_path / "w")]) == 2  # never overwrites
+    assert f"wrote {written} sha256 {hashlib.sha256(written.read_bytes()).hexdigest()} rows 20" in done.stdout
+    assert lab_cli("synth", "--shape", "hotpotqa", "--output-dir", tmp_path / "w", check=False).returncode == 2
 
 
 # --- refusals: clear message, exit code 2, nothing written ------------------------------------------
@@ -505,16 +493,24 @@ def test_sample_protocols_pin_the_manifest_hashes(shape):
 
 # --- make demo-samples: the runner's refusals and its table (the campaigns themselves: docs/import.md) --
 
-def test_demo_samples_refuses_an_absent_sample_directory(tmp_path, capsys):
-    runner = _load_cli("demo_samples")
+def test_demo_samples_refuses_an_absent_sample_directory(tmp_path):
     (tmp_path / "musique-sample").mkdir()
-    assert run(runner.main, ["--samples-dir", str(tmp_path), "--runs", str(tmp_path / "runs")]) == 2
-    assert f"sample directory {tmp_path / 'hotpotqa-sample'} is absent" in capsys.readouterr().err
+    done = lab_cli("demo", "--samples", "--data-dir", tmp_path, "--run-dir", tmp_path / "runs", check=False)
+    assert done.returncode == 2
+    assert f"sample directory {tmp_path / 'hotpotqa-sample'} is absent" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_demo_refuses_flags_that_belong_to_the_other_mode(tmp_path):
+    for args in (["--version", "v3"], ["--suite", tmp_path / "s.json"], ["--samples", "--protocol", tmp_path / "p"]):
+        done = lab_cli("demo", *args, "--run-dir", tmp_path / "runs", check=False)
+        assert done.returncode == 2 and "--samples" in done.stderr, args
     assert not (tmp_path / "runs").exists()
 
 
 def test_demo_samples_table_puts_the_primary_contrast_on_the_candidate_row():
-    runner = _load_cli("demo_samples")
+    from lab import demo as runner
+
     metrics = {"ndcg@10": 0.5, "judged_recall@10": 0.75, "all_supports@10": 0.25}
     public = {"plan": {"queries": ["q1", "q2"], "methods": ["lexical", "graph"]},
               "aggregates": {"methods": {"lexical": metrics, "graph": {**metrics, "ndcg@10": 0.625}}},

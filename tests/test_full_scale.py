@@ -4,10 +4,7 @@ synthetic twin imported."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -17,17 +14,11 @@ from protocols.selection import SelectionError, select_rows
 from protocols.artifacts import validate_source
 from protocols.canonical import digest, sha256_file
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
-from tests.conftest import REPO
+from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
 
 FULL_DEV = REPO / "protocols" / "graph-multihop-full-dev-v1.json"
 OFFICIAL = REPO / "protocols" / "graph-multihop-protocol-v1.json"
 
-
-def _load(name: str, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def row(row_id: str, question: str) -> dict:
@@ -75,11 +66,11 @@ def test_the_full_dev_protocol_is_the_official_one_but_for_the_test_split():
 
 def test_a_synthetic_all_split_imports_and_its_source_validates(tmp_path):
     """The bench's twin at toy size: every dev row of the generator's output becomes a test query."""
-    bench = _load("bench_full_scale", REPO / "bench" / "bench_full_scale.py")
+    from bench import bench_full_scale
+
     data = tmp_path / "synthetic"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "make_synthetic_musique.py"), "--out", str(data),
-                    "--questions", "12"], check=True, capture_output=True, timeout=300)
-    protocol = bench.twin_protocol(data)
+    lab_cli("synth", "--output-dir", data, "--questions", "12")
+    protocol = bench_full_scale.twin_protocol(data)
     protocol["selection"]["splits"]["development"]["counts"] = {"2": 1, "3": 1, "4": 1}
     (tmp_path / "twin.json").write_text(json.dumps(protocol))
     summary = import_source(tmp_path / "twin.json", data, tmp_path / "source.json", tmp_path / "relations.json",

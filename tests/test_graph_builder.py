@@ -221,7 +221,8 @@ def test_output_does_not_depend_on_the_hash_seed():
     import subprocess
     import sys
     from tests.conftest import REPO
-    script = ("import sys; sys.path.insert(0, '.'); from tests.test_graph_builder import _random_corpus, SOURCE; "
+    # `-c` puts the working directory (the repository) first on the path: `tests` imports from there
+    script = ("from tests.test_graph_builder import _random_corpus, SOURCE; "
               "from builders.graph import build_relations; from protocols import digest; "
               "print(digest(build_relations(_random_corpus(5), SOURCE)))")
     expected = digest(build_relations(_random_corpus(5), SOURCE))

@@ -19,11 +19,11 @@ from protocols.artifacts import validate_source
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import load_json
-from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, require_shared
+from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, lab_cli, require_shared
 from tests.test_graph_builder import brute_force
 
 SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
-CLI = REPO / "scripts" / "import_musique_graph.py"
+LAB_IMPORT = [sys.executable, "-m", "lab", "import"]  # `lab import` in its own process
 SEED = "qilbeedb-graph-20260921-v1"
 
 
@@ -204,8 +204,9 @@ def refused(tmp: Path, protocol: Path, data: Path, needle: str) -> str:
     return str(caught.value)
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(CLI), *args], capture_output=True, text=True)
+def cli(*args: str):
+    """`lab import` in this process."""
+    return lab_cli("import", *args, check=False)
 
 
 def _rows_to_lines(rows):
@@ -215,7 +216,7 @@ def _rows_to_lines(rows):
 def test_cli_refuses_existing_output_and_relations(tmp_path, sample_protocol):
     existing = tmp_path / "source.json"
     existing.write_text("keep")
-    result = cli("--protocol", str(SAMPLE_PROTOCOL), "--source-dir", str(SAMPLE_DIR),
+    result = cli("--protocol", str(SAMPLE_PROTOCOL), "--data-dir", str(SAMPLE_DIR),
                  "--output", str(existing), "--relations", str(tmp_path / "relations.json"))
     assert result.returncode == 2 and "refusing to overwrite existing output" in result.stderr
     assert existing.read_text() == "keep" and not (tmp_path / "relations.json").exists()
@@ -226,7 +227,7 @@ def test_cli_refuses_existing_output_and_relations(tmp_path, sample_protocol):
 
 def test_cli_refuses_the_same_path_twice(tmp_path, sample_protocol):
     target = tmp_path / "both.json"
-    result = cli("--protocol", str(SAMPLE_PROTOCOL), "--source-dir", str(SAMPLE_DIR),
+    result = cli("--protocol", str(SAMPLE_PROTOCOL), "--data-dir", str(SAMPLE_DIR),
                  "--output", str(target), "--relations", str(tmp_path / "." / "both.json"))
     assert result.returncode == 2 and "same path" in result.stderr
     assert not target.exists()
@@ -237,7 +238,7 @@ def test_cli_refuses_a_file_whose_hash_differs(tmp_path, sample_protocol):
     dev = data / sample_protocol["source_files"]["dev"]["name"]
     dev.write_bytes(dev.read_bytes() + b"\n")
     out = tmp_path / "out"
-    result = cli("--protocol", str(protocol), "--source-dir", str(data),
+    result = cli("--protocol", str(protocol), "--data-dir", str(data),
                  "--output", str(out / "s.json"), "--relations", str(out / "r.json"))
     assert result.returncode == 2, result.stderr
     assert "the protocol pins" in result.stderr and dev.name in result.stderr
@@ -261,7 +262,7 @@ def test_a_file_changed_after_the_hash_check_is_refused(tmp_path, sample_protoco
 
 def test_official_protocol_refuses_the_sample_files(tmp_path, sample_protocol):
     # the official protocol names files the sample directory does not hold
-    result = cli("--source-dir", str(SAMPLE_DIR), "--output", str(tmp_path / "s.json"),
+    result = cli("--data-dir", str(SAMPLE_DIR), "--output", str(tmp_path / "s.json"),
                  "--relations", str(tmp_path / "r.json"))
     assert result.returncode == 2 and "not found" in result.stderr
     assert list(tmp_path.iterdir()) == []
@@ -272,7 +273,7 @@ def test_cli_reports_the_line_of_malformed_json(tmp_path, sample_protocol):
         lines[4] = lines[4][:50]
         return lines
     protocol, data = make_dataset(tmp_path, sample_protocol, edit_dev=truncate_line_5)
-    result = cli("--protocol", str(protocol), "--source-dir", str(data),
+    result = cli("--protocol", str(protocol), "--data-dir", str(data),
                  "--output", str(tmp_path / "s.json"), "--relations", str(tmp_path / "r.json"))
     assert result.returncode == 2 and "malformed JSON on line 5" in result.stderr
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "r.json").exists()
@@ -304,7 +305,7 @@ def test_files_are_read_in_selection_order_whatever_the_hash_seed(tmp_path, samp
     dev_name = sample_protocol["source_files"]["dev"]["name"]  # test, drawn from dev, comes first
     for seed in range(8):
         result = subprocess.run(
-            [sys.executable, str(CLI), "--protocol", str(protocol), "--source-dir", str(data),
+            [*LAB_IMPORT, "--protocol", str(protocol), "--data-dir", str(data),
              "--output", str(tmp_path / "s.json"), "--relations", str(tmp_path / "r.json")],
             capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": str(seed)})
         assert result.returncode == 2 and f"{dev_name}:1: malformed JSON" in result.stderr, (seed, result.stderr)
@@ -406,7 +407,7 @@ def test_matching_expected_ids_are_accepted(tmp_path, sample_protocol):
 def test_protocol_with_a_missing_field_refused_by_the_cli(tmp_path, sample_protocol):
     protocol, data = make_dataset(tmp_path, sample_protocol,
                                   edit_protocol=lambda p: p["selection"].pop("seed"))
-    result = cli("--protocol", str(protocol), "--source-dir", str(data),
+    result = cli("--protocol", str(protocol), "--data-dir", str(data),
                  "--output", str(tmp_path / "s.json"), "--relations", str(tmp_path / "r.json"))
     assert result.returncode == 2 and "selection.seed: missing field" in result.stderr
     assert not (tmp_path / "s.json").exists()
@@ -414,8 +415,8 @@ def test_protocol_with_a_missing_field_refused_by_the_cli(tmp_path, sample_proto
 
 def test_cli_prints_counts_and_paths(tmp_path, sample_protocol):
     out, rel = tmp_path / "s.json", tmp_path / "r.json"
-    result = cli("--protocol", str(SAMPLE_PROTOCOL), "--source-dir", str(SAMPLE_DIR),
-                 "--output", str(out), "--relations", str(rel))
+    result = subprocess.run([*LAB_IMPORT, "--protocol", str(SAMPLE_PROTOCOL), "--data-dir", str(SAMPLE_DIR),
+                             "--output", str(out), "--relations", str(rel)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     source = load_json(out)
     for split, n in source["counts"]["queries"].items():

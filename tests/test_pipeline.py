@@ -9,7 +9,8 @@ import pytest
 from ir_measures import R, nDCG
 
 from protocols.canonical import digest
-from tests.evaluation_fixtures import built_inputs, cli, prepared_lab
+from tests.conftest import lab_cli
+from tests.evaluation_fixtures import built_inputs, prepared_lab
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def test_prepare_resumes_after_a_crash_and_reproduces_the_state(prepared):
     crashed = dict(original, status="in_progress", fence=None, relations={},
                    batches={**original["batches"], "relations": 0})
     prepared.state.write_text(json.dumps(crashed))
-    out = cli("evaluate_graph_retrieval.py", "prepare", *prepared.common())
+    out = lab_cli("prepare", *prepared.common())
     assert "re-verifying" in out.stderr and "prepare:" in out.stderr  # resumed, with progress lines
     assert json.loads(prepared.state.read_text()) == original  # same ids, same receipts, same fence
 
@@ -62,8 +63,8 @@ def test_evaluate_export_audit(prepared, tmp_path):
     assert again["aggregates"] == report["aggregates"] and again["statistics"] == report["statistics"]
 
     public = tmp_path / "public.json"
-    out = cli("export_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
-              "--output", public)
+    out = lab_cli("export", "--report", report_path, "--fixture", prepared.inputs.fixture,
+                  "--output", public)
     runs, qrels, summary = tmp_path / "public.runs", tmp_path / "public.qrels", tmp_path / "public.md"
     page, figures = tmp_path / "public.html", tmp_path / "public.figures"
     assert out.stdout.split() == [str(public), str(runs), str(qrels), str(summary), str(page), str(figures)]
@@ -83,10 +84,10 @@ def test_evaluate_export_audit(prepared, tmp_path):
         assert values[R @ 10] == pytest.approx(means["judged_recall@10"], abs=1e-9)
         assert values[nDCG @ 10] == pytest.approx(means["ndcg@10"], abs=1e-9)
 
-    out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", prepared.inputs.fixture,
-              "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
-              "--generation", prepared.inputs.generation, "--state", prepared.state, "--plan", plan,
-              "--public", public)
+    out = lab_cli("audit", "--report", report_path, "--fixture", prepared.inputs.fixture,
+                  "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
+                  "--generation", prepared.inputs.generation, "--state", prepared.state, "--plan", plan,
+                  "--public", public)
     for check in ("pages", "rows", "metrics", "generation", "seal", "record", "state_file", "plan_file", "public"):
         assert f"ok {check}" in out.stdout, out.stdout
     assert "all checks hold" in out.stdout

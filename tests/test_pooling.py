@@ -1,5 +1,5 @@
 """Suites and pooling: the suite format's refusals, the pooled bootstrap against a direct
-implementation on toy reports, and every refusal of scripts/pool_graph_evaluations.py."""
+implementation on toy reports, and every refusal of `lab pool`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import copy
 import importlib.util
 import json
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ from protocols.canonical import digest
 from protocols.cli import run
 from protocols.schema import load_protocol
 from protocols.suite import SuiteError, load_suite, pinned_protocols, validate_suite
-from tests.conftest import REPO
+from tests.conftest import REPO, lab_cli
 
 SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
 CONTRAST = {"candidate": "graph_hybrid_balanced", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
@@ -232,34 +231,16 @@ def test_the_graph_v3_suite_declares_its_secondary_contrast():
 # ---------------------------------------------------------------- the command's refusals (exit 2)
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("pool_graph_evaluations", REPO / "scripts" / "pool_graph_evaluations.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-POOL = _load_script()
-
-
-@dataclass
-class Outcome:
-    returncode: int
-    stderr: str
-
-
 @pytest.fixture
-def pool_cli(capsys):
-    """The command in-process (its argparse, its run wrapper): exit code and stderr."""
-    def call(*args) -> Outcome:
-        code = run(POOL.main, [str(a) for a in args])
-        return Outcome(code, capsys.readouterr().err)
-    return call
+def pool_cli():
+    """`lab pool` in-process (its argparse, its run wrapper): exit code and stderr."""
+    return lambda *args: lab_cli("pool", *args, check=False)
 
 
 @pytest.fixture
 def two_dataset_suite(tmp_path):
-    """A suite of two datasets (the sample protocol and a renamed copy) and a stub report for each."""
+    """A suite of two datasets (the sample protocol and a renamed copy) and a run directory holding a
+    stub report for each."""
     first = json.loads(SAMPLE_PROTOCOL.read_text())
     second = copy.deepcopy(first)
     second["protocol_version"] = "musique-sample-copy"
@@ -274,11 +255,11 @@ def two_dataset_suite(tmp_path):
         path = tmp_path / name / "report.json"
         path.parent.mkdir()
         path.write_text(json.dumps({"hash_chain": {"protocol": digest(protocol)}}))
-        reports[name] = path
+        reports[name] = path.parent
     return suite_path, reports
 
 
-def refused(result: Outcome, *fragments: str) -> None:
+def refused(result, *fragments: str) -> None:
     assert result.returncode == 2, (result.returncode, result.stderr)
     for fragment in fragments:
         assert fragment in result.stderr, result.stderr
@@ -286,21 +267,21 @@ def refused(result: Outcome, *fragments: str) -> None:
 
 def test_pool_refuses_a_report_whose_protocol_the_suite_does_not_pin(two_dataset_suite, tmp_path, pool_cli):
     suite, reports = two_dataset_suite
-    result = pool_cli("--suite", suite, "--reports", reports["a"], reports["b"], reports["stray"], "--output", tmp_path / "out")
+    result = pool_cli("--suite", suite, "--runs", reports["a"], reports["b"], reports["stray"], "--output-dir", tmp_path / "out")
     refused(result, "is not pinned by suite suite-test")
     assert not (tmp_path / "out").exists()
 
 
 def test_pool_refuses_a_missing_dataset(two_dataset_suite, tmp_path, pool_cli):
     suite, reports = two_dataset_suite
-    refused(pool_cli("--suite", suite, "--reports", reports["a"], "--output", tmp_path / "out"),
+    refused(pool_cli("--suite", suite, "--runs", reports["a"], "--output-dir", tmp_path / "out"),
             "no report for dataset(s) copy")
     assert not (tmp_path / "out").exists()
 
 
 def test_pool_refuses_an_extra_report_for_a_dataset(two_dataset_suite, tmp_path, pool_cli):
     suite, reports = two_dataset_suite
-    refused(pool_cli("--suite", suite, "--reports", reports["a"], reports["b"], reports["a"], "--output", tmp_path / "out"),
+    refused(pool_cli("--suite", suite, "--runs", reports["a"], reports["b"], reports["a"], "--output-dir", tmp_path / "out"),
             "dataset musique is given twice")
     assert not (tmp_path / "out").exists()
 
@@ -308,7 +289,7 @@ def test_pool_refuses_an_extra_report_for_a_dataset(two_dataset_suite, tmp_path,
 def test_pool_refuses_an_existing_output(two_dataset_suite, tmp_path, pool_cli):
     suite, reports = two_dataset_suite
     (tmp_path / "out").mkdir()
-    refused(pool_cli("--suite", suite, "--reports", reports["a"], reports["b"], "--output", tmp_path / "out"),
+    refused(pool_cli("--suite", suite, "--runs", reports["a"], reports["b"], "--output-dir", tmp_path / "out"),
             "refusing to overwrite")
 
 
@@ -317,5 +298,5 @@ def test_pool_refuses_a_protocol_file_that_no_longer_has_its_digest(two_dataset_
     edited = json.loads((suite.parent / "copy.json").read_text())
     edited["title"] = "edited after the suite was pinned"
     (suite.parent / "copy.json").write_text(json.dumps(edited))
-    refused(pool_cli("--suite", suite, "--reports", reports["a"], reports["b"], "--output", tmp_path / "out"),
+    refused(pool_cli("--suite", suite, "--runs", reports["a"], reports["b"], "--output-dir", tmp_path / "out"),
             "the suite pins")

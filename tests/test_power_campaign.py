@@ -9,8 +9,10 @@ import shutil
 
 import pytest
 
+from lab import demo
 from protocols.canonical import digest
-from tests.evaluation_fixtures import built_inputs, cli, prepared_lab
+from tests.conftest import lab_cli
+from tests.evaluation_fixtures import built_inputs, prepared_lab
 
 TIMING_KEYS = ("retrieval_micros", "http_ms", "embed_plus_http_ms")
 
@@ -23,7 +25,7 @@ def campaigns(tmp_path_factory):
     try:
         prepared.evaluate(out / "plan1.json", out / "report1.json")
         args = prepared.evaluate_args(out / "plan2.json", out / "report2.json") + ["--clients", "2"]
-        cli("evaluate_graph_retrieval.py", *args)
+        lab_cli(*args)
     finally:
         assert prepared.lab.stop() == 0
     yield prepared, json.loads((out / "report1.json").read_text()), json.loads((out / "report2.json").read_text())
@@ -60,24 +62,24 @@ def test_export_and_audit_rederive_the_statistics_of_a_two_client_report(campaig
     prepared, _, two = campaigns
     report = prepared.workdir / "report2.json"
     public = tmp_path / "public.json"
-    cli("export_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture, "--output", public)
+    lab_cli("export", "--report", report, "--fixture", prepared.inputs.fixture, "--output", public)
     assert json.loads(public.read_text())["statistics"] == two["statistics"]
     summary = (tmp_path / "public.md").read_text()
     assert "| cluster interval | p | p (Holm) | detectable ± | W/L/T |" in summary
     assert "this cohort can detect effects of about ±" in summary
-    out = cli("audit_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture,
-              "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
-              "--generation", prepared.inputs.generation)
+    out = lab_cli("audit", "--report", report, "--fixture", prepared.inputs.fixture,
+                  "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol,
+                  "--generation", prepared.inputs.generation)
     assert "ok plan" in out.stdout and "all checks hold" in out.stdout
 
 
 def run_directory(prepared, report: dict, where) -> object:
-    """The layout the pool command reads: report.json with fixture, relations, generation beside it."""
+    """The run directory `lab pool` reads: report.json with fixture, relations, generation beside it."""
     where.mkdir()
     for name in ("fixture", "relations", "generation"):
         shutil.copyfile(getattr(prepared.inputs, name), where / f"{name}.json")
     (where / "report.json").write_text(json.dumps(report))
-    return where / "report.json"
+    return where
 
 
 def one_dataset_suite(prepared, tmp_path) -> object:
@@ -98,8 +100,8 @@ def one_dataset_suite(prepared, tmp_path) -> object:
 def test_a_one_dataset_suite_pools_the_audited_report(campaigns, tmp_path):
     prepared, one, _ = campaigns
     suite = one_dataset_suite(prepared, tmp_path)
-    report = run_directory(prepared, one, tmp_path / "run")
-    out = cli("pool_graph_evaluations.py", "--suite", suite, "--reports", report, "--output", tmp_path / "pooled")
+    run = run_directory(prepared, one, tmp_path / "run")
+    out = lab_cli("pool", "--suite", suite, "--runs", run, "--output-dir", tmp_path / "pooled")
     written = [tmp_path / "pooled" / f"pooled.{ext}" for ext in ("json", "md", "html")]
     assert out.stdout.split() == [str(p) for p in written]
     pooled = json.loads(written[0].read_text())
@@ -120,50 +122,37 @@ def test_pool_refuses_a_report_that_fails_its_audit(campaigns, tmp_path):
     suite = one_dataset_suite(prepared, tmp_path)
     edited = json.loads(json.dumps(one))
     edited["rows"][0]["metrics"]["ndcg@10"] = 1.0 - edited["rows"][0]["metrics"]["ndcg@10"]
-    report = run_directory(prepared, edited, tmp_path / "run")
-    out = cli("pool_graph_evaluations.py", "--suite", suite, "--reports", report, "--output", tmp_path / "pooled",
-              check=False)
+    run = run_directory(prepared, edited, tmp_path / "run")
+    out = lab_cli("pool", "--suite", suite, "--runs", run, "--output-dir", tmp_path / "pooled", check=False)
     assert out.returncode == 2 and "fails its audit" in out.stderr and "metrics" in out.stderr
     assert not (tmp_path / "pooled").exists()
-
-
-def _demo_samples():
-    import importlib.util
-
-    from tests.conftest import REPO
-
-    spec = importlib.util.spec_from_file_location("demo_samples", REPO / "scripts" / "demo_samples.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_demo_samples_ends_with_the_pooled_table_of_the_pool_command(campaigns, tmp_path, capsys):
     prepared, one, _ = campaigns
     suite = one_dataset_suite(prepared, tmp_path)
-    report = run_directory(prepared, one, tmp_path / "run")
-    results = [{"dataset": "synthetic", "ok": True, "run": report.parent}]
-    text, ok = _demo_samples().pool_step(suite, results, tmp_path / "pooled")
+    run = run_directory(prepared, one, tmp_path / "run")
+    results = [{"dataset": "synthetic", "ok": True, "run": run}]
+    text, ok = demo.pool_step(suite, results, tmp_path / "pooled")
     printed = capsys.readouterr().out
     written = [tmp_path / "pooled" / f"pooled.{ext}" for ext in ("json", "md", "html")]
     assert ok and text == written[1].read_text() and printed.startswith(text)
     assert printed.splitlines()[-3:] == [f"wrote {p}" for p in written]
     assert "| pooled (equal weights, queries) |" in text
     # the very numbers the pool command writes for the same report (only the output differs)
-    cli("pool_graph_evaluations.py", "--suite", suite, "--reports", report, "--output", tmp_path / "by-command")
+    lab_cli("pool", "--suite", suite, "--runs", run, "--output-dir", tmp_path / "by-command")
     assert (tmp_path / "by-command" / "pooled.json").read_bytes() == written[0].read_bytes()
 
 
 def test_demo_samples_skips_the_pool_when_a_campaign_failed_or_its_audit_fails(campaigns, tmp_path, capsys):
     prepared, one, _ = campaigns
     suite = one_dataset_suite(prepared, tmp_path)
-    demo = _demo_samples()
     text, ok = demo.pool_step(suite, [{"dataset": "synthetic", "ok": False, "run": tmp_path}], tmp_path / "a")
     assert not ok and "synthetic failed" in text and not (tmp_path / "a").exists()
     edited = json.loads(json.dumps(one))
     edited["rows"][0]["metrics"]["ndcg@10"] = 1.0 - edited["rows"][0]["metrics"]["ndcg@10"]
-    report = run_directory(prepared, edited, tmp_path / "run")
-    text, ok = demo.pool_step(suite, [{"dataset": "synthetic", "ok": True, "run": report.parent}], tmp_path / "b")
+    run = run_directory(prepared, edited, tmp_path / "run")
+    text, ok = demo.pool_step(suite, [{"dataset": "synthetic", "ok": True, "run": run}], tmp_path / "b")
     assert not ok and text.startswith("Pooling refused:") and "fails its audit" in text
     assert not (tmp_path / "b").exists()
     text, ok = demo.pool_step(None, [], tmp_path / "c")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.browser import BINARIES, find_browser, render
-from tests.evaluation_fixtures import cli, exported_runs
+from tests.conftest import lab_cli
+from tests.evaluation_fixtures import exported_runs
 
 FIGURES = ["metric_bars", "forest", "category_heatmap", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
 
@@ -200,8 +201,8 @@ def test_the_markdown_links_each_figure_written_beside_it(run, page):
 
 
 def test_two_exports_of_one_report_are_byte_identical(run, tmp_path):
-    cli("export_graph_evaluation.py", "--report", run.report, "--fixture", run.fixture, "--output",
-        tmp_path / "public.json")
+    lab_cli("export", "--report", run.report, "--fixture", run.fixture, "--output",
+            tmp_path / "public.json")
     def outputs(directory: Path) -> dict:
         found = [p for top in directory.glob("public*") for p in ([top] if top.is_file() else top.rglob("*"))]
         return {p.relative_to(directory): p.read_bytes() for p in found if p.is_file()}

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from lab.cli import main as lab
+from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
 RESCUE_METHODS = {"graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"}
@@ -24,14 +24,14 @@ def rescue_inputs(tmp_path_factory) -> Inputs:
                     root / "fixture.json", root / "generation.json")
     v2 = root / "protocol-v2.json"
     # the declared steps of graph-multihop-protocol-v2 (rescue family) and graph-multihop-ann-v1 (ANN lane)
-    assert lab(["protocol", "derive", "graph-multihop-protocol-v2", "--protocol", str(base.protocol),
-                "--version", "synthetic-test-small-v2", "--output", str(v2)]) == 0
-    assert lab(["protocol", "derive", "graph-multihop-ann-v1", "--protocol", str(v2),
-                "--version", "synthetic-test-small-ann-v1", "--output", str(inputs.protocol)]) == 0
-    cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
-        "--output", inputs.source, "--relations", inputs.relations)
-    cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
-        "--measurements", inputs.generation)
+    lab_cli("protocol", "derive", "graph-multihop-protocol-v2", "--protocol", base.protocol,
+            "--version", "synthetic-test-small-v2", "--output", v2)
+    lab_cli("protocol", "derive", "graph-multihop-ann-v1", "--protocol", v2,
+            "--version", "synthetic-test-small-ann-v1", "--output", inputs.protocol)
+    lab_cli("import", "--protocol", inputs.protocol, "--data-dir", base.root / "synthetic",
+            "--output", inputs.source, "--relations", inputs.relations)
+    lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture,
+            "--generation", inputs.generation)
     return inputs
 
 
@@ -74,14 +74,14 @@ def test_an_ann_campaign_verifies_exports_and_audits_the_rescue_family_and_the_a
     assert "graph_rescue" in rescue["oracle_bound"] and "graph_rescue" in rescue["budget_curve"]
 
     public = tmp_path / "public.json"
-    cli("export_graph_evaluation.py", "--report", report_path, "--fixture", rescue_inputs.fixture,
-        "--output", public)
+    lab_cli("export", "--report", report_path, "--fixture", rescue_inputs.fixture,
+            "--output", public)
     summary = (tmp_path / "public.md").read_text()
     assert "## Rescue family (exploratory)" in summary and "UPPER BOUND" in summary
     assert "](public.figures/budget_curve.svg)" in summary
     page = (tmp_path / "public.html").read_text()
     assert 'id="fig-budget_curve"' in page and 'id="table-rescue-budget"' in page
 
-    out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", rescue_inputs.fixture,
-              "--relations", rescue_inputs.relations, "--protocol", rescue_inputs.protocol, "--public", public)
+    out = lab_cli("audit", "--report", report_path, "--fixture", rescue_inputs.fixture,
+                  "--relations", rescue_inputs.relations, "--protocol", rescue_inputs.protocol, "--public", public)
     assert "ok public" in out.stdout and "all checks hold" in out.stdout

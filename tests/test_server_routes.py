@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evaluator.campaign.client import LabClient, LabError
-from evaluator.campaign.lab_process import SCRIPT, start_lab
+from evaluator.campaign.lab_process import COMMAND, start_lab
 from protocols.canonical import digest
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     SPACE, embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed)
@@ -177,7 +177,8 @@ def test_reopen_preserves_everything_and_revokes_old_tokens(lab_pool):
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+    """`lab serve` in its own process (a refusal that regressed into serving would hang this one)."""
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=60)
 
 
 def test_cli_refusals(tmp_path, lab_pool):
@@ -212,7 +213,7 @@ def test_sigint_stops_cleanly(tmp_path):
 
 
 def test_port_zero_is_recorded_and_loopback_round_trip_is_fast(lab):
-    # Not a speed target (that is bench/bench_store_writes.py): only catches the ~40 ms Nagle stall.
+    # Not a speed target (that is `lab bench store-writes`): only catches the ~40 ms Nagle stall.
     _, client = lab
     times = []
     for _ in range(50):

@@ -15,8 +15,7 @@ import pytest
 from evaluator.campaign.client import LabClient, LabError
 from evaluator.campaign.evaluate import search_body
 from evaluator.inputs import load_frozen
-from tests.conftest import REPO, SAMPLE_DIR, require_shared
-from tests.evaluation_fixtures import cli
+from tests.conftest import REPO, SAMPLE_DIR, lab_cli, require_shared
 from builders.embedding import validate_fixture
 from protocols.canonical import digest
 from protocols.files import save
@@ -44,11 +43,11 @@ def two_imports(tmp_path_factory):
     built = {}
     for name, protocol in PROTOCOLS.items():
         out = root / name
-        cli("import_musique_graph.py", "--protocol", protocol, "--source-dir", SAMPLE_DIR,
-            "--output", out / "source.json", "--relations", out / "relations.json")
+        lab_cli("import", "--protocol", protocol, "--data-dir", SAMPLE_DIR,
+                "--output", out / "source.json", "--relations", out / "relations.json")
         built[name] = out
-    cli("build_embedding_fixture.py", "--source", built["v1"] / "source.json", "--output", built["v1"] / "fixture.json",
-        "--measurements", built["v1"] / "generation.json", timeout=900)
+    lab_cli("embed", "build", "--source", built["v1"] / "source.json", "--output", built["v1"] / "fixture.json",
+            "--generation", built["v1"] / "generation.json")
     # The v2 fixture holds the v2 source with the vectors of the same texts. Encoding is a pure
     # function of the text (two builds are byte-identical: tests/test_embedding.py), so the sample is
     # encoded once here instead of twice (about a minute and a half each on 2 cores).
@@ -67,9 +66,9 @@ def test_v1_and_v2_imports_rank_every_shared_method_identically(two_imports, tmp
     try:
         for name, out in two_imports.items():
             labs[name] = start_lab(tmp_path / name / "db", tmp_path / name / "access.json")
-            cli("evaluate_graph_retrieval.py", "prepare", "--fixture", out / "fixture.json", "--relations",
-                out / "relations.json", "--credential-file", labs[name].access_file, "--state",
-                tmp_path / name / "state.json", "--protocol", PROTOCOLS[name])
+            lab_cli("prepare", "--fixture", out / "fixture.json", "--relations",
+                    out / "relations.json", "--access-file", labs[name].access_file, "--state",
+                    tmp_path / name / "state.json", "--protocol", PROTOCOLS[name])
             frozen[name] = load_frozen(PROTOCOLS[name], out / "fixture.json", out / "relations.json")
             states[name] = json.loads((tmp_path / name / "state.json").read_text())
         assert frozen["v1"].digests["fixture"] != frozen["v2"].digests["fixture"]

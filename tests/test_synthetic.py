@@ -7,7 +7,6 @@ import collections
 import json
 import math
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,8 +14,8 @@ import pytest
 
 from importer import import_source, synthetic
 from builders.graph import build_for_source
-from protocols import load_json, sha256_bytes
-from tests.conftest import REPO, SAMPLE_DIR
+from protocols import digest, load_json, sha256_bytes
+from tests.conftest import REPO, SAMPLE_DIR, lab_cli
 
 PROTOCOL = REPO / "protocols" / "synthetic-v1.json"
 ROW_KEYS = ["id", "paragraphs", "question", "question_decomposition", "answer", "answer_aliases", "answerable"]
@@ -186,14 +185,14 @@ def test_protocol_pins_the_default_output(files):
     assert protocol["methods"] == sample["methods"] and protocol["evaluation"] == sample["evaluation"]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "make_synthetic_musique.py"), *args],
-                          capture_output=True, text=True, timeout=60)
+def _cli(*args: str):
+    """`lab synth` in this process."""
+    return lab_cli("synth", *args, check=False)
 
 
 def test_cli_writes_the_pinned_files_and_imports_with_the_protocol(tmp_path):
     out = tmp_path / "synthetic"
-    done = _cli("--out", str(out))
+    done = _cli("--output-dir", str(out))
     assert done.returncode == 0, done.stderr
     protocol = load_json(PROTOCOL)
     for pinned in protocol["source_files"].values():
@@ -209,12 +208,12 @@ def test_cli_writes_the_pinned_files_and_imports_with_the_protocol(tmp_path):
 def test_cli_refuses_an_existing_directory_and_writes_nothing(tmp_path):
     out = tmp_path / "exists"
     out.mkdir()
-    done = _cli("--out", str(out))
+    done = _cli("--output-dir", str(out))
     assert done.returncode == 2
     assert "refusing to overwrite existing output" in done.stderr
     assert list(out.iterdir()) == []
 
 
 def test_cli_refuses_a_nonpositive_size(tmp_path):
-    done = _cli("--out", str(tmp_path / "new"), "--questions", "0")
+    done = _cli("--output-dir", str(tmp_path / "new"), "--questions", "0")
     assert done.returncode == 2 and not (tmp_path / "new").exists()

@@ -20,7 +20,8 @@ import pytest
 from builders.graph import build_relations
 from evaluator.campaign.client import LabClient
 from protocols.canonical import digest
-from tests.evaluation_fixtures import SCRIPTS, built_inputs, cli, prepared_lab
+from tests.conftest import lab_cli
+from tests.evaluation_fixtures import built_inputs, prepared_lab
 
 
 @pytest.fixture(scope="module")
@@ -142,18 +143,31 @@ def test_a_server_pid_that_is_not_the_labs_process_is_refused(campaign, tmp_path
     import os
 
     prepared, _, _ = campaign
-    args = prepared.evaluate_args(tmp_path / "plan.json", tmp_path / "report.json")
-    args[args.index("--server-pid") + 1] = os.getpid()
-    result = cli("evaluate_graph_retrieval.py", *args, check=False)
+    args = prepared.evaluate_args(tmp_path / "plan.json", tmp_path / "report.json") + ["--server-pid", os.getpid()]
+    result = lab_cli(*args, check=False)
     refused(result, f"--server-pid {os.getpid()} is not the lab's process", f"pid {prepared.lab.pid}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_access_file_without_a_pid_needs_server_pid(campaign, tmp_path):
+    """The pid is read from the access file; one that names none is refused unless --server-pid says it."""
+    prepared, _, _ = campaign
+    access = json.loads(prepared.access_file.read_text())
+    del access["pid"]
+    bare = tmp_path / "access.json"
+    bare.write_text(json.dumps(access))
+    out = tmp_path / "out"
+    out.mkdir()
+    args = prepared.evaluate_args(out / "plan.json", out / "report.json", access_file=bare)
+    refused(lab_cli(*args, check=False), f"access file {bare} names no pid: give --server-pid")
+    assert list(out.iterdir()) == []
 
 
 # ---- failures during the campaign -----------------------------------------------------------------
 
 
 def start_evaluate(prepared, plan: Path, report: Path) -> subprocess.Popen:
-    args = [sys.executable, str(SCRIPTS / "evaluate_graph_retrieval.py"), *map(str, prepared.evaluate_args(plan, report))]
+    args = [sys.executable, "-m", "lab", *map(str, prepared.evaluate_args(plan, report))]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -219,8 +233,8 @@ def test_export_refuses_a_failed_report(campaign, tmp_path):
     prepared, _, report = campaign
     failed = edited_copy(report, tmp_path / "failed.json",
                          lambda r: r.update(status="failed", failure={"message": "lab stopped"}))
-    result = cli("export_graph_evaluation.py", "--report", failed, "--fixture", prepared.inputs.fixture,
-                 "--output", tmp_path / "public.json", check=False)
+    result = lab_cli("export", "--report", failed, "--fixture", prepared.inputs.fixture,
+                     "--output", tmp_path / "public.json", check=False)
     refused(result, "the report is 'failed'", "lab stopped")
     assert list(tmp_path.iterdir()) == [failed]
 
@@ -233,8 +247,8 @@ def test_export_refuses_an_edited_report(campaign, tmp_path):
 
     edited = edited_copy(report, tmp_path / "edited.json", inflate)
     row = json.loads(edited.read_text())["rows"][5]
-    result = cli("export_graph_evaluation.py", "--report", edited, "--fixture", prepared.inputs.fixture,
-                 "--output", tmp_path / "public.json", check=False)
+    result = lab_cli("export", "--report", edited, "--fixture", prepared.inputs.fixture,
+                     "--output", tmp_path / "public.json", check=False)
     refused(result, f"rows[5] (query {row['query_id']}, method {row['method']}).metrics.ndcg@10")
     assert not (tmp_path / "public.json").exists()
 
@@ -247,15 +261,15 @@ def test_export_refuses_a_report_whose_fence_moved(campaign, tmp_path):
         r["after"]["fence"] = {**r["after"]["fence"], "high_watermark": r["after"]["fence"]["high_watermark"] + 1}
 
     edited = edited_copy(report, tmp_path / "edited.json", move)
-    result = cli("export_graph_evaluation.py", "--report", edited, "--fixture", prepared.inputs.fixture,
-                 "--output", tmp_path / "public.json", check=False)
+    result = lab_cli("export", "--report", edited, "--fixture", prepared.inputs.fixture,
+                     "--output", tmp_path / "public.json", check=False)
     refused(result, "after.fence:")
     assert list(tmp_path.iterdir()) == [edited]
 
 
 def audit(prepared, report: Path) -> subprocess.CompletedProcess:
-    return cli("audit_graph_evaluation.py", "--report", report, "--fixture", prepared.inputs.fixture,
-               "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol, check=False)
+    return lab_cli("audit", "--report", report, "--fixture", prepared.inputs.fixture,
+                   "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol, check=False)
 
 
 def first_graph_step(report: dict) -> tuple[int, int]:

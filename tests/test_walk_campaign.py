@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from lab.cli import main as lab
+from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
 
@@ -20,17 +20,17 @@ def walk_inputs(tmp_path_factory) -> Inputs:
     inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
                     root / "fixture.json", root / "generation.json")
     # the declared step of graph-multihop-protocol-v3: add the seeded walk
-    assert lab(["protocol", "derive", "graph-multihop-protocol-v3", "--protocol", str(base.protocol),
-                "--version", "synthetic-test-small-v3", "--output", str(inputs.protocol)]) == 0
+    lab_cli("protocol", "derive", "graph-multihop-protocol-v3", "--protocol", base.protocol,
+            "--version", "synthetic-test-small-v3", "--output", inputs.protocol)
     # clusters by supporting titles (the HotpotQA and 2Wiki rule), so the audit below must place the
     # queries with the documents' titles as evaluate and export do (it once derived without them)
     protocol = json.loads(inputs.protocol.read_text())
     protocol["evaluation"]["clusters"] = {"rule": "supporting_titles_v1"}
     inputs.protocol.write_text(json.dumps(protocol, indent=2))
-    cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
-        "--output", inputs.source, "--relations", inputs.relations)
-    cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
-        "--measurements", inputs.generation)
+    lab_cli("import", "--protocol", inputs.protocol, "--data-dir", base.root / "synthetic",
+            "--output", inputs.source, "--relations", inputs.relations)
+    lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture,
+            "--generation", inputs.generation)
     return inputs
 
 
@@ -61,8 +61,8 @@ def test_a_v3_campaign_verifies_exports_and_audits_the_walk(walk_inputs, tmp_pat
     assert walked > 0
 
     public = tmp_path / "public.json"
-    cli("export_graph_evaluation.py", "--report", report_path, "--fixture", walk_inputs.fixture, "--output", public)
+    lab_cli("export", "--report", report_path, "--fixture", walk_inputs.fixture, "--output", public)
     assert "graph_walk" in (tmp_path / "public.md").read_text()
-    out = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", walk_inputs.fixture,
-              "--relations", walk_inputs.relations, "--protocol", walk_inputs.protocol, "--public", public)
+    out = lab_cli("audit", "--report", report_path, "--fixture", walk_inputs.fixture,
+                  "--relations", walk_inputs.relations, "--protocol", walk_inputs.protocol, "--public", public)
     assert "ok public" in out.stdout and "all checks hold" in out.stdout

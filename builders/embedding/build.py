@@ -298,7 +298,7 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
                   options: BuildOptions, log: Callable[[str], None] | None = None) -> list[Path]:
     """The whole command: every refusal before any work, then build, then two atomic saves."""
     refuse_existing(output, measurements)
-    refuse_same_path(output=output, measurements=measurements)
+    refuse_same_path(output=output, generation=measurements)
     check_options(options)
     source = validate_source(load_json(source_path, "source"))
     provider = open_provider(options, log)

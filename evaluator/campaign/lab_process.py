@@ -18,7 +18,8 @@ from pathlib import Path
 
 import httpx
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "retrieval_lab.py"
+# `lab serve` in a fresh interpreter: the same command a user types (the venv installs `lab`)
+COMMAND = (sys.executable, "-m", "lab", "serve")
 
 
 class LabStartError(RuntimeError):
@@ -59,13 +60,14 @@ class LabProcess:
 
 def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen: bool = False,
               extra_args: tuple[str, ...] = (), timeout: float = 60.0,
-              log_path: str | Path | None = None) -> LabProcess:
-    """Run `scripts/retrieval_lab.py`, wait for its access file and a healthy /health.
+              log_path: str | Path | None = None, command: tuple[str, ...] = COMMAND) -> LabProcess:
+    """Run `lab serve DBDIR ACCESSFILE PORT` as its own process, wait for its access file and a healthy /health.
 
-    The lab's output goes to `log_path` (refused if it exists), or to a fresh temp file.
+    The lab's output goes to `log_path` (refused if it exists), or to a fresh temp file. `command`
+    is how the server is started (scripts/retrieval_lab.py takes the same arguments).
     """
     access_file = Path(access_file)
-    args = [sys.executable, str(SCRIPT), str(dbdir), str(access_file), str(port), *extra_args]
+    args = [*command, str(dbdir), str(access_file), str(port), *extra_args]
     if reopen:
         args.append("--reopen")
     if log_path is None:

@@ -2,7 +2,7 @@
 
 Each side is a public report with the files of its run (private report, fixture, relations,
 protocol; state, plan and generation when present), found beside the public report as
-scripts/demo.py lays a run out, each overridable. Both sides are audited in full first; a side
+a run directory lays a run out (protocols/run_dir.py), each overridable. Both sides are audited in full first; a side
 whose audit fails stops the comparison before anything is written.
 
 The cohort decides what may be said:

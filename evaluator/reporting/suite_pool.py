@@ -2,7 +2,7 @@
 dataset whose protocol digest it carries, audit it against the inputs beside it, compute the
 pooled contrast (evaluator/reporting/pooling.py) and write pooled.json, .md and .html.
 
-One home for what scripts/pool_graph_evaluations.py and scripts/demo_samples.py both run.
+One home for what `lab pool` and `lab demo --samples` both run.
 """
 
 from __future__ import annotations

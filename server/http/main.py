@@ -12,19 +12,13 @@ import os
 import secrets
 import signal
 import socket
-import sys
 import time
 
-import uvicorn
-
-from protocols.cli import run
 from protocols.errors import RefusedInput
 from protocols.files import refuse_existing, save
-from server import validation
-from server.http.app import Lab, create_app
-from server.store.credentials import DEFAULT_TTL_SECONDS, Credentials, iso_utc
-from server.retrieval.indexes import Indexes
-from server.store.store import Store, StoreOpenError
+
+# The server itself (uvicorn, the app, the store) is imported by `serve`, not here: `lab` reads
+# DESCRIPTION and configure for every --help (lab/cli.py builds the whole parser).
 
 LOOPBACK = "127.0.0.1"
 
@@ -68,6 +62,10 @@ def _bind(port: int) -> socket.socket:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from server import validation
+    from server.store.store import Store, StoreOpenError
+    from server.store.credentials import iso_utc
+
     if args.host != LOOPBACK:
         raise RefusedInput(f"the lab binds {LOOPBACK} only; refusing --host {args.host}")
     if not validation.SCOPE_RE.fullmatch(args.scope):
@@ -94,7 +92,13 @@ def _serve(args: argparse.Namespace) -> int:
         sock.close()
 
 
-def _run(args: argparse.Namespace, store: Store, sock: socket.socket, now: float) -> int:
+def _run(args: argparse.Namespace, store, sock: socket.socket, now: float) -> int:
+    import uvicorn
+
+    from server.http.app import Lab, create_app
+    from server.retrieval.indexes import Indexes
+    from server.store.credentials import DEFAULT_TTL_SECONDS, Credentials
+
     # uvicorn swaps in its own handlers while serving and re-raises the signal afterwards into
     # whatever was installed before; these handlers turn that (and a signal during start-up) into
     # a clean stop with exit code 0 and the store closed.
@@ -137,15 +141,3 @@ def _run(args: argparse.Namespace, store: Store, sock: socket.socket, now: float
     server.run(sockets=[sock])
     print(f"retrieval lab pid {os.getpid()} stopped", flush=True)
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`scripts/retrieval_lab.py DBDIR ACCESSFILE PORT` (the documented workflow command)."""
-    parser = argparse.ArgumentParser(prog="retrieval_lab.py", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    configure(parser)
-    return run(lambda a: _serve(parser.parse_args(a)), argv if argv is not None else sys.argv[1:])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Benchmarks and design harnesses, run as `lab bench NAME [ITS FLAGS]` (`lab bench all` for every
+benchmark in its standard form). Figures are printed beside their targets and the machine's load;
+nothing here asserts (docs/scale.md).
+
+This module only names them: each benchmark's own module (and its heavy imports) loads when it runs.
+"""
+
+from __future__ import annotations
+
+# name -> (module with `main(argv)`, one line for `lab bench --help`)
+BENCHES: dict[str, tuple[str, str]] = {
+    "all": ("bench.run_all", "every benchmark below in its standard form, then one summary table (`make bench`)"),
+    "graph-build": ("bench.bench_graph_build", "graph build time at 100,000 documents"),
+    "embedding": ("bench.bench_embedding", "embedding throughput and query encode time on the MuSiQue sample"),
+    "store-writes": ("bench.bench_store_writes", "batch-write throughput over HTTP and GET /health round trip"),
+    "retrieval": ("bench.bench_retrieval", "retrieval latency per method and corpus, in process and over HTTP"),
+    "ann": ("bench.bench_ann", "the ANN lane against exact cosine: build, memory, p50, recall@10"),
+    "kill-restart": ("bench.kill_restart", "SIGKILL the lab during a batch load, reopen, replay: nothing lost"),
+    "full-scale": ("bench.bench_full_scale", "the full-scale protocol's synthetic twin, end to end: time and RSS per stage"),
+    "compare-campaigns": ("bench.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),
+    "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples from a fresh lab"),
+    "graph-v3-dev": ("bench.graph_v3_dev", "graph-v3 design harness over development queries only"),
+}

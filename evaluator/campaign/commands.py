@@ -1,0 +1,133 @@
+"""`lab prepare` and `lab evaluate`: the campaign against a running lab (docs/campaign.md).
+
+Flags and output only; the work is prepare.py and evaluate.py, imported inside `run` (httpx and the
+checkers are not needed for `lab --help`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from protocols.cli import Command
+from protocols.errors import RefusedInput
+from protocols.files import load_json
+from protocols.run_dir import add_file, add_run_dir, resolve
+
+PREPARE_DESCRIPTION = """Load a lab with a campaign's inputs: memories, model-bound embeddings and typed assertions.
+
+Resumable: the state file records every batch done; an existing state bound to the same lab and
+inputs is continued, so after an interruption the same command resumes. Exit 1 when the lab stops
+answering (the state is kept); prints the counts loaded and the state file."""
+
+EVALUATE_DESCRIPTION = """Run a frozen protocol against a prepared lab and write the private report.
+
+Pins the plan (an existing plan is accepted only when byte-identical), runs every method on every
+query with proof checks and history fences, samples the lab process's CPU and RSS, and writes the
+report (refused if it exists). Exit 1 with the report saved as failed when any check fails during
+the campaign; the paths of the plan and the report are printed last.
+
+The lab's pid is read from its access file; --server-pid, when given, must match it (exit 2)."""
+
+
+def _configure_common(parser: argparse.ArgumentParser) -> None:
+    add_run_dir(parser)
+    add_file(parser, "--fixture", "fixture", "fixture.json (embedding fixture)")
+    add_file(parser, "--relations", "relations", "relations.json (typed graph)")
+    add_file(parser, "--access-file", "access", "the lab's access file (base URL, token, scope, pid)",
+             aliases=("--credential-file",))
+    add_file(parser, "--state", "state", "prepare's state file")
+    add_file(parser, "--protocol", "protocol", "frozen protocol")
+
+
+def configure_evaluate(parser: argparse.ArgumentParser) -> None:
+    _configure_common(parser)
+    add_file(parser, "--generation", "generation", "generation.json (encode measurements)")
+    add_file(parser, "--plan", "plan", "plan file to pin (or an identical existing one)")
+    add_file(parser, "--report", "report", "private report to write (must not exist)")
+    parser.add_argument("--server-pid", type=int, metavar="PID",
+                        help="the lab's pid, sampled for CPU and RSS (default: the access file's pid; "
+                             "when given it must match it)")
+    parser.add_argument("--clients", type=int, default=1,
+                        help="concurrent evaluation clients, 1 or 2 (the lab admits two); recorded in the plan")
+
+
+def _inputs(args: argparse.Namespace) -> dict:
+    names = {"fixture": "fixture", "relations": "relations", "access_file": "access", "state": "state",
+             "protocol": "protocol"}
+    return {name: resolve(args, "--" + name.replace("_", "-"), role) for name, role in names.items()}
+
+
+def _access(path) -> dict:
+    access = load_json(path, "access file")
+    if not isinstance(access, dict) or not {"base_url", "token", "scope"} <= set(access):
+        raise RefusedInput(f"access file {path} lacks base_url, token or scope")
+    return access
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    import httpx
+
+    from evaluator.campaign.client import LabError
+    from evaluator.campaign.prepare import prepare
+
+    files = _inputs(args)
+    access = _access(files["access_file"])
+    started = time.monotonic()
+    try:
+        state = prepare(files["fixture"], files["relations"], files["protocol"], access, files["state"])
+    except (LabError, httpx.HTTPError) as exc:
+        # the state file holds every batch done so far: rerun the same command to resume
+        print(f"error: prepare stopped: {exc}; state kept at {files['state']}, rerun to resume", file=sys.stderr)
+        return 1
+    counts = {k: len(state[k]) for k in ("memories", "bindings", "relations")}
+    print(f"prepared {counts} in {time.monotonic() - started:.1f}s")
+    print(files["state"])
+    return 0
+
+
+def server_pid(given: int | None, access: dict, access_file) -> int:
+    """The pid to sample: the access file's, which a given --server-pid must equal."""
+    pid = access.get("pid")
+    if given is None:
+        if not isinstance(pid, int):
+            raise RefusedInput(f"access file {access_file} names no pid: give --server-pid")
+        return pid
+    return given  # evaluate refuses a pid that is not the access file's before writing anything
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    import httpx
+
+    from evaluator.campaign.client import LabError
+    from evaluator.campaign.evaluate import CampaignFailed, Paths, evaluate
+
+    files = _inputs(args)
+    access = _access(files["access_file"])
+    plan, report = resolve(args, "--plan", "plan"), resolve(args, "--report", "report")
+    paths = Paths(files["fixture"], files["relations"], files["access_file"], files["state"], files["protocol"],
+                  resolve(args, "--generation", "generation"), plan, report)
+    started = time.monotonic()
+    try:
+        done = evaluate(paths, access, server_pid(args.server_pid, access, files["access_file"]),
+                        clients=args.clients)
+    except CampaignFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(plan)
+        print(report)
+        return 1
+    except (LabError, httpx.HTTPError) as exc:
+        # before the plan was pinned: nothing was written
+        print(f"error: the lab did not answer as required before the campaign started: {exc}", file=sys.stderr)
+        return 1
+    print(f"evaluated {len(done['jobs'])} jobs in {time.monotonic() - started:.1f}s")
+    print(plan)
+    print(report)
+    return 0
+
+
+PREPARE = Command("prepare", "load a lab with the fixture and the graph (resumable)",
+                  description=PREPARE_DESCRIPTION, configure=_configure_common, run=run_prepare)
+EVALUATE = Command("evaluate", "run a frozen protocol against a prepared lab into a private report",
+                   description=EVALUATE_DESCRIPTION, configure=configure_evaluate, run=run_evaluate)

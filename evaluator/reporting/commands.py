@@ -1,0 +1,132 @@
+"""`lab export`, `lab compare` and `lab pool`: what is published from audited campaigns.
+
+Flags and output only; the work is export.py, compare.py and suite_pool.py, imported inside `run`
+(matplotlib is not needed for `lab --help`). compare and pool take the same input: run directories
+in the standard layout (docs/cli.md), each holding its report.json, public.json and frozen inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from protocols.cli import Command
+from protocols.errors import RefusedInput
+from protocols.run_dir import FILES, RunDir, add_file, add_run_dir, resolve
+
+EXPORT_DESCRIPTION = """Export a complete private report: the public report and what is rendered from it.
+
+From --output PUBLIC.json it writes PUBLIC.json, PUBLIC.md (Markdown summary), PUBLIC.html (one
+self-contained page, tables and figures inline), PUBLIC.figures/ (the figures as files),
+PUBLIC.runs/<method>.run (TREC runs) and PUBLIC.qrels (TREC qrels); all are refused if any exists
+(exit 2). Every metric and aggregate is recomputed first; a failed or inconsistent report is
+refused. Prints every path written."""
+
+
+def configure_export(parser: argparse.ArgumentParser) -> None:
+    add_run_dir(parser)
+    add_file(parser, "--report", "report", "private report written by evaluate")
+    add_file(parser, "--fixture", "fixture", "the fixture the report was evaluated on")
+    add_file(parser, "--output", "public", "public report JSON to create; the other outputs are named after it")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from evaluator.reporting.export import export
+
+    paths = export(resolve(args, "--report", "report"), resolve(args, "--fixture", "fixture"),
+                   resolve(args, "--output", "public"))
+    for path in paths.values():
+        print(path)
+    return 0
+
+
+def run_directory(value: str) -> Path:
+    """argparse type of a run-directory argument: an existing directory (a file is refused, naming
+    the directory it probably meant)."""
+    path = Path(value)
+    if path.is_file():
+        raise argparse.ArgumentTypeError(f"{value} is a file; give its run directory ({path.parent})")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"run directory {value} not found")
+    return path
+
+
+COMPARED = ("public", "report", "fixture", "relations", "protocol", "generation", "state", "plan")
+
+COMPARE_DESCRIPTION = """Compare two audited campaigns: paired B - A when they share their cohort, side by side otherwise.
+
+--a and --b are run directories (docs/cli.md): each side's public report, private report, fixture,
+relations and protocol (and state, plan and generation when present) are its files there;
+--a-report, --b-fixture and so on give one elsewhere. Without a protocol file the repository's
+frozen protocol whose digest the report names is used. Both sides are audited first; a failing
+audit, a query id labelled differently by the two sides, or an existing --output-dir is refused
+(exit 2) and nothing is written. Writes DIR/comparison.json, DIR/comparison.md and
+DIR/comparison.html (docs/compare.md)."""
+
+
+def configure_compare(parser: argparse.ArgumentParser) -> None:
+    for side in ("a", "b"):
+        parser.add_argument(f"--{side}", required=True, type=run_directory, metavar="RUN_DIR",
+                            help=f"run directory of side {side.upper()}")
+        for name in COMPARED:
+            parser.add_argument(f"--{side}-{name}", type=Path, metavar="FILE",
+                                help=f"side {side.upper()}'s {name} file (default: {FILES[name]} in its run directory)")
+    parser.add_argument("--output-dir", required=True, type=Path, metavar="DIR",
+                        help="new directory for comparison.json, .md, .html")
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from evaluator.reporting.compare import RunFiles, run_comparison
+
+    files = {}
+    for side in ("a", "b"):
+        given = {name: getattr(args, f"{side}_{name}") for name in COMPARED}
+        public = given.pop("public") or RunDir(getattr(args, side)).public
+        files[side] = RunFiles(public, **given)
+    paths = run_comparison(files["a"], files["b"], args.output_dir, log=lambda line: print(line, file=sys.stderr))
+    for path in paths.values():
+        print(path)
+    return 0
+
+
+POOL_DESCRIPTION = """Pool the primary contrast of several datasets' campaigns under a suite declared beforehand.
+
+Each --runs entry is a run directory (docs/cli.md) holding the campaign's report.json and its
+frozen inputs (fixture.json, relations.json and, when present, generation.json); its protocol is
+the file the suite pins. Refused with exit 2, before anything is written: an existing --output-dir;
+a report whose protocol digest the suite does not pin; a dataset given twice or not at all; a
+protocol file that no longer has the pinned digest; a report that fails its audit (every check).
+Writes DIR/pooled.json, DIR/pooled.md and DIR/pooled.html: one row per dataset and the pooled row
+(docs/suites.md). `lab demo --samples` ends with the same pooling."""
+
+
+def configure_pool(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--suite", required=True, type=Path, metavar="FILE", help="suite file (protocols/suite-*.json)")
+    parser.add_argument("--runs", required=True, type=run_directory, nargs="+", metavar="RUN_DIR",
+                        help="one run directory per dataset")
+    parser.add_argument("--output-dir", required=True, type=Path, metavar="DIR",
+                        help="new directory for pooled.json, .md, .html")
+
+
+def run_pool(args: argparse.Namespace) -> int:
+    from evaluator.reporting.contrast_text import pooled_sentence
+    from evaluator.reporting.suite_pool import pool_reports
+
+    reports = [RunDir(run).report for run in args.runs]
+    missing = [str(report) for report in reports if not report.is_file()]
+    if missing:
+        raise RefusedInput(f"no private report in run directory: {', '.join(missing)}")
+    result, paths = pool_reports(args.suite, reports, args.output_dir, log=lambda line: print(line, file=sys.stderr))
+    print(pooled_sentence(result), file=sys.stderr)
+    for path in paths.values():
+        print(path)
+    return 0
+
+
+EXPORT = Command("export", "publish a private report: public JSON, Markdown, HTML, figures, TREC runs and qrels",
+                 description=EXPORT_DESCRIPTION, configure=configure_export, run=run_export)
+COMPARE = Command("compare", "compare two audited campaigns (run directories) into a new directory",
+                  description=COMPARE_DESCRIPTION, configure=configure_compare, run=run_compare)
+POOL = Command("pool", "pool several datasets' campaigns (run directories) under a declared suite",
+               description=POOL_DESCRIPTION, configure=configure_pool, run=run_pool)

@@ -1,0 +1,132 @@
+"""`lab run` end to end, and the Qilbee workflow's six script commands with their documented flags:
+both on the small synthetic protocol, both give the same campaign (compared with `lab compare`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from evaluator.campaign.lab_process import start_lab
+from protocols.files import FROZEN_DIR
+from protocols.run_dir import FILES, RunDir
+from tests.conftest import REPO, lab_cli
+from tests.evaluation_fixtures import built_inputs
+
+SCRIPTS = REPO / "scripts"
+
+
+def script(name: str, *args) -> subprocess.CompletedProcess:
+    """A documented script in its own process, run from outside the repository: the venv installs
+    the project, nothing puts the repository on the path."""
+    done = subprocess.run([sys.executable, str(SCRIPTS / name), *map(str, args)], capture_output=True, text=True,
+                          timeout=600, cwd="/")
+    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def by_lab_run(tmp_path_factory):
+    inputs = built_inputs(tmp_path_factory)
+    run_dir = tmp_path_factory.mktemp("lab-run") / "run"
+    done = lab_cli("run", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir", run_dir)
+    return run_dir, done
+
+
+@pytest.fixture(scope="module")
+def by_scripts(tmp_path_factory):
+    """The Qilbee workflow, script by script, into a directory with the standard file names."""
+    inputs = built_inputs(tmp_path_factory)
+    run = RunDir(tmp_path_factory.mktemp("scripts") / "run")
+    run.root.mkdir()
+    run.protocol.write_bytes(inputs.protocol.read_bytes())
+    script("import_musique_graph.py", "--protocol", run.protocol, "--source-dir", inputs.root / "synthetic",
+           "--output", run.source, "--relations", run.relations)
+    script("build_embedding_fixture.py", "--source", run.source, "--output", run.fixture, "--measurements",
+           run.generation)
+    lab = start_lab(run.db, run.access, command=(sys.executable, str(SCRIPTS / "retrieval_lab.py")))
+    try:
+        common = ["--fixture", run.fixture, "--relations", run.relations, "--credential-file", run.access,
+                  "--state", run.state, "--protocol", run.protocol]
+        script("evaluate_graph_retrieval.py", "prepare", *common)
+        script("evaluate_graph_retrieval.py", "evaluate", *common, "--generation", run.generation, "--plan", run.plan,
+               "--report", run.report, "--server-pid", lab.pid)
+    finally:
+        assert lab.stop() == 0
+    script("export_graph_evaluation.py", "--report", run.report, "--fixture", run.fixture, "--output", run.public)
+    audit = script("audit_graph_evaluation.py", "--report", run.report, "--fixture", run.fixture, "--relations",
+                   run.relations, "--protocol", run.protocol, "--generation", run.generation, "--state", run.state,
+                   "--plan", run.plan, "--public", run.public)
+    assert "all checks hold" in audit.stdout
+    return run.root
+
+
+def test_lab_run_writes_the_standard_layout_and_prints_the_table(by_lab_run):
+    run_dir, done = by_lab_run
+    for role in ("protocol", "source", "relations", "fixture", "generation", "db", "access", "log", "state", "plan",
+                 "report", "public"):
+        assert (run_dir / FILES[role]).exists(), role
+    assert not (run_dir / FILES["data"]).exists()  # a data folder was given: nothing generated
+    assert (run_dir / "public.md").read_text() in done.stdout  # the method table
+    assert "| graph_hybrid_balanced |" in done.stdout
+    assert f"open the report (one file, no network needed): {run_dir / 'public.html'}" in done.stdout
+    stages = next(line for line in done.stdout.splitlines() if line.startswith("stage wall times: "))
+    assert [part.split()[0] for part in stages[len("stage wall times: "):].split(", ")] == [
+        "import", "embed", "prepare", "evaluate", "export", "audit"]
+    assert json.loads((run_dir / "report.json").read_text())["status"] == "complete"
+
+
+def test_the_scripts_and_lab_run_give_the_same_campaign(by_lab_run, by_scripts, tmp_path):
+    run_dir, _ = by_lab_run
+    for name in ("source.json", "relations.json", "fixture.json"):
+        assert (run_dir / name).read_bytes() == (by_scripts / name).read_bytes(), name
+    out = lab_cli("compare", "--a", by_scripts, "--b", run_dir, "--output-dir", tmp_path / "comparison")
+    assert "A: ok public" in out.stderr and "B: ok public" in out.stderr
+    comparison = json.loads((tmp_path / "comparison" / "comparison.json").read_text())
+    assert comparison["cohort"]["kind"] == "paired" and comparison["contrasts"]
+    for contrast in comparison["contrasts"]:
+        assert (contrast["mean_delta"], contrast["interval"]) == (0.0, [0.0, 0.0]), contrast
+
+
+def test_audit_reads_a_run_directory(by_lab_run):
+    run_dir, _ = by_lab_run
+    out = lab_cli("audit", "--run-dir", run_dir)
+    for check in ("generation", "state_file", "plan_file", "public"):  # the optional files, found there
+        assert f"ok {check}" in out.stdout, out.stdout
+
+
+def test_lab_run_without_data_refuses_a_protocol_that_pins_other_files(tmp_path):
+    out = lab_cli("run", "--protocol", FROZEN_DIR / "musique-sample-v1.json", "--run-dir", tmp_path / "run",
+                  check=False)
+    assert out.returncode == 2 and "does not pin `lab synth`'s default files" in out.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_lab_run_refuses_an_existing_run_directory(tmp_path):
+    (tmp_path / "run").mkdir()
+    out = lab_cli("run", "--protocol", FROZEN_DIR / "synthetic-v1.json", "--run-dir", tmp_path / "run", check=False)
+    assert out.returncode == 2 and "refusing to overwrite existing output" in out.stderr
+    assert list((tmp_path / "run").iterdir()) == []
+
+
+def test_a_step_without_its_file_or_a_run_dir_is_refused(tmp_path):
+    out = lab_cli("export", "--fixture", tmp_path / "f.json", "--output", tmp_path / "p.json", check=False)
+    assert out.returncode == 2 and "give --report FILE or --run-dir DIR (where it is report.json)" in out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, tmp_path):
+    inputs = built_inputs(tmp_path_factory)
+    run = RunDir(tmp_path / "run")
+    out = lab_cli("import", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir", run.root)
+    assert f"wrote {run.protocol}" in out.stdout and run.source.is_file() and run.relations.is_file()
+    assert json.loads(run.protocol.read_text()) == json.loads(inputs.protocol.read_text())
+    other = RunDir(tmp_path / "other")
+    other.root.mkdir()
+    other.protocol.write_text((FROZEN_DIR / "synthetic-v1.json").read_text())
+    out = lab_cli("import", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir",
+                  other.root, check=False)
+    assert out.returncode == 2 and "is another protocol than --protocol" in out.stderr
+    assert [p.name for p in other.root.iterdir()] == ["protocol.json"]
