@@ -74,6 +74,12 @@ demo-sample-e5: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# the inner loop: the default suite minus the tests marked heavy (pyproject.toml), still with tests
+# of every package (tests/test_lanes.py keeps that true)
+.PHONY: test-fast
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m 'not slow and not heavy'
+
 test-long: $(STAMP)
 	$(PY) -m pytest -q -m slow
 

@@ -14,6 +14,9 @@ import pytest
 from tests.browser import BINARIES, find_browser, render
 from tests.evaluation_fixtures import cli, exported_runs
 
+# heavy: renders the page of two exported campaigns; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 FIGURES = ["metric_bars", "forest", "category_heatmap", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
 
 

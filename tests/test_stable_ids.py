@@ -61,6 +61,7 @@ def two_imports(tmp_path_factory):
     return built
 
 
+@pytest.mark.heavy  # two imports, both built and ranked by every method
 def test_v1_and_v2_imports_rank_every_shared_method_identically(two_imports, tmp_path):
     from evaluator.campaign.lab_process import start_lab
     frozen, states, labs = {}, {}, {}

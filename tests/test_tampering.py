@@ -22,6 +22,9 @@ from evaluator.campaign.client import LabClient
 from protocols.canonical import digest
 from tests.evaluation_fixtures import SCRIPTS, built_inputs, cli, prepared_lab
 
+# heavy: campaigns run against tampered inputs; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
