@@ -272,7 +272,7 @@ def test_prefilter_keeps_every_hit_on_a_large_random_matrix():
 
 
 def test_rrf_k2_tie_example_orders_by_id():
-    # DESIGN §7: lexical rank 2 + semantic rank 18 and lexical rank 1 + semantic rank 43 are both 1/10
+    # docs/design.md §7: lexical rank 2 + semantic rank 18 and lexical rank 1 + semantic rank 43 are both 1/10
     filler = [f"mem-f{i:02d}" for i in range(60)]
     lexical = ["mem-b", "mem-z"]  # mem-b lexical 1, mem-z lexical 2
     semantic = filler[:17] + ["mem-z"] + filler[17:41] + ["mem-b"]  # mem-z semantic 18, mem-b 43
