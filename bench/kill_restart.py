@@ -35,7 +35,7 @@ LOAD_PROVENANCE = {"origin": "tool_observation", "method": "test", "method_revis
 
 
 def _memory_id(scope: str, external_id: str) -> str:
-    # Computed the way DESIGN §6 defines it, so the load can name endpoints before they exist.
+    # Computed the way docs/design.md §6 defines it, so the load can name endpoints before they exist.
     return "mem-" + digest([scope, "memory", external_id])[:32]
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 
-# DESIGN / issue targets at the ~2,000-document scale (HTTP p50 in ms).
+# HTTP p50 targets in ms at the ~2,000-document scale (from the original design note and the issues).
 HTTP_TARGET_MS = {"lexical": 2.0, "semantic": 2.0, "weighted_rrf_v1": 2.0, "weighted_rrf_v2": 2.0,
                   "graph_hybrid_balanced": 5.0}
 

@@ -1,4 +1,4 @@
-"""`document_title_graph_v1`: typed relations between documents from their titles alone (DESIGN §5.1).
+"""`document_title_graph_v1`: typed relations between documents from their titles alone (docs/design.md §5.1).
 
 The builder sees a projection of exactly {id, title, paragraph_text} per document, so no question,
 answer or judgment can shape an edge. `same_entity` joins documents with identical normalized

@@ -1,4 +1,4 @@
-"""Model profiles (DESIGN §5.2): which prefixes, pooling and token limit a model must be run with.
+"""Model profiles (docs/design.md §5.2): which prefixes, pooling and token limit a model must be run with.
 
 A profile is chosen explicitly (`--profile`) or detected from the model directory's own files.
 Detection only reads small text files, so a contradicting choice is refused before the model (and

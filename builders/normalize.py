@@ -1,4 +1,4 @@
-"""Title and text normalization of `document_title_graph_v1` (DESIGN §5.1): one home for both sides."""
+"""Title and text normalization of `document_title_graph_v1` (docs/design.md §5.1): one home for both sides."""
 
 from __future__ import annotations
 

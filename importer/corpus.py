@@ -1,4 +1,4 @@
-"""The union corpus and the queries of the selected questions (DESIGN §4 and §4.1).
+"""The union corpus and the queries of the selected questions (docs/design.md §4 and §4.1).
 
 Documents hold title and paragraph text only; questions, answers, decompositions, evidences and
 supporting facts stay on the query side, so nothing a retriever can see carries a label. What a

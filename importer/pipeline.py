@@ -43,7 +43,7 @@ def import_source(
     (importer.formats); everything else is the same for every dataset.
 
     The graph builder is its own stage (builders/), passed in rather than imported so the importer
-    depends on protocols only (DESIGN §2); it maps (source, source digest) to the relations value.
+    depends on protocols only (docs/design.md §2); it maps (source, source digest) to the relations value.
     Returns a summary: paths written, digests, queries per split and category, documents and
     relations by kind. `log` receives one line as each stage starts (the CLI prints them on
     stderr: the official train file takes three passes, and silence would look like a hang).

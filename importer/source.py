@@ -1,4 +1,4 @@
-"""Assembling `source.json`: the corpus and queries plus the provenance that binds them (DESIGN §4)."""
+"""Assembling `source.json`: the corpus and queries plus the provenance that binds them (docs/design.md §4)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Subcommands that cross stages (import, run, demo, bench): they sit in the dispatcher's package
 because they call importer, builders, server and evaluator together. `import` is the importer's
 command (importer/commands.py) with the graph builder handed in, as the importer may not import
-builders (DESIGN §2)."""
+builders (docs/design.md §2)."""
 
 from __future__ import annotations
 

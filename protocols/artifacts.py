@@ -37,7 +37,7 @@ class RowFormat:
     strata: tuple[str, ...]
     categories: tuple[str, ...]
     by_type: bool  # stratum = category = the row's type (else MuSiQue's hop from the id)
-    selection_version: str  # the name of the selection rule (DESIGN §4 and §4.1: one ordering)
+    selection_version: str  # the name of the selection rule (docs/design.md §4 and §4.1: one ordering)
 
     def query_stratum(self, query: dict) -> str:
         return query["category"] if self.by_type else str(query["hop"])

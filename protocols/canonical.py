@@ -1,4 +1,4 @@
-"""Canonical JSON and the digests built on it (DESIGN §3).
+"""Canonical JSON and the digests built on it (docs/design.md §3).
 
 The definition is frozen: it reproduces the published reference cohort, so changing a single
 separator would silently change every id and selection in the system.

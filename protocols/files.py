@@ -1,4 +1,4 @@
-"""Atomic, never-overwriting artifact files (DESIGN §3)."""
+"""Atomic, never-overwriting artifact files (docs/design.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The frozen selection (DESIGN §4 and §4.1): `musique_identifier_strata_v1` and
+"""The frozen selection (docs/design.md §4 and §4.1): `musique_identifier_strata_v1` and
 `identifier_type_strata_v1` are one rule over different strata.
 
 Within each stratum (MuSiQue: the hop read off the id; HotpotQA and 2WikiMultihopQA: the row's

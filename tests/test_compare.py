@@ -14,6 +14,9 @@ from protocols.errors import RefusedInput
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, Run, built_inputs, exported_runs, prepared_lab
 
+# heavy: whole campaigns exported and compared; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):

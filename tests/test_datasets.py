@@ -63,7 +63,7 @@ def import_cli(protocol: Path, data: Path, out: Path, capsys) -> tuple[int, str,
     return done.returncode, done.stdout, done.stderr
 
 
-# --- an independent reading of DESIGN §4.1 --------------------------------------------------------
+# --- an independent reading of docs/design.md §4.1 --------------------------------------------------------
 
 def seeded_order(seed: str, row_id: str) -> tuple[str, str]:
     key = json.dumps([seed, row_id], separators=(",", ":"), ensure_ascii=False).encode()

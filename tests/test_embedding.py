@@ -232,6 +232,7 @@ def test_generation_measures_every_input(plain):
                               "detection": "no E5 name or prompts in the model's config files"}
 
 
+@pytest.mark.heavy  # re-encodes under several profiles
 def test_revision_changes_with_profile_tokens_and_threads(encoder, source, plain):
     base = plain.fixture
     e5 = _build(encoder, source, "e5", force=True).fixture
@@ -420,6 +421,7 @@ def test_dimension_mismatch_between_documents_and_queries_is_refused(tmp_path, s
 # ---------------------------------------------------------------- the command, end to end
 
 
+@pytest.mark.heavy  # the command in a subprocess loads the model again
 def test_cli_builds_the_same_fixture_as_the_library(tmp_path, encoder, source):
     """Another process, two worker processes, default (length-bucketed) batching: the same bytes as
     one in-process encoder, so the worker count rightly stays out of the space."""

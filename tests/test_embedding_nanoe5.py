@@ -31,6 +31,9 @@ from protocols.schema import load_protocol
 from tests.conftest import lab_cli
 from tests.test_embedding import PARAGRAPHS, QUESTIONS, make_source
 
+# heavy: builds with the real 4-bit E5 engine; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 REPO = Path(__file__).resolve().parents[1]
 E5_PROTOCOL = REPO / "protocols" / "musique-sample-e5-v1.json"
 

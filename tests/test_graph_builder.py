@@ -1,4 +1,4 @@
-"""document_title_graph_v1 on hand-built corpora, and against a brute-force reading of DESIGN §5.1."""
+"""document_title_graph_v1 on hand-built corpora, and against a brute-force reading of docs/design.md §5.1."""
 
 from __future__ import annotations
 
@@ -187,7 +187,7 @@ def _random_corpus(seed: int, n: int = 300) -> list[dict]:
 
 
 def brute_force(docs: list[dict]) -> dict[str, set[tuple[str, str]]]:
-    """DESIGN §5.1 read literally, quadratic, sharing no code with the builder but normalization."""
+    """docs/design.md §5.1 read literally, quadratic, sharing no code with the builder but normalization."""
     norm = {d["id"]: normalize_text(d["title"]) for d in docs}
     texts = {d["id"]: " " + normalize_text(d["paragraph_text"]) + " " for d in docs}
     ids = sorted(norm)

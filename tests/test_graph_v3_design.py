@@ -55,6 +55,7 @@ def row_id(row: dict) -> str:
     return row.get("id", row.get("_id"))
 
 
+@pytest.mark.heavy  # builds the session's generated, imported and embedded inputs
 def test_the_harness_loads_development_queries_only(tmp_path_factory):
     inputs = built_inputs(tmp_path_factory)
     corpus = load_dev_corpus("synthetic", inputs.root)

@@ -1,4 +1,4 @@
-"""The evaluator never imports the server: its checks must be computed independently (DESIGN §2)."""
+"""The evaluator never imports the server: its checks must be computed independently (docs/design.md §2)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_importing_every_evaluator_module_loads_no_server_module():
     assert "evaluator.verification.verify" in modules and "evaluator.verification.recompute" in modules
 
 
-# DESIGN §2: who may import whom. Scripts, tests and benchmarks may import anything.
+# docs/design.md §2: who may import whom. Scripts, tests and benchmarks may import anything.
 ALLOWED_IMPORTS = {
     "protocols": set(),
     "importer": {"protocols"},

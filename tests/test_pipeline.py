@@ -20,6 +20,7 @@ def prepared(tmp_path_factory):
     assert lab.lab.stop() == 0
 
 
+@pytest.mark.heavy  # a prepared lab over the session's generated, imported and embedded inputs
 def test_prepare_resumes_after_a_crash_and_reproduces_the_state(prepared):
     original = json.loads(prepared.state.read_text())
     assert original["status"] == "complete"
@@ -33,6 +34,7 @@ def test_prepare_resumes_after_a_crash_and_reproduces_the_state(prepared):
     assert json.loads(prepared.state.read_text()) == original  # same ids, same receipts, same fence
 
 
+@pytest.mark.heavy  # a whole campaign: evaluate, export, audit
 def test_evaluate_export_audit(prepared, tmp_path):
     plan, report_path = tmp_path / "plan.json", tmp_path / "report.json"
     out = prepared.evaluate(plan, report_path)

@@ -14,6 +14,9 @@ from protocols.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 
+# heavy: two-client campaigns and pooling; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 TIMING_KEYS = ("retrieval_micros", "http_ms", "embed_plus_http_ms")
 
 

@@ -15,6 +15,9 @@ from tests.browser import BINARIES, find_browser, render
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import exported_runs
 
+# heavy: renders the page of two exported campaigns; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 FIGURES = ["metric_bars", "forest", "category_heatmap", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
 
 

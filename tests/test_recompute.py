@@ -214,7 +214,7 @@ def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():
 
 
 def _scalar_bm25(index: rc.Bm25, query: str) -> dict[str, float]:
-    """The BM25 sum written per record and term in plain Python (the formula of DESIGN §7)."""
+    """The BM25 sum written per record and term in plain Python (the formula of docs/design.md §7)."""
     avgdl = index.average_length
     out: dict[str, float] = {}
     for term in dict.fromkeys(rc.bm25_tokens(query)):

@@ -24,6 +24,9 @@ from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from tests.evaluation_fixtures import exported_runs
 
+# heavy: audits every single-field edit of an exported report; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 SEED = 20261201
 COUNTS = {"report": 50, "public": 24, "fixture": 16, "relations": 12, "state": 12, "plan": 12}
 # edits the issue names, made on top of the random ones

@@ -13,6 +13,9 @@ import pytest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
+# heavy: a whole ANN + rescue campaign; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 RESCUE_METHODS = {"graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"}
 
 

@@ -170,6 +170,7 @@ def assert_ranking_matches(hits: list[dict], reference: dict[str, float], limit:
         assert (a["score"] > b["score"]) or (a["score"] == b["score"] and a["id"] < b["id"])
 
 
+@pytest.mark.heavy  # every sample query
 def test_bm25_equals_reference_on_every_sample_query(sample):
     index, docs, questions, *_ = sample
     tokenized = {rid: Counter(t.lower() for t in _isalnum_runs(text)) for rid, text in docs.items()}
@@ -271,7 +272,7 @@ def test_prefilter_keeps_every_hit_on_a_large_random_matrix():
 
 
 def test_rrf_k2_tie_example_orders_by_id():
-    # DESIGN §7: lexical rank 2 + semantic rank 18 and lexical rank 1 + semantic rank 43 are both 1/10
+    # docs/design.md §7: lexical rank 2 + semantic rank 18 and lexical rank 1 + semantic rank 43 are both 1/10
     filler = [f"mem-f{i:02d}" for i in range(60)]
     lexical = ["mem-b", "mem-z"]  # mem-b lexical 1, mem-z lexical 2
     semantic = filler[:17] + ["mem-z"] + filler[17:41] + ["mem-b"]  # mem-z semantic 18, mem-b 43
@@ -548,6 +549,7 @@ def test_depth_limit_reported_and_depth_zero_equals_base():
     assert [h["id"] for h in page["hits"]] == [h["id"] for h in base["hits"]]
 
 
+@pytest.mark.heavy  # every sample query
 def test_depth_zero_equals_base_order_on_every_sample_query(sample):
     index, _, questions, _, query_vectors, _ = sample
     for question, q in zip(questions, query_vectors):
@@ -609,6 +611,7 @@ def test_repeated_calls_give_identical_bytes(sample):
         assert page_bytes(index, route, body) == page_bytes(index, route, body)
 
 
+@pytest.mark.heavy  # rebuilds the sample's index
 def test_rebuilt_index_answers_like_the_incrementally_updated_one(sample):
     _, docs, questions, doc_vectors, query_vectors, relations = sample
     ids = list(docs)

@@ -1,6 +1,6 @@
 """One document, one record id: rankings of a corpus do not depend on the protocol that imported it.
 
-Memory record ids derive from the scope and the document's external id alone (DESIGN §6), and exact
+Memory record ids derive from the scope and the document's external id alone (docs/design.md §6), and exact
 ties order by record id, so the real sample imported under musique-sample-v1 and under
 musique-sample-v2 (different protocol, source, fixture and idempotency keys) must rank identically
 for every method the two protocols share.
@@ -60,6 +60,7 @@ def two_imports(tmp_path_factory):
     return built
 
 
+@pytest.mark.heavy  # two imports, both built and ranked by every method
 def test_v1_and_v2_imports_rank_every_shared_method_identically(two_imports, tmp_path):
     from evaluator.campaign.lab_process import start_lab
     frozen, states, labs = {}, {}, {}

@@ -141,7 +141,7 @@ def _capitalized_spans(text: str) -> list[str]:
 
 
 def _bm25_recall_at_10(rows: list[dict]) -> float:
-    """A tiny BM25 (DESIGN §7 parameters) over the union corpus, written here independently."""
+    """A tiny BM25 (docs/design.md §7 parameters) over the union corpus, written here independently."""
     corpus = synthetic.distinct_paragraphs(rows)
     position = {pair: i for i, pair in enumerate(corpus)}
     tokens = [re.findall(r"[^\W_]+", (t + "\n" + p).lower()) for t, p in corpus]

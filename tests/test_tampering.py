@@ -23,6 +23,9 @@ from protocols.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 
+# heavy: campaigns run against tampered inputs; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):

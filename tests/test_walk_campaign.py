@@ -12,6 +12,9 @@ import pytest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, built_inputs, cli, prepared_lab
 
+# heavy: a whole v3 campaign; runs in `make test`, left out of `make test-fast`
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def walk_inputs(tmp_path_factory) -> Inputs:

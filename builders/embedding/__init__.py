@@ -1,4 +1,4 @@
-"""Embedding fixtures (DESIGN §5.2): source.json -> fixture.json + generation.json.
+"""Embedding fixtures (docs/design.md §5.2): source.json -> fixture.json + generation.json.
 
 One package, split by concern:
 

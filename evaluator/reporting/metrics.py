@@ -1,4 +1,4 @@
-"""Per-query retrieval metrics at a cutoff, their aggregates, and latency percentiles (DESIGN §8).
+"""Per-query retrieval metrics at a cutoff, their aggregates, and latency percentiles (docs/design.md §8).
 
 Every function takes explicit inputs (a ranking of document ids, the query's judgments and evidence
 chain) and returns plain floats, so export and audit can recompute a report's numbers from nothing

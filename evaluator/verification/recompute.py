@@ -1,4 +1,4 @@
-"""Independent recomputation of every retrieval method from the frozen inputs (DESIGN §7).
+"""Independent recomputation of every retrieval method from the frozen inputs (docs/design.md §7).
 
 Nothing here is shared with `server/`: the tokenizer, BM25, cosine, fusion and path strengths are
 written again from the specification, so a page that agrees with them was checked, not echoed.
@@ -212,7 +212,7 @@ def parse_fraction(text: str, where: str) -> Fraction:
 
 # ---- graph paths -------------------------------------------------------------------------------
 #
-# The expansion follows DESIGN §7 and the budget rules the lab documents: breadth-first from the
+# The expansion follows docs/design.md §7 and the budget rules the lab documents: breadth-first from the
 # anchors in rank order, level by level; each frontier node's positive-weight adjacency (both
 # directions, every kind) is examined in relation-id order; an examined entry costs one unit of
 # max_scan, a newly admitted edge one unit of max_edges, a newly reached node one unit of max_nodes;

@@ -1,4 +1,4 @@
-"""The row shape HotpotQA and 2WikiMultihopQA share (DESIGN §4.1): `context` is a list of
+"""The row shape HotpotQA and 2WikiMultihopQA share (docs/design.md §4.1): `context` is a list of
 [title, sentences] pairs, `supporting_facts` a list of [title, sentence index] pairs, `type` the
 stratum and the category. The two differ in their keys and in how sentences join into a paragraph.
 

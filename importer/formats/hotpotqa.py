@@ -1,4 +1,4 @@
-"""HotpotQA distractor rows (`hotpotqa_distractor_v1`, DESIGN §4.1). Yang et al., EMNLP 2018;
+"""HotpotQA distractor rows (`hotpotqa_distractor_v1`, docs/design.md §4.1). Yang et al., EMNLP 2018;
 CC BY-SA 4.0. Each sentence after a paragraph's first carries its own leading space, so the
 paragraph text is the sentences joined with ""."""
 

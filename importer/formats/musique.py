@@ -1,4 +1,4 @@
-"""MuSiQue-Ans v1.0 rows (`musique_v1`, DESIGN §4): JSON lines with `id`, `paragraphs`,
+"""MuSiQue-Ans v1.0 rows (`musique_v1`, docs/design.md §4): JSON lines with `id`, `paragraphs`,
 `question_decomposition`; hop and category are read off the id; every row must be answerable."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""2WikiMultihopQA rows (`2wikimultihopqa_v1`, DESIGN §4.1). Ho et al., COLING 2020; Apache-2.0.
+"""2WikiMultihopQA rows (`2wikimultihopqa_v1`, docs/design.md §4.1). Ho et al., COLING 2020; Apache-2.0.
 Sentences carry no leading space, so the paragraph text is the sentences joined with " ".
 `evidences` must be present (it tells the format apart from HotpotQA's) and `entity_ids`,
 `evidences_id`, `answer_id` may be (the release with Wikidata ids has them, the first did not);

@@ -1,6 +1,6 @@
-"""Title normalization and query-title matching for the rescue seeds (DESIGN §5.1 rules).
+"""Title normalization and query-title matching for the rescue seeds (docs/design.md §5.1 rules).
 
-The server may not import `builders` (DESIGN §2), so it keeps its own copy of the §5.1 rules; the
+The server may not import `builders` (docs/design.md §2), so it keeps its own copy of the §5.1 rules; the
 evaluator checks the server's seeds with `builders.normalize`, which makes the two copies each
 other's test.
 """

@@ -1,4 +1,4 @@
-"""`weighted_rrf_v1` / `weighted_rrf_v2` (DESIGN §7) in exact rational arithmetic.
+"""`weighted_rrf_v1` / `weighted_rrf_v2` (docs/design.md §7) in exact rational arithmetic.
 
 Each channel keeps its best `depth` (100) records; a record's fused score is the sum over the
 channels that ranked it of weight / (k + rank), ranks 1-based, weights read as the decimals the

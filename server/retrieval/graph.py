@@ -1,4 +1,4 @@
-"""`typed_path_balanced_v1` / `typed_path_entity_v1` (DESIGN §7): bounded expansion and paths.
+"""`typed_path_balanced_v1` / `typed_path_entity_v1` (docs/design.md §7): bounded expansion and paths.
 
 Given the base list (best 100 of the seed method) and its top 4 as anchors:
 

@@ -1,10 +1,12 @@
-"""`bm25_v1` (DESIGN §7) over a scope's inverted index.
+"""`bm25_v1` (docs/design.md §7) over a scope's inverted index.
 
 score(d) = sum over distinct query terms t present in d, in first-occurrence order, of
-idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl)), with
+(idf(t) * (tf * (k1 + 1))) / (tf + k1 * (1 - b + b * |d| / avgdl)), with
 idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), N = current records of the scope (records with
 no tokens count too), |d| = token count, avgdl = total tokens / N. Only documents holding a
-query term are ranked; ties go to the smaller record id.
+query term are ranked; ties go to the smaller record id. The float64 grouping of the term score
+is part of the contract (docs/retrieval.md, `bm25_v1`): grouped otherwise, some scores differ in
+the last bits.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ranking catalog (DESIGN §7), written out here on purpose.
+"""The ranking catalog (docs/design.md §7), written out here on purpose.
 
 It is not loaded from the protocol file: the evaluator compares this catalog with the protocol's
 frozen `ranking_profiles` copy by digest, and a catalog read from that same file would prove

@@ -1,4 +1,4 @@
-"""`cosine_exact_v1` (DESIGN §7): exact cosine over every live binding of one space.
+"""`cosine_exact_v1` (docs/design.md §7): exact cosine over every live binding of one space.
 
 The reported cosine of a record is the float64 dot product of its stored unit row (float32,
 normalized in float64) with the float64 unit query, clamped to [-1, 1]; `exact_cosines` computes

@@ -1,4 +1,4 @@
-"""BM25 tokens of `bm25_v1` (DESIGN §7): maximal runs of Unicode letters/digits, lowercased.
+"""BM25 tokens of `bm25_v1` (docs/design.md §7): maximal runs of Unicode letters/digits, lowercased.
 
 "Letter or digit" means exactly `str.isalnum()` per character, which is what the regular
 expression `[^\\W_]+` matches on `str` patterns (Python's `\\w` is isalnum plus `_`). So `_`,

@@ -66,7 +66,7 @@ def decode_vector(text: str) -> np.ndarray:
 
 # Ids never derive from idempotency keys, which may bind a fixture or a protocol: exact ties order
 # by record id and graph expansion examines relations in id order, so a key-derived id would let the
-# same corpus rank differently under two protocol versions (DESIGN §6).
+# same corpus rank differently under two protocol versions (docs/design.md §6).
 
 
 def memory_id(scope: str, external_id: str) -> str:

@@ -1,0 +1,85 @@
+"""The two test lanes: `make test` runs the default suite (everything but `slow`), `make test-fast`
+leaves out the tests marked `heavy` as well, yet still runs tests of every package. Selection is
+read from pytest itself (a --collect-only run with each lane's marker expression), and a test
+module counts for the packages it imports, so adding, renaming or marking tests keeps this true or
+fails here."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tomllib
+from functools import cache
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGES = ("protocols", "importer", "builders", "server", "evaluator", "lab")
+FULL = "not slow"
+FAST = "not slow and not heavy"
+
+
+def make_lane(target: str) -> str:
+    """The -m expression a Makefile target passes to pytest ('' when it passes none)."""
+    recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.MULTILINE)
+    assert recipe, f"Makefile has no target {target}"
+    command = recipe.group(1).split("-m pytest", 1)[-1]  # pytest's options, after `python -m pytest`
+    marker = re.search(r"-m\s+(?:'([^']*)'|(\S+))", command)
+    return (marker.group(1) or marker.group(2)) if marker else ""
+
+
+@cache
+def collected(expression: str) -> tuple[str, ...]:
+    """Node ids pytest selects under `-m expression` (collection only, nothing runs)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", expression],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return tuple(line for line in result.stdout.splitlines() if "::" in line)
+
+
+def packages_imported(module: str) -> set[str]:
+    tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names & set(PACKAGES)
+
+
+def test_the_markers_are_registered_and_strict():
+    options = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    registered = {line.split(":")[0] for line in options["markers"]}
+    assert {"slow", "heavy"} <= registered
+    assert "--strict-markers" in options["addopts"], "a misspelled marker would silently run in the fast lane"
+    assert "-m 'not slow'" in options["addopts"], "slow must stay out of the default suite"
+
+
+def test_make_test_is_the_default_suite_and_make_test_fast_leaves_out_heavy():
+    assert make_lane("test") == "", "make test runs the default suite (pyproject addopts), as CI does"
+    assert make_lane("test-fast") == FAST
+    assert make_lane("test-long") == "slow"
+
+
+@pytest.mark.heavy  # collects the whole suite in a subprocess, per lane
+def test_the_fast_lane_runs_tests_of_every_package():
+    fast = collected(FAST)
+    covered: dict[str, int] = {}
+    for node in fast:
+        for package in packages_imported(node.split("::")[0]):
+            covered[package] = covered.get(package, 0) + 1
+    missing = [package for package in PACKAGES if not covered.get(package)]
+    assert not missing, f"make test-fast runs no test importing {missing}"
+
+
+@pytest.mark.heavy  # collects the whole suite in a subprocess, per lane
+def test_the_fast_lane_is_a_strict_part_of_the_full_suite():
+    full, fast = set(collected(FULL)), set(collected(FAST))
+    assert fast < full, "the fast lane must leave out the heavy tests and add nothing"
+    slow = set(collected("slow"))
+    assert slow and not slow & full, "slow tests stay out of make test and make test-fast"
