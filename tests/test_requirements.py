@@ -135,7 +135,7 @@ def test_make_venv_installs_the_cpu_torch_before_the_lock():
                           capture_output=True, text=True, check=True).stdout
     pinned = f"torch=={lock_pins()['torch']}+cpu"
     assert f'"{pinned}"' in plan, plan
-    torch_steps = [line for line in plan.splitlines() if pinned in line]
+    torch_steps = [line for line in plan.splitlines() if f"\"{pinned}\"" in line and "pip install" in line]
     assert all("--no-deps" in step for step in torch_steps), torch_steps
     # pip's own indexes and wheel folders first (no other host asked when they have it), then the
     # PyTorch CPU index
