@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluator.verification.audit import audit  # noqa: E402
+from evaluator.reporting.audit import audit  # noqa: E402
 from protocols.cli import run  # noqa: E402
 
 

@@ -8,7 +8,7 @@ Each report is a private report written by evaluate; its frozen inputs are read 
 `generation.json`; its protocol is the file the suite pins. Refused with exit 2, before anything
 is written: an existing DIR; a report whose protocol digest the suite does not pin; a dataset
 given twice (an extra report) or not at all; a protocol file that no longer has the pinned digest;
-a report that fails its audit (evaluator.verification.audit, every check). Writes DIR/pooled.json,
+a report that fails its audit (evaluator.reporting.audit, every check). Writes DIR/pooled.json,
 DIR/pooled.md and DIR/pooled.html: one row per dataset and the pooled row (docs/suites.md).
 The work is evaluator/reporting/suite_pool.py (scripts/demo_samples.py runs the same).
 """

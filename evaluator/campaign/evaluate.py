@@ -32,7 +32,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.campaign import plan as plans
+from evaluator import plan as plans
 from evaluator.campaign.client import LabClient, vector_base64
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
@@ -40,7 +40,7 @@ from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.reporting.seal import seal_of
 from evaluator.reporting.report import document_titles
 from evaluator.campaign.snapshot import snapshot
-from evaluator.campaign.state import StateError, load_state
+from evaluator.state import StateError, load_state
 from evaluator.verification.routes import VERIFIERS
 from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest

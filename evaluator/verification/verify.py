@@ -19,7 +19,7 @@ import numpy as np
 from evaluator.verification import recompute as rc
 from evaluator.inputs import Frozen
 from evaluator.verification.routes import VERIFIERS
-from evaluator.campaign.state import record_map
+from evaluator.state import record_map
 from protocols.canonical import digest
 from protocols.routes import route_of
 

@@ -31,8 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from evaluator.campaign import plan as plans
-from evaluator.campaign.state import record_map
+from evaluator import plan as plans
+from evaluator.state import record_map
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.reporting.export import derived_block_failures, output_paths, public_outputs
 from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
