@@ -133,7 +133,7 @@ def check_bindings(side: str, what: str, bound: Mapping[str, object]) -> None:
     route can be neither served unverified nor verified unserved."""
     missing = [name for name in ROUTES if name not in bound]
     unknown = [name for name in bound if name not in ROUTES]
-    if missing or unknown:
-        raise RuntimeError(f"{side} binds no {what} to the routes {missing} and binds one to routes that "
-                           f"protocols/routes.py does not declare {unknown}: every declared route needs "
-                           f"exactly one {what}")
+    faults = ([f"binds no {what} to the routes {missing}"] if missing else []) + \
+        ([f"binds a {what} to {unknown}, which protocols/routes.py does not declare"] if unknown else [])
+    if faults:
+        raise RuntimeError(f"{side} {' and '.join(faults)}: every declared route needs exactly one {what}")

@@ -152,5 +152,5 @@ def test_a_route_bound_on_one_side_only_stops_the_import():
     check_bindings("test", "verifier", bound)
     with pytest.raises(RuntimeError, match=r"binds no verifier to the routes \['walk'\]"):
         check_bindings("test", "verifier", {name: value for name, value in bound.items() if name != "walk"})
-    with pytest.raises(RuntimeError, match=r"does not declare \['coord'\]"):
+    with pytest.raises(RuntimeError, match=r"binds a handler to \['coord'\], which protocols/routes.py does not declare"):
         check_bindings("test", "handler", {**bound, "coord": object()})
