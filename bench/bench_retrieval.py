@@ -39,7 +39,7 @@ from evaluator.campaign.lab_process import start_lab  # noqa: E402
 from protocols.canonical import digest  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
 from server.retrieval.lexical import bm25  # noqa: E402
-from server.retrieval.search import search  # noqa: E402
+from server.routes import search  # noqa: E402
 from server.retrieval import semantic  # noqa: E402
 from server.retrieval.semantic import cosine, prepare_query  # noqa: E402
 from server.retrieval.tokenize import bm25_tokens  # noqa: E402

@@ -17,7 +17,7 @@ from bench.graph_v3_data import DevCorpus, DevQuery
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25, query_terms
 from server.retrieval.profiles import PROFILES
-from server.retrieval.search import search
+from server.routes import search
 from server.retrieval.semantic import cosine, prepare_query
 
 DEPTH = 100

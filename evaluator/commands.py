@@ -1,11 +1,11 @@
 """The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py); each is defined
-beside the code it runs: campaign/commands.py, verification/commands.py, reporting/commands.py."""
+beside the code it runs: campaign/commands.py, reporting/commands.py, reporting/audit_command.py."""
 
 from __future__ import annotations
 
 from evaluator.campaign.commands import EVALUATE, PREPARE
 from evaluator.reporting.commands import COMPARE, EXPORT, POOL
-from evaluator.verification.commands import AUDIT
+from evaluator.reporting.audit_command import AUDIT
 from protocols.cli import Command
 
 COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL)

@@ -4,14 +4,12 @@ A protocol is checked completely before any stage uses it: every field's type an
 the row format (`row_format`, absent: MuSiQue) and counts keyed by its strata (MuSiQue's hops
 "2"/"3"/"4", HotpotQA's and 2Wiki's types), methods that reference existing ranking profiles of the matching
 family, a primary contrast between existing methods, expected ids that agree with the counts.
-Each failure names the field path and the reason. New method routes (a later protocol version)
-are added in ROUTES, the one table that ties a route to its profile family and its own fields.
+Each failure names the field path and the reason. A method's route, its profile family and its own
+fields come from ROUTES (protocols/routes.py), where a route is declared once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_
 from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_validated
+from protocols.routes import FAMILIES, ROUTES, check_expansion
 
 
 class ProtocolError(RefusedInput):
@@ -41,43 +40,6 @@ TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
 # `row_format` is optional: absent means MuSiQue (the frozen MuSiQue protocols predate it).
 OPTIONAL_TOP_KEYS = ("row_format", EMBEDDING_SPACE)
-EXPANSION_KEYS = ("max_depth", "max_nodes", "max_edges", "max_scan")
-
-
-@dataclass(frozen=True)
-class Route:
-    """What a method of this route must look like: its profile family and its own fields."""
-
-    family: str
-    fields: tuple[str, ...] = ()
-    check: Callable[[Fields, dict, str, dict], None] | None = None
-    optional: tuple[str, ...] = field(default=())
-
-
-def _check_semantic_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
-    f.number(method["min_score"], join(path, "min_score"), low=-1.0, high=1.0)
-
-
-def _check_graph_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
-    seeds = profiles[method["profile"]].get("seed_profiles", {})
-    f.string(method["seed"], join(path, "seed"), allowed=sorted(seeds))
-    _check_expansion(f, method["expansion"], join(path, "expansion"))
-
-
-def _check_rescue_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
-    f.string(method["graph_mode"], join(path, "graph_mode"), allowed=("auto", "force", "off"))
-
-
-ROUTES: dict[str, Route] = {
-    "lexical": Route("lexical"),
-    "semantic": Route("semantic", ("min_score",), _check_semantic_method),
-    "hybrid": Route("hybrid"),
-    "graph": Route("graph", ("seed", "expansion"), _check_graph_method),
-    "rescue": Route("rescue", ("graph_mode",), _check_rescue_method),  # protocol v2 (docs/rescue.md)
-    "ann": Route("ann"),  # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
-    "walk": Route("walk"),  # protocol v3 (docs/graph-v3.md)
-}
-FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 
 
 def load_protocol(path: str | Path) -> dict:
@@ -189,17 +151,10 @@ def _check_graph_profile(f: Fields, profile: dict, path: str, profiles: dict) ->
         f.string(target, join(join(path, "seed_profiles"), seed), allowed=sorted(profiles))
     f.integer(profile["base_depth"], join(path, "base_depth"), minimum=1)
     f.integer(profile["anchors"], join(path, "anchors"), minimum=1)
-    _check_expansion(f, profile["expansion_defaults"], join(path, "expansion_defaults"))
+    check_expansion(f, profile["expansion_defaults"], join(path, "expansion_defaults"))
     weights = f.obj(profile["kind_weights"], join(path, "kind_weights"), RELATION_KINDS)
     for kind in RELATION_KINDS:
         f.number(weights[kind], join(join(path, "kind_weights"), kind), low=0.0)
-
-
-def _check_expansion(f: Fields, expansion: Any, path: str) -> None:
-    f.obj(expansion, path, EXPANSION_KEYS)
-    f.integer(expansion["max_depth"], join(path, "max_depth"), minimum=0)
-    for key in EXPANSION_KEYS[1:]:
-        f.integer(expansion[key], join(path, key), minimum=1)
 
 
 def _check_methods(f: Fields, methods: Any, profiles: dict) -> dict:
@@ -212,7 +167,7 @@ def _check_methods(f: Fields, methods: Any, profiles: dict) -> dict:
             f.fail(join(path, "route"), "missing field")
         route_name = f.string(method["route"], join(path, "route"), allowed=sorted(ROUTES))
         route = ROUTES[route_name]
-        f.obj(method, path, ("route", "profile", "limit") + route.fields, optional=route.optional)
+        f.obj(method, path, ("route", "profile", "limit") + route.fields)
         profile = f.string(method["profile"], join(path, "profile"))
         if profile not in profiles:
             f.fail(join(path, "profile"), f"{profile!r} is not a ranking profile of this protocol")

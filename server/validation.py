@@ -19,7 +19,7 @@ import numpy as np
 
 from protocols.canonical import digest
 from server.errors import ApiError
-from server.retrieval.indexes import vector_sha256
+from server.receipts import vector_sha256
 
 LIMITS = {
     "body_bytes": 2 * 1024 * 1024,

@@ -9,7 +9,7 @@ import pytest
 from protocols.canonical import canonical
 from server.errors import ApiError
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.retrieval.search import search
+from server.routes import search
 from server.retrieval.semantic import exact_cosines, prepare_query
 
 SPACE = "space-" + "d" * 64

@@ -96,7 +96,7 @@ def test_evaluate_export_audit(prepared, tmp_path):
 
 
 def test_job_order_is_a_seeded_permutation_and_warmup_is_the_smallest_query():
-    from evaluator.campaign.plan import seeded_jobs, smallest_query
+    from evaluator.plan import seeded_jobs, smallest_query
 
     jobs = seeded_jobs(["q2", "q1", "q3"], ["b", "a"], 2, seed=20260921)
     assert sorted(jobs) == [[q, m, r] for q in ("q1", "q2", "q3") for m in ("a", "b") for r in (1, 2)]
@@ -107,7 +107,7 @@ def test_job_order_is_a_seeded_permutation_and_warmup_is_the_smallest_query():
 
 
 def test_state_lock_is_exclusive_and_symlinks_are_refused(tmp_path):
-    from evaluator.campaign.state import StateError, StateLock, load_state
+    from evaluator.state import StateError, StateLock, load_state
 
     state = tmp_path / "state.json"
     with StateLock(state):
@@ -129,7 +129,7 @@ def test_state_lock_is_exclusive_and_symlinks_are_refused(tmp_path):
 
 
 def test_pin_writes_accepts_identical_and_refuses_anything_else(tmp_path):
-    from evaluator.campaign.plan import PlanMismatch, pin
+    from evaluator.plan import PlanMismatch, pin
 
     plan = {"format": "graph_evaluation_plan_v1", "jobs": [["q1", "m", 1]]}
     path = tmp_path / "plan.json"

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from evaluator.inputs import Frozen, load_frozen, verify
-from evaluator.verification.audit import Given, Memo, audit_loaded
+from evaluator.reporting.audit import Given, Memo, audit_loaded
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from tests.evaluation_fixtures import exported_runs

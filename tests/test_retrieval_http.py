@@ -16,7 +16,7 @@ import pytest
 from evaluator.campaign.client import LabError
 from protocols.canonical import canonical, digest
 from server.retrieval.indexes import Indexes
-from server.retrieval.search import search
+from server.routes import search
 from tests.conftest import REPO
 from tests.lab_fixtures import fresh_scope, lab, lab_pool, memory_item, relation_item  # noqa: F401 (fixtures)
 

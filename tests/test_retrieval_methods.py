@@ -25,7 +25,7 @@ from server.retrieval.fusion import fuse
 from server.retrieval.graph import Anchor, Limits, affinities, expand, strongest_paths
 from server.retrieval.indexes import Indexes, ScopeIndex
 from server.retrieval.profiles import PROFILES
-from server.retrieval.search import search
+from server.routes import CATALOG, search
 from server.retrieval.semantic import exact_cosines, prepare_query
 from server.retrieval.tokenize import bm25_tokens
 
@@ -101,9 +101,9 @@ def test_catalog_equals_protocol_ranking_profiles():
     assert "graph-multihop-protocol-v1.json" in protocols
     for protocol in protocols.values():  # every frozen profile of every version is served unchanged
         for name, frozen in protocol["ranking_profiles"].items():
-            assert canonical(PROFILES[name]) == canonical(frozen), name  # floats stay floats, ints ints
+            assert canonical(CATALOG[name]) == canonical(frozen), name  # floats stay floats, ints ints
     union = {name: profile for protocol in protocols.values() for name, profile in protocol["ranking_profiles"].items()}
-    assert digest(PROFILES) == digest(union)  # and the catalog serves nothing no frozen protocol names
+    assert digest(CATALOG) == digest(union)  # and the catalog serves nothing no frozen protocol names
 
 
 def test_tokens_are_lowercased_isalnum_runs():

@@ -363,7 +363,7 @@ def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(
     del silent["coverage"]["graph"]
     assert "coverage.graph" in [f.field for f in checker.check_page(query, row["method"], silent, fence)]
 
-    from evaluator.campaign.state import StateError
+    from evaluator.state import StateError
 
     merged = copy.deepcopy(value["state"])
     first, second = sorted(merged["memories"])[:2]
@@ -375,7 +375,7 @@ def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(
 def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
     """A plan re-pinned with another warm-up query (its digest updated in the chain) is not the plan
     evaluate pins for these inputs: the audit names the field."""
-    from evaluator.verification.audit import audit as run_audit
+    from evaluator.reporting.audit import audit as run_audit
 
     prepared, _, report = campaign
     value = json.loads(report.read_text())

@@ -19,8 +19,9 @@ import pytest
 from protocols.canonical import canonical
 from server.http.render import _risky, render
 from server.retrieval.indexes import Indexes
+from protocols.profiles.rescue import RESCUE_PROFILES
 from server.retrieval.profiles import ROUTE_PROFILES
-from server.retrieval.search import search
+from server.routes import search
 from tests.conftest import REPO
 
 SPACE = "space-" + "c" * 64
@@ -57,7 +58,7 @@ def bodies(vector: list[float]) -> list[tuple[str, dict]]:
         for seed in ("hybrid", "lexical"):
             out.append(("graph", {"profile": profile, "seed": seed, "query": "river castle", "query_vector": vector,
                                   "space_id": SPACE, "limit": 30, "expansion": {"max_depth": 3}}))
-    for profile in ROUTE_PROFILES["rescue"]:
+    for profile in RESCUE_PROFILES:
         out.append(("rescue", {"profile": profile, "query": "river castle", "query_vector": vector, "space_id": SPACE,
                                "limit": 30, "graph_mode": "force"}))
     return out

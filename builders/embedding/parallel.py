@@ -26,9 +26,9 @@ _provider = None  # the worker process's own provider, built once by _start
 
 def _start(spec: dict, ready) -> None:
     global _provider
-    from builders.embedding.reproduce import provider_from_spec
+    from builders.embedding.providers import open_provider
 
-    _provider = provider_from_spec(spec)
+    _provider = open_provider(spec)
     with _provider.thread_limit():
         _provider.encode(["warm up"], "query")  # one-time setup outside the measured batches
     ready.release()

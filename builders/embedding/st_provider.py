@@ -190,8 +190,9 @@ class SentenceTransformerProvider:
     def spec(self) -> dict:
         """What another process needs to load this very provider (builders.embedding.parallel)."""
         expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
+        # force_profile: this very profile, whatever detection says of the model (it was chosen once)
         return {"provider": self.name, "model_dir": str(self.encoder.facts.path), "profile": self.choice.profile.name,
-                "overlength": self.overlength, "threads": self.threads, "max_tokens": self.max_tokens,
+                "force_profile": True, "overlength": self.overlength, "threads": self.threads, "max_tokens": self.max_tokens,
                 "expect": expect}
 
     def generation_info(self) -> dict:

@@ -1,1 +1,1 @@
-"""Running a campaign: lab process and client, prepare, state, plan, snapshot, evaluate, resource monitor."""
+"""Running a campaign: lab process and client, prepare, snapshot, evaluate, resource monitor."""

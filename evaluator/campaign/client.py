@@ -141,18 +141,6 @@ class LabClient:
         self._checked(response)
         return response.json(), int(response.headers["X-Lab-Retrieval-Micros"]), len(response.content), seconds
 
-    def search_lexical(self, body: dict) -> tuple[dict, int, int, float]:
-        return self.search("lexical", body)
-
-    def search_semantic(self, body: dict) -> tuple[dict, int, int, float]:
-        return self.search("semantic", body)
-
-    def search_hybrid(self, body: dict) -> tuple[dict, int, int, float]:
-        return self.search("hybrid", body)
-
-    def search_graph(self, body: dict) -> tuple[dict, int, int, float]:
-        return self.search("graph", body)
-
 
 def _page(after: str | None, limit: int) -> dict:
     return {"limit": limit} if after is None else {"after": after, "limit": limit}

@@ -32,7 +32,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.campaign import plan as plans
+from evaluator import plan as plans
 from evaluator.campaign.client import LabClient, vector_base64
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.campaign.monitor import ResourceMonitor
@@ -40,12 +40,14 @@ from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.reporting.seal import seal_of
 from evaluator.reporting.report import document_titles
 from evaluator.campaign.snapshot import snapshot
-from evaluator.campaign.state import StateError, load_state
-from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest, uses_query_vector
+from evaluator.state import StateError, load_state
+from evaluator.verification.routes import VERIFIERS
+from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.cli import Progress
 from protocols.errors import RefusedInput
 from protocols.files import refuse_existing, refuse_same_path, save
+from protocols.routes import route_of
 
 SAVE_EVERY_SECONDS = 5.0
 # A partial save rewrites the whole report; at full scale (19,000 rows with their pages, ~0.5 GB)
@@ -76,34 +78,17 @@ class Paths:
 
 
 def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
-    """The request of one method for one query, exactly as the protocol fixes it."""
-    route = spec["route"]
-    vector = {"query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id}
-    if route == "lexical":
-        return {"profile": spec["profile"], "query": query["question"], "limit": spec["limit"]}
-    if route == "semantic":
-        return {"profile": spec["profile"], **vector, "limit": spec["limit"], "min_score": spec["min_score"]}
-    if route in ("hybrid", "walk"):  # walk: docs/graph-v3.md
-        return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"]}
-    if route == "ann":  # docs/scale.md
-        return {"profile": spec["profile"], **vector, "limit": spec["limit"]}
-    if route == "rescue":  # docs/rescue.md
-        return {"profile": spec["profile"], "query": query["question"], **vector, "limit": spec["limit"],
-                "graph_mode": spec["graph_mode"]}
-    body = {"profile": spec["profile"], "seed": spec["seed"], "query": query["question"], "limit": spec["limit"],
-            "expansion": spec["expansion"]}
-    return {**body, **vector} if spec["seed"] == "hybrid" else body
-
-
-VERIFIED_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann", "walk")
+    """The request of one method for one query, exactly as the protocol fixes it (protocols/routes.py)."""
+    return route_of(spec).body(spec, query["question"], lambda: {
+        "query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id})
 
 
 def check_routes(protocol: Mapping) -> None:
     """Every method must have an independent recomputation here, or its pages could not be checked."""
     for name, spec in sorted(protocol["methods"].items()):
-        if spec["route"] not in VERIFIED_ROUTES:
+        if spec["route"] not in VERIFIERS:
             raise RefusedInput(f"method {name}: route {spec['route']!r} has no independent verification in this "
-                               f"evaluator (verified routes: {', '.join(VERIFIED_ROUTES)})")
+                               f"evaluator (verified routes: {', '.join(VERIFIERS)})")
 
 
 def check_catalog(catalog: Mapping, protocol: Mapping) -> None:
@@ -358,7 +343,8 @@ class Campaign:
             self.rows[key] = row_from_page(query, method, page, self.checker.doc_of, self.frozen.protocol["evaluation"])
             self.report["rows"].append(self.rows[key])
         http_ms = seconds * 1000.0
-        encode = self.encode_ms[query_id] if uses_query_vector(self.methods[method]) else 0.0
+        spec = self.methods[method]
+        encode = self.encode_ms[query_id] if route_of(spec).sends_vector(spec) else 0.0
         self.report["jobs"].append({
             "order": order, "query_id": query_id, "method": method, "repetition": repetition,
             "retrieval_micros": micros, "http_ms": http_ms, "embed_plus_http_ms": encode + http_ms,

@@ -27,7 +27,7 @@ import numpy as np
 
 from evaluator.campaign.client import LabClient
 from evaluator.inputs import Frozen, load_frozen, vector_sha256
-from evaluator.campaign.state import State, StateError, StateLock, load_state, new_state, save_state
+from evaluator.state import State, StateError, StateLock, load_state, new_state, save_state
 from protocols.canonical import digest
 from protocols.cli import Progress
 from protocols.errors import RefusedInput

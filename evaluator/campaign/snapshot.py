@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from evaluator.campaign.client import LabClient
 from evaluator.inputs import Frozen
 from evaluator.campaign.prepare import binding_is_frozen, memory_payload, relation_body
-from evaluator.campaign.state import record_map
+from evaluator.state import record_map
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 

@@ -1,1 +1,1 @@
-"""Reports: derived blocks, metrics, statistics, export, rescue analyses."""
+"""Reports: derived blocks, metrics, statistics, export, the audit, comparison, pooling."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from evaluator.inputs import load_frozen
 from evaluator.reporting import contrasts, html, plotting, statistics, tables
 from evaluator.reporting.tables import Table, interval, label, metric_label, num
-from evaluator.verification.audit import audit
+from evaluator.reporting.audit import audit
 from protocols.canonical import digest, sha256_bytes
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, save

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evaluator.reporting.contrast_text import pooled_html, pooled_markdown
 from evaluator.reporting.pooling import dataset_deltas, pool
-from evaluator.verification.audit import audit
+from evaluator.reporting.audit import audit
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, save

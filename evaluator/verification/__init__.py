@@ -1,1 +1,1 @@
-"""Independent verification: page recomputation, rescue checks, the audit."""
+"""Independent verification: every page recomputed from the frozen inputs, one verifier per route."""

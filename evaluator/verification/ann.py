@@ -35,4 +35,4 @@ def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
         entry = (hit.get("channels") or {}).get("ann") or {}
         if entry.get("rank") != i or entry.get("raw_score") != hit.get("score"):
             fail(i, "channels.ann", f"rank {entry.get('rank')} raw {entry.get('raw_score')}")
-    checker._check_order(hits, fail, exact=False)
+    checker.check_order(hits, fail, exact=False)

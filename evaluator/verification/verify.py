@@ -3,7 +3,8 @@
 `Checker` holds what the recomputation needs (record maps from the state, BM25 over the fixture
 texts, the fixture vectors, the relations under their lab ids) and `check_page` returns a list of
 `Failure`s, each naming the query, method, rank and field, so evaluate can stop on the first and
-audit can print them all.
+audit can print them all. It runs the checks every page shares (method, profile, receipts, hits),
+then the route's own verifier (evaluator/verification/routes.py).
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import numpy as np
 
 from evaluator.verification import recompute as rc
 from evaluator.inputs import Frozen
-from evaluator.verification.ann import check_ann
-from evaluator.verification.rescue import check_rescue
-from evaluator.verification.walk import check_walk
-from evaluator.campaign.state import record_map
+from evaluator.verification.routes import VERIFIERS
+from evaluator.state import record_map
 from protocols.canonical import digest
+from protocols.routes import route_of
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,6 @@ class Failure:
     def as_dict(self) -> dict:
         return {"query": self.query, "method": self.method, "rank": self.rank, "field": self.field,
                 "message": self.message}
-
-
-def uses_query_vector(spec: Mapping) -> bool:
-    """Whether a protocol method sends the query vector (and so must carry the fixture's receipt)."""
-    return spec["route"] in ("semantic", "hybrid", "rescue", "ann", "walk") or spec.get("seed") == "hybrid"
 
 
 CACHED_SCORES = 2_000_000  # per cache: about 200 MB of Python floats in dicts; every sample query fits
@@ -148,7 +143,7 @@ class Checker:
             fail(None, "profile_digest", "is not the digest of the protocol's frozen profile")
         if fence is not None and page.get("fence") != fence:
             fail(None, "fence", f"{page.get('fence')} differs from the pinned fence {fence}")
-        uses_vector = uses_query_vector(spec)
+        uses_vector = route_of(spec).sends_vector(spec)
         if uses_vector:
             want = {"space_id": self.frozen.space_id, "vector_sha256": self.frozen.query_receipts[query["id"]]}
             if page.get("query_receipt") != want:
@@ -160,23 +155,7 @@ class Checker:
             self._check_hit(hit, i, uses_vector, fail)
         if out:
             return out
-        route = spec["route"]
-        if route == "lexical":
-            self._check_single(query, hits, "lexical", self.lexical(query), rc.BM25_TOLERANCE, spec, fail)
-        elif route == "semantic":
-            self._check_single(query, hits, "semantic", self.cosines(query), rc.COSINE_TOLERANCE, spec, fail)
-        elif route == "hybrid":
-            self._check_hybrid(query, hits, spec, fail)
-        elif route == "graph":
-            self._check_graph(query, page, spec, fail)
-        elif route == "rescue":
-            check_rescue(self, query, page, spec, fail)
-        elif route == "ann":
-            check_ann(self, query, page, spec, fail)
-        elif route == "walk":  # docs/graph-v3.md
-            check_walk(self, query, page, spec, fail)
-        else:
-            fail(None, "method", f"unknown route {route!r}")
+        VERIFIERS[spec["route"]](self, query, page, spec, fail)
         return out
 
     def _check_hit(self, hit, i, uses_vector, fail) -> None:
@@ -201,7 +180,7 @@ class Checker:
             bad = sorted(k for k in want if have[k] != want[k])
             fail(i, "embedding_receipt", f"{', '.join(bad)} differ from the frozen binding")
 
-    def _check_single(self, query, hits, channel, scores, tol, spec, fail) -> None:
+    def check_single(self, query, hits, channel, scores, tol, spec, fail) -> None:
         min_score = spec.get("min_score")
         mine = rc.ordered(scores, depth=spec["limit"], min_score=min_score)
         expected = min(rc.count_at_least(scores, min_score), spec["limit"])
@@ -221,9 +200,9 @@ class Checker:
             if i <= len(mine) and not rc.near_tie(scores[mine[i - 1][0]], score, tol):
                 fail(i, "id", f"{rid} (recomputed {score!r}) where the recomputation ranks {mine[i - 1][0]} "
                               f"({mine[i - 1][1]!r})")
-        self._check_order(hits, fail, exact=False)
+        self.check_order(hits, fail, exact=False)
 
-    def _check_order(self, hits, fail, exact: bool) -> None:
+    def check_order(self, hits, fail, exact: bool) -> None:
         for i in range(1, len(hits)):
             a, b = hits[i - 1], hits[i]
             ka = rc.parse_fraction(a["score_exact"], "score_exact") if exact else a["score"]
@@ -231,7 +210,7 @@ class Checker:
             if ka < kb or (ka == kb and not a["id"] < b["id"]):
                 fail(i + 1, "order", f"{b['id']} ({b['score']}) may not follow {a['id']} ({a['score']})")
 
-    def _check_exact(self, hit, i, channel_values: dict[str, Fraction], fail) -> Fraction | None:
+    def check_exact(self, hit, i, channel_values: dict[str, Fraction], fail) -> Fraction | None:
         """Contributions and score of a rank-derived hit, compared as exact rationals."""
         total = Fraction(0)
         for channel, value in channel_values.items():
@@ -258,7 +237,7 @@ class Checker:
             fail(i, "score", f"{hit.get('score')} is not float({hit.get('score_exact')})")
         return score
 
-    def _check_hybrid(self, query, hits, spec, fail) -> None:
+    def check_hybrid(self, query, hits, spec, fail) -> None:
         profile = self.profiles[spec["profile"]]
         fused, order, lists = self.hybrid(query, spec["profile"])
         raw = {c: dict(lst) for c, lst in lists.items()}
@@ -276,8 +255,8 @@ class Checker:
                     fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
                                                              f"{raw[channel].get(hit['id'])}")
                 values[channel] = Fraction(0) if rank is None else Fraction(spec_c["weight"]) / (profile["k"] + rank)
-            self._check_exact(hit, i, values, fail)
-        self._check_order(hits, fail, exact=True)
+            self.check_exact(hit, i, values, fail)
+        self.check_order(hits, fail, exact=True)
         want = order[: spec["limit"]]
         have = [h["id"] for h in hits]
         if have != want and not self._explained_by_near_ties(have, want, lists, tolerance):
@@ -311,7 +290,7 @@ class Checker:
         _, order, _ = self.hybrid(query, profile["seed_profiles"][seed])
         return order[:depth], self.cosines(query)
 
-    def _check_graph(self, query, page, spec, fail) -> None:
+    def check_graph(self, query, page, spec, fail) -> None:
         profile = self.profiles[spec["profile"]]
         seed = spec["seed"]
         hits = page["hits"]
@@ -336,7 +315,7 @@ class Checker:
             rule = profile["final_score"]
             values = {"base": Fraction(0) if b is None else Fraction(rule["base_weight"]) / (rule["offset"] + b),
                       "graph": Fraction(0) if g is None else Fraction(rule["graph_weight"]) / (rule["offset"] + g)}
-            self._check_exact(hit, i, values, fail)
+            self.check_exact(hit, i, values, fail)
             proof = hit.get("proof")
             if g is None:
                 if proof is not None:
@@ -347,7 +326,7 @@ class Checker:
                 continue
             proved[hit["id"]] = self._check_proof(hit, i, proof, want_anchors, profile, cos, lexical_seed,
                                                   returned, used, fail)
-        self._check_order(hits, fail, exact=True)
+        self.check_order(hits, fail, exact=True)
         if set(returned) != used:
             extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
             fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")

@@ -110,7 +110,7 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
             fail(i, "channels.walk.raw_score", f"{entry.get('raw_score')} is not the recomputed visit mass "
                                                f"{float(visit[rid])}")
         values["walk"] = Fraction(0) if w is None else weight / (k + w)
-        checker._check_exact(hit, i, values, fail)
+        checker.check_exact(hit, i, values, fail)
         proof = hit.get("proof")
         if w is None:
             if proof is not None:
@@ -120,7 +120,7 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
             fail(i, "proof", "a hit with a walk rank carries no proof")
             continue
         _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, table, alpha, returned, used, fail)
-    checker._check_order(hits, fail, exact=True)
+    checker.check_order(hits, fail, exact=True)
     have = [hit["id"] for hit in hits]
     if have != want:
         first = rc.first_difference(have, want)

@@ -1,7 +1,7 @@
 """Add a method family: the parent's methods plus new ones, each with its frozen ranking profile.
 
-Every added method names its profile, and the profile's value is copied from protocols/profiles/
-(the catalog entry the server serves): the protocol is a snapshot of it, and from then on the
+Every added method names its profile, and the profile's value is copied from its route's entry in
+protocols/routes.py (the catalog entry the server serves): the protocol is a snapshot of it, and from then on the
 evaluator compares the live catalog with that snapshot. Besides the methods, the step may set the
 primary contrast, add exploratory analyses (under `evaluation.exploratory_analyses`, created with
 its label when the parent has none) and add contrast metrics. Everything else is the parent's, key
@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 
 from protocols.derivations import Inputs
 from protocols.errors import RefusedInput
-from protocols.profiles.ann import ANN_PROFILES
-from protocols.profiles.rescue import RESCUE_PROFILES
-from protocols.profiles.walk import WALK_PROFILES
+from protocols.routes import ROUTES
 
-FROZEN_PROFILES = {**RESCUE_PROFILES, **ANN_PROFILES, **WALK_PROFILES}
+# every family's catalog entries, as the route table declares them (protocols/routes.py)
+FROZEN_PROFILES = {name: profile for route in ROUTES.values() for name, profile in route.profiles.items()}
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class AddMethodFamily:
             if method in protocol["methods"] or profile in protocol["ranking_profiles"]:
                 raise RefusedInput(f"the parent protocol already holds {method!r} or {profile!r}")
             if profile not in FROZEN_PROFILES:
-                raise RefusedInput(f"{profile!r} is not a frozen profile of protocols/profiles/")
+                raise RefusedInput(f"{profile!r} is not a frozen profile of a route in protocols/routes.py")
             protocol["methods"][method] = copy.deepcopy(fields)
             protocol["ranking_profiles"][profile] = copy.deepcopy(FROZEN_PROFILES[profile])
         evaluation = protocol["evaluation"]

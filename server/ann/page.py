@@ -11,20 +11,24 @@ report how many graph nodes it visited).
 
 from __future__ import annotations
 
-from server.ann.engine import hnsw_index
-from server.retrieval import search as base
-from server.retrieval.indexes import ScopeIndex
-from server.retrieval.profiles import PROFILES
-from server.retrieval.ranking import top_by_score
-from server.retrieval.semantic import exact_cosines
+from protocols.canonical import digest
 from server import validation
+from server.ann.engine import hnsw_index
+from protocols.profiles.ann import ANN_PROFILES
+from server.retrieval import page as parts
+from server.retrieval.indexes import ScopeIndex
+from server.retrieval.ranking import top_by_score
+from server.retrieval.request import SEARCH_LIMIT, profile_name as route_profile, vector_query
+from server.retrieval.semantic import exact_cosines
+
+DIGESTS = {name: digest(profile) for name, profile in ANN_PROFILES.items()}
 
 
 def search_ann(index: ScopeIndex, body: dict) -> dict:
-    profile_name = base._profile(body, "ann")
-    profile = PROFILES[profile_name]
-    limit = validation.integer(body["limit"], "limit", *base.SEARCH_LIMIT)
-    vq = base._vector_query(index, body)
+    profile_name = route_profile(body, "ann", tuple(ANN_PROFILES))
+    profile = ANN_PROFILES[profile_name]
+    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
+    vq = vector_query(index, body)
     space = vq.query.space
     lane = hnsw_index(index, space.space_id, profile_name, profile)
     built = lane.current(index, space)
@@ -33,14 +37,14 @@ def search_ann(index: ScopeIndex, body: dict) -> dict:
     best = top_by_score(exact, index.id_rank()[space.row_slots[rows]], limit)
     ids = [index.slot_ids[s] for s in space.row_slots[rows[best]].tolist()]
     scores = exact[best].tolist()
-    hits = [base._hit(index, rank, rid, score, None,
+    hits = [parts.hit(index, rank, rid, score, None,
                       {"ann": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},
-                      base._receipt(index, vq, rid))
+                      parts.receipt(index, vq, rid))
             for rank, (rid, score) in enumerate(zip(ids, scores), start=1)]
-    missing = base._missing_embeddings(index, vq)
-    work = base._work(records_examined=len(rows), candidates_ranked=len(rows), embeddings_missing=missing)
-    coverage = base._coverage(embeddings=missing == 0)
+    missing = parts.missing_embeddings(index, vq)
+    work = parts.work(records_examined=len(rows), candidates_ranked=len(rows), embeddings_missing=missing)
+    coverage = parts.coverage(embeddings=missing == 0)
     coverage["candidates"] = False  # approximate: not every current binding was scored
     coverage["complete"] = False
     parameters = {"limit": limit, "space_id": vq.receipt["space_id"]}
-    return base._page("ann", profile_name, parameters, vq, hits, coverage, work)
+    return parts.page("ann", profile_name, DIGESTS[profile_name], parameters, vq, hits, coverage, work)

@@ -20,16 +20,14 @@ from starlette.routing import Route
 from starlette.concurrency import run_in_threadpool
 
 from server.http.render import render
-from server.retrieval import search as search_module
+from server import routes as search_routes
 from server import validation
 from server.store.credentials import Credentials
 from server.errors import ApiError
 from server.retrieval.indexes import Indexes
-from server.retrieval.profiles import PROFILES
 from server.store.store import Change, Store, WriteResult, decode_vector, journal_id
 
 VERSION = "0.1.0"
-SEARCH_ROUTES = ("lexical", "semantic", "hybrid", "graph", "rescue", "ann", "walk")
 
 
 class CanonicalJSON(JSONResponse):
@@ -210,7 +208,7 @@ async def identity(request: Request) -> Response:
 
 async def catalog(request: Request) -> Response:
     _authorize(request, scoped=False)
-    return CanonicalJSON({"profiles": PROFILES})
+    return CanonicalJSON({"profiles": search_routes.CATALOG})
 
 
 async def credentials(request: Request) -> Response:
@@ -301,8 +299,8 @@ async def digest(request: Request) -> Response:
 async def search(request: Request) -> Response:
     scope = _authorize(request)
     route = request.path_params["method"]
-    if route not in SEARCH_ROUTES:
-        raise ApiError(404, "unknown_search_method", f"search methods are {', '.join(SEARCH_ROUTES)}")
+    if route not in search_routes.HANDLERS:
+        raise ApiError(404, "unknown_search_method", f"search methods are {', '.join(search_routes.NAMES)}")
     body = await _body(request)
     lab = _lab(request)
     if lab.retrievals >= validation.LIMITS["concurrent_retrievals"]:
@@ -315,7 +313,7 @@ async def search(request: Request) -> Response:
 
         def work() -> dict:
             with lab.lock.read():
-                page = search_module.search(lab.indexes.scope(scope), route, body)
+                page = search_routes.search(lab.indexes.scope(scope), route, body)
                 page["fence"] = lab.store.fence(scope)
             return page
 

@@ -17,7 +17,7 @@ from server.retrieval import semantic
 from server import validation
 from server.rescue import titles as title_rules
 from server.errors import ApiError
-from server.retrieval.indexes import vector_sha256
+from server.receipts import vector_sha256
 from server.rescue.method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
 
 MODES = ("auto", "off", "force")

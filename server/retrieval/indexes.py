@@ -20,7 +20,6 @@ Searches and writes take the scope's lock, so a search always sees one consisten
 from __future__ import annotations
 
 import bisect
-import hashlib
 import math
 import threading
 from array import array
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from server.receipts import vector_sha256
 from server.retrieval.tokenize import bm25_tokens
 
 DIRECTIONS = ("forward", "backward")
@@ -220,10 +220,6 @@ def unit_row(vector: np.ndarray) -> np.ndarray:
     """L2-normalized in float64, then stored as float32 (the matrix the cosine scan reads)."""
     v64 = vector.astype(np.float64)
     return (v64 / math.sqrt(float(np.dot(v64, v64)))).astype(np.float32)
-
-
-def vector_sha256(vector: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(vector, dtype="<f4").tobytes()).hexdigest()
 
 
 class ScopeIndex:

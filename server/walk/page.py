@@ -19,10 +19,8 @@ from server import validation
 from server.errors import ApiError
 from server.retrieval import lexical, semantic
 from server.retrieval.fusion import fuse
-from server.retrieval.indexes import vector_sha256
+from server.receipts import vector_sha256
 from server.walk.method import Neighbours, Ranked, rank_walk
-
-FIELDS = ({"profile", "query", "query_vector", "space_id", "limit"}, set())
 
 
 @dataclass(frozen=True)

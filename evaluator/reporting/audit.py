@@ -31,18 +31,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from evaluator.campaign import plan as plans
-from evaluator.campaign.state import record_map
+from evaluator import plan as plans
+from evaluator.state import record_map
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.reporting.export import derived_block_failures, output_paths, public_outputs
 from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
                                         repetition_failures, row_from_page)
 from evaluator.reporting.seal import seal_failures
 from evaluator.verification.recompute import first_difference
-from evaluator.verification.verify import Checker, cross_method_failures, uses_query_vector
+from evaluator.verification.verify import Checker, cross_method_failures
 from protocols.canonical import digest, sha256_bytes
 from protocols.errors import RefusedInput
 from protocols.files import load_json
+from protocols.routes import route_of
 
 
 @dataclass
@@ -203,7 +204,7 @@ def generation_failures(report, frozen) -> list[str]:
     methods = report["protocol"]["methods"]
     for job in report["jobs"]:
         spec = methods[job["method"]]
-        added = encode[job["query_id"]] if uses_query_vector(spec) else 0.0
+        added = encode[job["query_id"]] if route_of(spec).sends_vector(spec) else 0.0
         if job["embed_plus_http_ms"] != added + job["http_ms"]:
             out.append(f"jobs[{job['order']}] query {job['query_id']}, method {job['method']}: embed_plus_http_ms "
                        f"is not encode {added} + HTTP {job['http_ms']}")

@@ -1,4 +1,5 @@
-"""`lab audit`: re-verify a private report from its frozen inputs (docs/audit.md).
+"""`lab audit`: re-verify a private report from its frozen inputs (docs/audit.md); its work is
+reporting/audit.py (the audit derives the report again, so it sits with reporting, above verification).
 
 Flags and output only; the work is audit.py, imported inside `run`.
 """
@@ -34,7 +35,7 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from evaluator.verification.audit import audit
+    from evaluator.reporting.audit import audit
 
     optional = {name: resolve(args, f"--{name}", name, optional=True)
                 for name in ("generation", "state", "plan", "public")}

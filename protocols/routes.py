@@ -1,0 +1,150 @@
+"""The search routes, declared once: what a request of each route carries.
+
+A route is the wire name of a method family (`POST /api/v1/scopes/{scope}/search/{route}`). Its
+entry says which profile family its methods rank with and which fields every request of it
+carries, in wire order: the method's `profile` and `limit`, the query (its text, its vector, or
+both) and the method's own fields, copied from the protocol's method as they are.
+
+Everything else derives from this table. The protocol validator checks a method's fields against
+it (protocols/schema.py); the evaluator builds each request from it (evaluator/campaign/evaluate.py)
+and reads from it whether a page must carry the query vector's receipt; the server accepts exactly
+these fields on the route (less the ones its handler may default). Each side binds its own part in
+one table, checked at import against this one: the server its handler (server/routes.py), the
+evaluator its independent verifier (evaluator/verification/routes.py). Adding a method family:
+docs/extend-a-method.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from protocols.fields import Fields, join
+from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.rescue import RESCUE_PROFILES
+from protocols.profiles.walk import WALK_PROFILES
+
+TEXT = "query"  # the query's text, sent as `query`
+VECTOR = "vector"  # the query's vector in the fixture's space, sent as `query_vector` and `space_id`
+VECTOR_IF_HYBRID_SEED = "vector_if_hybrid_seed"  # the vector, for a method whose seed is "hybrid" only
+VECTOR_FIELDS = ("query_vector", "space_id")
+_QUERY_PARTS = (TEXT, VECTOR, VECTOR_IF_HYBRID_SEED)
+_EVERY_METHOD = ("profile", "limit")  # fields every method and every request has
+
+MethodCheck = Callable[[Fields, dict, str, dict], None]  # (fields, method, its path, the protocol's profiles)
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route: its profile family, its request's fields in wire order, the protocol checks of
+    the method's own fields beyond their presence, and the family's frozen catalog entries.
+
+    `profiles` is the one home of a family's catalog entries (every parameter, plain JSON values):
+    the server serves them (server/routes.py), a protocol derivation copies them into a protocol
+    (protocols/derivations/method_family.py), and the evaluator compares the two. The v1 routes
+    leave it empty: their catalog is written out in server/retrieval/profiles.py, and the v1
+    protocols hold the snapshot."""
+
+    family: str
+    request: tuple[str, ...]
+    check: MethodCheck | None = None
+    profiles: Mapping[str, dict] = field(default_factory=dict)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The method's own fields: in the protocol's method and in every request, as they are."""
+        return tuple(name for name in self.request if name not in _EVERY_METHOD + _QUERY_PARTS)
+
+    @property
+    def sends_text(self) -> bool:
+        return TEXT in self.request
+
+    def sends_vector(self, method: Mapping) -> bool:
+        """Whether a request of `method` carries the query vector (so its page carries the receipt)."""
+        return VECTOR in self.request or (VECTOR_IF_HYBRID_SEED in self.request and method.get("seed") == "hybrid")
+
+    def body(self, method: Mapping, text: str, vector: Callable[[], Mapping]) -> dict:
+        """The request of `method` for one query, in wire order; `vector()` gives the query vector's
+        two fields (called only when the request carries them)."""
+        body: dict = {}
+        for name in self.request:
+            if name == TEXT:
+                body["query"] = text
+            elif name == VECTOR or (name == VECTOR_IF_HYBRID_SEED and method["seed"] == "hybrid"):
+                body.update(vector())
+            elif name != VECTOR_IF_HYBRID_SEED:
+                body[name] = method[name]
+        return body
+
+    def wire_fields(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(fields every request carries, fields only some requests carry), as named on the wire."""
+        always: set[str] = set()
+        for name in self.request:
+            if name == TEXT:
+                always.add("query")
+            elif name == VECTOR:
+                always.update(VECTOR_FIELDS)
+            elif name != VECTOR_IF_HYBRID_SEED:
+                always.add(name)
+        sometimes = set(VECTOR_FIELDS) if VECTOR_IF_HYBRID_SEED in self.request else set()
+        return frozenset(always), frozenset(sometimes)
+
+
+EXPANSION_KEYS = ("max_depth", "max_nodes", "max_edges", "max_scan")
+
+
+def check_expansion(f: Fields, expansion: object, path: str) -> None:
+    """A graph expansion budget (a graph method's `expansion`, a graph profile's defaults)."""
+    f.obj(expansion, path, EXPANSION_KEYS)
+    f.integer(expansion["max_depth"], join(path, "max_depth"), minimum=0)
+    for key in EXPANSION_KEYS[1:]:
+        f.integer(expansion[key], join(path, key), minimum=1)
+
+
+def _check_semantic_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
+    f.number(method["min_score"], join(path, "min_score"), low=-1.0, high=1.0)
+
+
+def _check_graph_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
+    seeds = profiles[method["profile"]].get("seed_profiles", {})
+    f.string(method["seed"], join(path, "seed"), allowed=sorted(seeds))
+    check_expansion(f, method["expansion"], join(path, "expansion"))
+
+
+def _check_rescue_method(f: Fields, method: dict, path: str, profiles: dict) -> None:
+    f.string(method["graph_mode"], join(path, "graph_mode"), allowed=("auto", "force", "off"))
+
+
+# In the order the server lists its routes. A new route is a new entry, never an edit of one.
+ROUTES: dict[str, Route] = {
+    "lexical": Route("lexical", ("profile", TEXT, "limit")),
+    "semantic": Route("semantic", ("profile", VECTOR, "limit", "min_score"), _check_semantic_method),
+    "hybrid": Route("hybrid", ("profile", TEXT, VECTOR, "limit")),
+    "graph": Route("graph", ("profile", "seed", TEXT, "limit", "expansion", VECTOR_IF_HYBRID_SEED),
+                   _check_graph_method),
+    # protocol v2 (docs/rescue.md)
+    "rescue": Route("rescue", ("profile", TEXT, VECTOR, "limit", "graph_mode"), _check_rescue_method,
+                    profiles=RESCUE_PROFILES),
+    # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
+    "ann": Route("ann", ("profile", VECTOR, "limit"), profiles=ANN_PROFILES),
+    # protocol v3 (docs/graph-v3.md)
+    "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles=WALK_PROFILES),
+}
+FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
+
+
+def route_of(method: Mapping) -> Route:
+    """The route of a protocol method (validated protocols name only routes of this table)."""
+    return ROUTES[method["route"]]
+
+
+def check_bindings(side: str, what: str, bound: Mapping[str, object]) -> None:
+    """Refuse a side's binding table (the server's handlers, the evaluator's verifiers) that does
+    not bind every route of ROUTES, or binds one ROUTES does not declare: raised at import, so a
+    route can be neither served unverified nor verified unserved."""
+    missing = [name for name in ROUTES if name not in bound]
+    unknown = [name for name in bound if name not in ROUTES]
+    faults = ([f"binds no {what} to the routes {missing}"] if missing else []) + \
+        ([f"binds a {what} to {unknown}, which protocols/routes.py does not declare"] if unknown else [])
+    if faults:
+        raise RuntimeError(f"{side} {' and '.join(faults)}: every declared route needs exactly one {what}")

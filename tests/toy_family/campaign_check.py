@@ -1,0 +1,88 @@
+"""The toy family at work, run by tests/test_extend_a_method.py inside the copy of the repository
+that the steps of docs/extend-a-method.md changed (and only there: it imports server.coord).
+
+A protocol with the toy method passes the validator, a real lab serves the route with the fields
+its declaration derives, a campaign runs it through the evaluator's own commands (every page
+verified), the audit passes, and the verifier catches a tampered page.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from evaluator.campaign.client import LabClient, LabError
+from evaluator.inputs import load_frozen
+from evaluator.verification.verify import Checker
+from protocols.schema import validate_protocol
+from protocols.routes import ROUTES
+from tests.evaluation_fixtures import Inputs, cli, prepared_lab
+
+METHOD = {"route": "coord", "profile": "coord_v1", "limit": 10, "min_terms": 1}
+
+
+def toy_inputs(root: Path) -> Inputs:
+    """The outer session's generated corpus, imported and embedded under a protocol with the toy
+    method (the import binds the protocol's digest, the fixture the source's)."""
+    base = Inputs(**{name: Path(value) for name, value in json.loads(os.environ["TOY_FAMILY_INPUTS"]).items()})
+    inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
+                    root / "fixture.json", root / "generation.json")
+    protocol = json.loads(base.protocol.read_text())
+    protocol["protocol_version"] = "synthetic-test-coord"
+    protocol["methods"] = {"lexical": protocol["methods"]["lexical"], "coord": METHOD}
+    protocol["ranking_profiles"] = {"bm25_v1": protocol["ranking_profiles"]["bm25_v1"], **ROUTES["coord"].profiles}
+    protocol["evaluation"]["primary_contrast"] = {"candidate": "coord", "baseline": "lexical",
+                                                  "label": "coordination-level matching minus BM25"}
+    validate_protocol(protocol)  # the route, its family and its fields are known to the validator (step 1)
+    inputs.protocol.write_text(json.dumps(protocol, indent=2))
+    cli("import_musique_graph.py", "--protocol", inputs.protocol, "--source-dir", base.root / "synthetic",
+        "--output", inputs.source, "--relations", inputs.relations)
+    cli("build_embedding_fixture.py", "--source", inputs.source, "--output", inputs.fixture,
+        "--measurements", inputs.generation)
+    return inputs
+
+
+def test_the_toy_family_runs_a_verified_campaign(tmp_path):
+    inputs = toy_inputs(tmp_path)
+    prepared = prepared_lab(inputs, tmp_path / "lab")
+    plan, report_path = tmp_path / "plan.json", tmp_path / "report.json"
+    try:
+        # the lab accepts exactly the fields the route declares (steps 1 and 3)
+        with LabClient(prepared.lab.access) as client:
+            with pytest.raises(LabError) as missing:
+                client.search("coord", {"profile": "coord_v1", "query": "river", "limit": 3})
+            with pytest.raises(LabError) as unknown:
+                client.search("coord", {**METHOD, "query": "river", "seed": "lexical"})
+        prepared.evaluate(plan, report_path)
+    finally:
+        assert prepared.lab.stop() == 0
+    assert (missing.value.status, missing.value.code) == (422, "missing_field") and "min_terms" in missing.value.message
+    assert (unknown.value.status, unknown.value.code) == (422, "unknown_field") and "seed" in unknown.value.message
+
+    report = json.loads(report_path.read_text())
+    assert report["status"] == "complete"  # every page of both methods passed its verification
+    rows = [row for row in report["rows"] if row["method"] == "coord"]
+    assert rows and all(row["page"]["method"] == "coord" for row in rows)
+    assert sum(len(row["records"]) for row in rows) > 0
+
+    audit = cli("audit_graph_evaluation.py", "--report", report_path, "--fixture", inputs.fixture, "--relations",
+                inputs.relations, "--protocol", inputs.protocol, "--generation", inputs.generation, "--state",
+                prepared.state, "--plan", plan)
+    assert "all checks hold" in audit.stdout
+
+    # the verifier (step 4) recomputes the page: a changed score or order is caught
+    frozen = load_frozen(inputs.protocol, inputs.fixture, inputs.relations)
+    checker = Checker(frozen, report["state"])
+    row = next(row for row in rows if len(row["records"]) >= 2)
+    query = frozen.queries[row["query_id"]]
+    assert checker.check_page(query, "coord", row["page"], None) == []
+    raised = copy.deepcopy(row["page"])
+    raised["hits"][0]["score"] += 1.0
+    assert {(f.field, f.rank) for f in checker.check_page(query, "coord", raised, None)} >= {("score", 1)}
+    swapped = copy.deepcopy(row["page"])
+    swapped["hits"][:2] = [{**swapped["hits"][1], "rank": 1}, {**swapped["hits"][0], "rank": 2}]
+    assert "id" in {f.field for f in checker.check_page(query, "coord", swapped, None)}
