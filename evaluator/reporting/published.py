@@ -24,7 +24,7 @@ def public_block(protocol: Mapping) -> dict | None:
 
 def _cohort_label(published: Mapping, name: str) -> str:
     if name == published["cohort"]:
-        return "this cohort's twin's original" if published["relation"] == "twin" else "this cohort"
+        return "the cohort this one twins" if published["relation"] == "twin" else "this cohort"
     return f"another corpus: {published['cohorts'][name]['files']}"
 
 
