@@ -48,6 +48,8 @@ def plan(with_100k: bool, sample_present: bool, with_1m: bool = False) -> list[t
         ("retrieval", retrieval, False),
         ("ann", ["ann", "--sizes", "10000" + (",100000" if with_100k else "")], False),
         ("kill_restart", ["kill-restart", "--kills", "3"], False),
+        # the real 6,119-passage corpus of HippoRAG's 2Wiki cohort, beside the sample in ../shared/data
+        ("corpus_scale", ["corpus-scale"], True),
     ]
     if with_1m:  # bench-only: vectors generated directly, clustered distribution, 100 queries
         steps.append(("ann_1m", ["ann", "--sizes", "1000000", "--distributions", "clustered",
@@ -118,6 +120,12 @@ def summary(results: dict[str, dict | None]) -> list[str]:
         row(f"{label}: ANN / exact p50", run["ann_over_exact"], "", None)
         row(f"{label}: build", run["build_s"], "s", None)
         row(f"{label}: HNSW memory", run["ann_index_mib"], "MiB", None)
+    scale = results.get("corpus_scale")
+    for stage in ("import", "graph_build", "embedding", "indexes", "hnsw"):
+        figure = (scale or {}).get(stage)
+        row(f"HippoRAG 2Wiki corpus ({scale['passages']:,} passages): {stage.replace('_', ' ')} per second"
+            if scale else f"HippoRAG 2Wiki corpus: {stage.replace('_', ' ')} per second",
+            figure and figure["per_second"], "", None)
     kills = results.get("kill_restart")
     rows.append(f"| kill/restart, {kills['kills'] if kills else 3} kills | "
                 f"{'not run' if kills is None else ('PASS' if kills['ok'] else 'FAIL')} | no loss | "

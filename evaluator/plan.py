@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from protocols.artifacts import warmup_split
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import save
@@ -33,10 +34,11 @@ def seeded_jobs(query_ids: list[str], methods: list[str], repetitions: int, seed
     return [ordered[int(i)] for i in permutation]
 
 
-def smallest_query(queries: list[dict]) -> dict:
-    """The warm-up query: fewest characters, ties by id."""
+def smallest_query(queries: list[dict], split: str = "development") -> dict:
+    """The warm-up query: fewest characters, ties by id, of the protocol's warm-up split (its
+    development split, or for a test-only cohort the corpus warm-up query: docs/hipporag.md)."""
     if not queries:
-        raise RefusedInput("no development query to warm up with")
+        raise RefusedInput(f"no {split} query to warm up with")
     return min(queries, key=lambda q: (len(q["question"]), q["id"]))
 
 
@@ -50,7 +52,7 @@ def build_plan(frozen, state_digest: str, identity: dict, scope: str, fence: dic
     query_ids = [q["id"] for q in frozen.split_queries(split)]
     methods = sorted(protocol["methods"])
     seed = protocol["protocol_seed"]
-    warmup = smallest_query(frozen.split_queries("development"))
+    warmup = smallest_query(frozen.split_queries(warmup_split(protocol)), warmup_split(protocol))
     return {
         "format": PLAN_FORMAT,
         "protocol_version": protocol["protocol_version"],

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from importer.formats import RowReader, reader_for
+from importer.passages import Passages, check_gold, read_corpus, require_array
 from importer.reading import PinnedFile, pinned_files, stream_rows, verify_hash
 from protocols.selection import ALL, select_rows
 from importer.source import build_source
@@ -40,7 +41,9 @@ def import_source(
     """Import the source files pinned by a protocol into source.json and relations.json.
 
     The protocol's `row_format` (absent: MuSiQue) says how the files' rows read
-    (importer.formats); everything else is the same for every dataset.
+    (importer.formats); everything else is the same for every dataset. A HippoRAG-layout format
+    reads its documents from the pinned corpus file and matches every selected question's gold in
+    it (importer/passages.py) before anything is built.
 
     The graph builder is its own stage (builders/), passed in rather than imported so the importer
     depends on protocols only (docs/design.md §2); it maps (source, source digest) to the relations value.
@@ -56,8 +59,19 @@ def import_source(
     for pinned in files.values():
         log(f"hashing {pinned.path} ({_size(pinned.path)})")
         verify_hash(pinned)
+    passages, corpus_record = None, None
+    corpus_role = reader.row_format.corpus_role
+    if corpus_role is not None:
+        for role, pinned in files.items():
+            require_array(pinned, "corpus" if role == corpus_role else "question")
+        log(f"reading the passages of {files[corpus_role].path}")
+        passages = read_corpus(files[corpus_role], reader.row_format.document_prefix)
     selected, file_rows = select_cohort(protocol, files, reader, log)
-    source = build_source(protocol, file_rows, selected, reader)
+    if passages is not None:
+        questions = ", ".join(str(files[role].path) for role in files if role != corpus_role)
+        corpus_record = check_gold(passages, selected, reader, questions)
+        file_rows = {**file_rows, corpus_role: passages.entries}
+    source = build_source(protocol, file_rows, selected, reader, passages, corpus_record)
     source_digest = digest(source)
     log(f"building the graph over {source['counts']['documents']} documents")
     graph = graph_builder(source, source_digest)
@@ -168,7 +182,7 @@ def _row_counts_of_unused_files(
     """Row counts of pinned files no split draws from (hashed, but counted only for provenance)."""
     counts = {}
     for role, pinned in files.items():
-        if role not in read:
+        if role not in read and role != reader.row_format.corpus_role:  # the corpus is counted as read
             log(f"counting the rows of {pinned.path} (no split draws from it)")
             counts[role] = sum(1 for _ in _rows(pinned, reader))
     return counts

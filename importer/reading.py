@@ -34,30 +34,42 @@ class SourceFileError(RefusedInput):
 
 @dataclass(frozen=True)
 class PinnedFile:
-    """A source file as the protocol pins it: its role (train/dev), name and raw SHA-256."""
+    """A source file as the protocol pins it: its role (train/dev, questions/corpus), name, raw
+    SHA-256 and, when the protocol states it, its size in bytes."""
 
     role: str
     name: str
     sha256: str
     path: Path
+    size: int | None = None
 
 
 def pinned_files(protocol: dict, source_dir: str | Path) -> dict[str, PinnedFile]:
     """The protocol's source files resolved in `source_dir` (names come only from the protocol)."""
     source_dir = Path(source_dir)
     return {
-        role: PinnedFile(role, entry["name"], entry["sha256"], source_dir / entry["name"])
+        role: PinnedFile(role, entry["name"], entry["sha256"], source_dir / entry["name"], entry.get("bytes"))
         for role, entry in protocol["source_files"].items()
     }
 
 
 def verify_hash(pinned: PinnedFile) -> None:
-    """Refuse a missing file or one whose raw SHA-256 differs from the protocol's."""
+    """Refuse a missing file or one whose raw SHA-256 (or pinned size) differs from the protocol's.
+
+    Nothing of the file is parsed before this passes: another file under the pinned name is
+    refused by its bytes, whatever its rows would say."""
     if not pinned.path.is_file():
-        raise SourceFileError(f"source file {pinned.role} not found: {pinned.path}")
+        raise SourceFileError(f"source file {pinned.role} not found: {pinned.path}"
+                              + (f" (the protocol pins {pinned.size:,} bytes, sha256 {pinned.sha256})"
+                                 if pinned.size is not None else ""))
     actual = sha256_file(pinned.path)
-    if actual != pinned.sha256:
+    size = pinned.path.stat().st_size
+    if actual != pinned.sha256 or (pinned.size is not None and size != pinned.size):
+        pins = f"{pinned.size:,} bytes, sha256 {pinned.sha256}" if pinned.size is not None else pinned.sha256
         raise SourceFileError(
+            f"source file {pinned.path} has {size:,} bytes and sha256 {actual}; the protocol pins {pins}: "
+            f"not the pinned file, refused before reading a row"
+            if pinned.size is not None else
             f"source file {pinned.path} has sha256 {actual}, the protocol pins {pinned.sha256}"
         )
 
@@ -90,7 +102,7 @@ def stream_rows(pinned: PinnedFile) -> Iterator[tuple[str, Any]]:
     1-based row of the array. Refuses at the end if the bytes read differ from the pin."""
     with open(pinned.path, "rb") as handle:
         reader = _HashingReader(handle)
-        first = _first_byte(pinned.path)
+        first = first_byte(pinned.path)
         if first == b"[":
             yield from _array_rows(reader, pinned.path)
         elif first in (b"{", b""):
@@ -104,7 +116,8 @@ def stream_rows(pinned: PinnedFile) -> Iterator[tuple[str, Any]]:
         raise SourceFileError(f"source file {pinned.path} changed while it was read (sha256 {actual})")
 
 
-def _first_byte(path: Path) -> bytes:
+def first_byte(path: Path) -> bytes:
+    """The first byte of a file that is not JSON whitespace (b"" for a blank file)."""
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 16):
             stripped = chunk.lstrip(WHITESPACE)

@@ -7,7 +7,9 @@ from typing import Any
 
 from importer.corpus import make_queries, union_corpus
 from importer.formats.base import RowReader
-from protocols.artifacts import SOURCE_FORMAT, source_counts, validate_source
+from importer.passages import Passages
+from protocols.artifacts import (SOURCE_FORMAT, WARMUP_CORPUS, query_splits, source_counts, validate_source,
+                                 warmup_query)
 from protocols.canonical import digest
 
 
@@ -16,6 +18,8 @@ def build_source(
     file_rows: Mapping[str, int],
     selected: Mapping[str, list[Mapping[str, Any]]],
     reader: RowReader,
+    passages: Passages | None = None,
+    corpus_record: Mapping[str, int] | None = None,
 ) -> dict:
     """The validated source.json value.
 
@@ -23,11 +27,20 @@ def build_source(
     protocol's selection order) to its chosen full rows sorted by id. The dataset's name, licence
     and attribution come from the protocol; `row_format` is copied when the protocol names one
     (absent, as in the frozen MuSiQue protocols, it means MuSiQue, and the bytes stay as before).
+    `passages` (the HippoRAG layout) are the documents instead of the rows' paragraphs, and
+    `corpus_record` what matching the gold in them found. Under the corpus warm-up rule the one
+    warm-up query (protocols.artifacts.warmup_query) follows the selected queries.
     """
     selection = protocol["selection"]
     order = list(selection["order"])
-    documents = union_corpus((row for split in order for row in selected[split]), reader)
-    queries = make_queries({split: selected[split] for split in order}, reader)
+    if passages is None:
+        documents = union_corpus((row for split in order for row in selected[split]), reader)
+        queries = make_queries({split: selected[split] for split in order}, reader)
+    else:
+        documents = passages.documents
+        queries = make_queries({split: selected[split] for split in order}, reader, passages.document_id_for(reader))
+    if protocol["evaluation"]["warmup"] == WARMUP_CORPUS:
+        queries = sorted(queries + [warmup_query(documents)], key=lambda q: (q["split"], q["id"]))
     source = {
         "format": SOURCE_FORMAT,
         "protocol": {"version": protocol["protocol_version"], "digest": digest(protocol)},
@@ -43,11 +56,11 @@ def build_source(
             "splits": selection["splits"],
             "selected_ids": {split: [row_id(row, reader) for row in selected[split]] for split in order},
         },
-        "corpus_policy": dict(reader.corpus_policy),
+        "corpus_policy": {**reader.corpus_policy, **(corpus_record or {})},
         "judgment_policy": dict(reader.judgment_policy),
         "documents": documents,
         "queries": queries,
-        "counts": source_counts(len(documents), queries, order),
+        "counts": source_counts(len(documents), queries, query_splits(order, queries)),
     }
     if "row_format" in protocol:
         source["row_format"] = protocol["row_format"]

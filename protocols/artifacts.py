@@ -6,7 +6,7 @@ orders, references), so any stage that reads one can trust it without re-derivin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from protocols.canonical import digest
@@ -38,6 +38,9 @@ class RowFormat:
     categories: tuple[str, ...]
     by_type: bool  # stratum = category = the row's type (else MuSiQue's hop from the id)
     selection_version: str  # the name of the selection rule (docs/design.md §4 and §4.1: one ordering)
+    # the HippoRAG layout (docs/hipporag.md): a question file plus one passage corpus shared by every
+    # question, pinned under this source_files role; None: the corpus is the union of the rows' paragraphs
+    corpus_role: str | None = None
 
     def query_stratum(self, query: dict) -> str:
         return query["category"] if self.by_type else str(query["hop"])
@@ -55,6 +58,15 @@ ROW_FORMATS = {
         ("bridge_comparison", "comparison", "compositional", "inference"), by_type=True,
         selection_version="identifier_type_strata_v1"),
 }
+# The HippoRAG layout (docs/hipporag.md): the same row formats in a question file (one JSON array),
+# with the documents read from a separate corpus file; ids keep each dataset's prefix, so a passage
+# gets the id it has when the same paragraph is imported from the official rows.
+CORPUS_ROLE = "corpus"
+QUESTIONS_ROLE = "questions"
+HIPPORAG_FORMATS = {"hipporag_musique_v1": "musique_v1", "hipporag_2wikimultihopqa_v1": "2wikimultihopqa_v1",
+                    "hipporag_hotpotqa_v1": "hotpotqa_distractor_v1"}
+for _name, _rows in HIPPORAG_FORMATS.items():
+    ROW_FORMATS[_name] = replace(ROW_FORMATS[_rows], name=_name, corpus_role=CORPUS_ROLE)
 # A protocol or source.json without `row_format` predates the field: its rows are MuSiQue's. The
 # frozen MuSiQue protocols stay byte-identical, so the default is part of the contract.
 DEFAULT_ROW_FORMAT = "musique_v1"
@@ -100,6 +112,35 @@ def document_text(title: str, paragraph_text: str) -> str:
     return title + "\n" + paragraph_text
 
 
+# Warm-up rules (`evaluation.warmup`): what each method runs once, validated and never measured,
+# before a campaign's first measured job (docs/hipporag.md, "Warm-up without a development split").
+WARMUP_DEVELOPMENT = "smallest_development_query_once_per_method"
+# A test-only cohort has no development query: the warm-up query is built from the corpus instead,
+# outside the measured cohort, by one fixed rule (`warmup_query`).
+WARMUP_CORPUS = "corpus_first_title_once_per_method"
+WARMUP_RULES = (WARMUP_DEVELOPMENT, WARMUP_CORPUS)
+WARMUP_SPLIT = "warmup"  # the split of that one query in source.json; never a selection split
+WARMUP_QUERY_ID = "warmup"
+
+
+def warmup_split(protocol: dict) -> str:
+    """The split whose smallest query warms each method up."""
+    return WARMUP_SPLIT if protocol["evaluation"]["warmup"] == WARMUP_CORPUS else "development"
+
+
+def warmup_query(documents: list[dict]) -> dict:
+    """The corpus warm-up query: the title of the first document (in id order) whose title is not
+    blank, asked as a question and judged by that document alone. It is no question of the cohort,
+    so warming up touches no measured query; it depends on the corpus only, so two imports of one
+    corpus warm up alike."""
+    for doc in documents:
+        if doc["title"].strip():
+            return {"id": WARMUP_QUERY_ID, "split": WARMUP_SPLIT, "hop": 1, "category": WARMUP_SPLIT,
+                    "question": doc["title"], "answer": "", "answer_aliases": [],
+                    "judgments": {doc["id"]: 1}, "evidence_chain": [doc["id"]]}
+    raise SourceError("no document has a title to warm up with (warm-up rule " + WARMUP_CORPUS + ")")
+
+
 SOURCE_KEYS = ("format", "protocol", "dataset", "source_files", "selection", "corpus_policy",
                "judgment_policy", "documents", "queries", "counts")
 DOCUMENT_KEYS = ("id", "title", "paragraph_text", "text")
@@ -132,7 +173,8 @@ def validate_source(value: Any) -> dict:
     if judgment["judgments_complete"] is not False:
         f.fail("judgment_policy.judgments_complete", "must be false (only supporting paragraphs are judged)")
     documents = _check_documents(f, value["documents"], row_format)
-    queries = _check_queries(f, value["queries"], set(documents), selection, judgment["grade"], row_format)
+    queries = _check_queries(f, value["queries"], set(documents), selection, judgment["grade"], row_format,
+                             value["documents"])
     _check_counts(f, value["counts"], len(documents), queries, selection, row_format)
     return value
 
@@ -203,7 +245,7 @@ def _check_documents(f: Fields, documents: Any, row_format: RowFormat) -> list[s
 
 
 def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict, grade: int,
-                   row_format: RowFormat) -> list[dict]:
+                   row_format: RowFormat, document_list: list[dict]) -> list[dict]:
     f.array(queries, "queries")
     splits = selection["splits"]
     seen_ids: set[str] = set()
@@ -214,7 +256,11 @@ def _check_queries(f: Fields, queries: Any, documents: set[str], selection: dict
         if qid in seen_ids:
             f.fail(join(path, "id"), f"duplicate query id {qid!r}")
         seen_ids.add(qid)
-        f.string(query["split"], join(path, "split"), allowed=sorted(splits))
+        f.string(query["split"], join(path, "split"), allowed=sorted(splits) + [WARMUP_SPLIT])
+        if query["split"] == WARMUP_SPLIT:  # outside every selection split: exactly the rule's query
+            if query != warmup_query(document_list):
+                f.fail(path, f"a {WARMUP_SPLIT!r} query must be the corpus warm-up query ({WARMUP_CORPUS})")
+            continue
         if not row_format.by_type:
             _check_musique_strata(f, query, path)
         f.string(query["question"], join(path, "question"))
@@ -271,7 +317,7 @@ def _check_typed_strata(f: Fields, query: dict, path: str, row_format: RowFormat
 def _check_counts(f: Fields, counts: Any, n_documents: int, queries: list[dict], selection: dict,
                   row_format: RowFormat) -> None:
     f.obj(counts, "counts", ("documents", "queries", "categories"))
-    expected = source_counts(n_documents, queries, selection["order"])
+    expected = source_counts(n_documents, queries, query_splits(selection["order"], queries))
     for key in ("documents", "queries", "categories"):
         if counts[key] != expected[key]:
             f.fail(join("counts", key), f"expected {expected[key]}, got {counts[key]}")
@@ -284,6 +330,11 @@ def _check_counts(f: Fields, counts: Any, n_documents: int, queries: list[dict],
             if have != wanted:
                 f.fail(join(join(join("selection.splits", name), "counts"), stratum),
                        f"{wanted} queries requested, source holds {have}")
+
+
+def query_splits(order: list[str], queries: list[dict]) -> list[str]:
+    """The splits source.json counts: the selection's, then the warm-up split when it holds a query."""
+    return list(order) + ([WARMUP_SPLIT] if any(q["split"] == WARMUP_SPLIT for q in queries) else [])
 
 
 def source_counts(n_documents: int, queries: list[dict], splits: list[str]) -> dict:

@@ -16,6 +16,7 @@ from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.errors import CheckFailed, RefusedInput
 from protocols.files import refuse_existing, save
+from protocols.new import TEMPLATES, new_protocol
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
 from protocols.schema import load_protocol, validate_protocol
 
@@ -158,6 +159,48 @@ def _derive(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------- new
+
+
+def _new_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", type=Path, required=True,
+                        help="the question file (a JSON array, or JSON lines for musique_v1)")
+    parser.add_argument("--corpus", type=Path,
+                        help="the passage corpus file, a JSON array of {title, text} (the hipporag_* layouts only; "
+                             "in the question file's folder)")
+    parser.add_argument("--layout", required=True, choices=sorted(TEMPLATES),
+                        help="the row format of the question file; hipporag_* adds a separate corpus file")
+    parser.add_argument("--test", required=True,
+                        help="the test split: 'all' (every question) or counts per stratum, e.g. 2=40,3=30,4=30 "
+                             "(MuSiQue hops) or bridge=50,comparison=22 (HotpotQA types)")
+    parser.add_argument("--development",
+                        help="counts of a development split drawn from the same file after the test split "
+                             "(absent: the cohort is test-only and warms up on the corpus warm-up query)")
+    parser.add_argument("--output", type=Path, required=True, help="the protocol file to write (refused if it exists)")
+    parser.add_argument("--version", help="protocol_version (default: the output file's name without .json)")
+    parser.add_argument("--title", help="the protocol's title (default: names the files and the layout)")
+    parser.add_argument("--dataset-name", help="the dataset's name (default: the question file's name)")
+    parser.add_argument("--license", default="not stated", help="the dataset's licence")
+    parser.add_argument("--attribution", default="not stated", help="whom to credit for the data")
+
+
+def _new(args: argparse.Namespace) -> int:
+    refuse_existing(args.output)
+    protocol = new_protocol(
+        questions=args.questions, corpus=args.corpus, layout=args.layout, test=args.test,
+        development=args.development, version=args.version or args.output.stem, title=args.title,
+        dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
+                 "attribution": args.attribution})
+    save(args.output, protocol)
+    for role, entry in protocol["source_files"].items():
+        print(f"pinned {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
+    splits = protocol["selection"]["splits"]
+    print("splits: " + "; ".join(f"{name} {split['counts']}" for name, split in splits.items())
+          + ("" if "development" in splits else " (test-only: warm-up on the corpus warm-up query)"))
+    print(f"wrote {args.output}")
+    return 0
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("protocol", "declared protocols and suites: their lineage, their byte-for-byte check, new versions",
             description=("Every committed protocol and suite is declared once in protocols/registry.py: its file,\n"
@@ -180,6 +223,16 @@ COMMANDS: tuple[Command, ...] = (
                                      "cohort whose files have other hashes): each file's digest is computed\n"
                                      "here, and every contrast's methods and metric are checked in it."),
                         configure=_suite_configure, run=_suite),
+                Command("new", "write a frozen protocol for your own question (and corpus) files",
+                        description=("Write a frozen protocol for your own files: the question file (and, for the\n"
+                                     "HippoRAG layout, the passage corpus) pinned by SHA-256 and size, computed\n"
+                                     "here; the methods and evaluation of the layout's v3 sample protocol; the test\n"
+                                     "split 'all' or counts per stratum, a development split only when asked.\n"
+                                     "Example (docs/own-data.md):\n"
+                                     "  lab protocol new --questions data/musique_train.json --corpus\n"
+                                     "      data/musique_train_corpus.json --layout hipporag_musique_v1 --test all\n"
+                                     "      --output mine-v1.json"),
+                        configure=_new_configure, run=_new),
                 Command("derive", "apply a declared protocol's step to another protocol file",
                         description=("Apply the step that makes a declared protocol to another parent (a test\n"
                                      "cohort, a twin): `lab protocol derive graph-multihop-protocol-v2\n"

@@ -21,12 +21,13 @@ from protocols.derivations.dataset_pin import DatasetPin, SamplePin
 from protocols.derivations.design_cohort import DesignCohort
 from protocols.derivations.embedding_twin import EmbeddingTwin
 from protocols.derivations.full_cohort import FullCohort
+from protocols.derivations.layout_pin import LayoutPin
 from protocols.derivations.method_family import AddMethodFamily
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.errors import CheckFailed
 
-Step = Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin
+Step = Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin | LayoutPin
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,83 @@ SUITE_GRAPH_V3 = SuitePin(  # frozen before any test campaign ran under it (docs
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+# ------------------------------------------------------------------------------------- HippoRAG cohorts
+# The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
+# file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
+# pointers; the 2Wiki corpus is also the real file in ../shared, tests/test_hipporag.py). Each keeps
+# its dataset's v3 sample protocol: the eight v1 methods, graph_walk and suite-graph-v3's primary
+# contrast. All three are test-only and committed before anyone ran them.
+
+HIPPORAG = ("Cohort and corpus files: Bernal Jiménez Gutiérrez, Yiheng Shu, Yu Gu, Michihiro Yasunaga and Yu Su. "
+            "HippoRAG: Neurobiologically Inspired Long-Term Memory for Large Language Models. NeurIPS 2024. "
+            "github.com/OSU-NLP-Group/HippoRAG (MIT licence)")
+
+
+def _cohort(name: str, title: str, row_format: str, files: tuple, data: dict) -> LayoutPin:
+    (questions, q_bytes, q_sha), (corpus, c_bytes, c_sha) = files
+    return LayoutPin(
+        title=title, row_format=row_format,
+        dataset={**data, "attribution": f"{data['attribution']}. {HIPPORAG}"},
+        files={"questions": {"name": questions, "sha256": q_sha, "bytes": q_bytes},
+               "corpus": {"name": corpus, "sha256": c_sha, "bytes": c_bytes}},
+        published_cohort={"name": name, "relation": "cohort"})
+
+
+MUSIQUE_DATASET = {"name": "MuSiQue-Ans v1.0", "license": "CC BY 4.0",
+                   "attribution": "Harsh Trivedi, Niranjan Balasubramanian, Tushar Khot and Ashish Sabharwal. MuSiQue: "
+                                  "Multihop Questions via Single-hop Question Composition. TACL 2022"}
+
+HIPPORAG_MUSIQUE = _cohort(
+    "hipporag-musique-1000",
+    "Graph-assisted multi-hop retrieval on HippoRAG's 1,000-question MuSiQue cohort "
+    "(musique.json, corpus musique_corpus.json: 11,656 passages)", "hipporag_musique_v1",
+    (("musique.json", 12_543_629, "98ed4e21d3076532f6388d42320fb809599c63a0d8dffca8ece5e41922be6b46"),
+     ("musique_corpus.json", 6_239_261, "73157a03ce3f0b1a5673dd5dc12bb970c24976dbffc688af9eecdd758c97ffcb")),
+    MUSIQUE_DATASET)
+
+HIPPORAG_TWOWIKI = _cohort(
+    "hipporag-2wikimultihopqa-1000",
+    "Graph-assisted multi-hop retrieval on HippoRAG's 1,000-question 2WikiMultihopQA cohort "
+    "(2wikimultihopqa.json, corpus 2wikimultihopqa_corpus.json: 6,119 passages)", "hipporag_2wikimultihopqa_v1",
+    (("2wikimultihopqa.json", 6_505_789, "895cba294064df0c3302c76847b1fc08d99b5619f7663dfaa3b65cd780f1cac4"),
+     ("2wikimultihopqa_corpus.json", 3_083_943, "9d6e352952aafb18dab22bf8195039461321a44a949df902ae83bce134ad238a")),
+    {"name": "2WikiMultihopQA", "license": "Apache-2.0",
+     "attribution": "Xanh Ho, Anh-Khoa Duong Nguyen, Saku Sugawara and Akiko Aizawa. Constructing A Multi-hop QA "
+                    "Dataset for Comprehensive Evaluation of Reasoning Steps. COLING 2020"})
+
+HIPPORAG_HOTPOTQA = _cohort(
+    "hipporag-hotpotqa-1000",
+    "Graph-assisted multi-hop retrieval on HippoRAG 2's 1,000-question HotpotQA cohort "
+    "(hotpotqa.json, corpus hotpotqa_corpus.json: 9,811 passages)", "hipporag_hotpotqa_v1",
+    (("hotpotqa.json", 8_183_058, "3ad9c0bcbf93f41d7004ca6007049c904d2605046b314a2f7ecfb379c64cba6d"),
+     ("hotpotqa_corpus.json", 6_414_109, "9333647b922382776cd2cb02893b390d77984df85a91bfa8be411284978aca7d")),
+    {"name": "HotpotQA, distractor setting", "license": "CC BY-SA 4.0",
+     "attribution": "Zhilin Yang, Peng Qi, Saizheng Zhang, Yoshua Bengio, William W. Cohen, Ruslan Salakhutdinov "
+                    "and Christopher D. Manning. HotpotQA: A Dataset for Diverse, Explainable Multi-hop Question "
+                    "Answering. EMNLP 2018"})
+
+HIPPORAG_MUSIQUE_SAMPLE = LayoutPin(  # the shared sample: HippoRAG's own layout of musique-sample's 100 train rows
+    title="Graph-assisted multi-hop retrieval on the HippoRAG-layout MuSiQue sample "
+          "(shared/data/hipporag-musique-sample: 100 train questions, 1,890 passages)",
+    row_format="hipporag_musique_v1",
+    dataset={**MUSIQUE_DATASET, "attribution": f"{MUSIQUE_DATASET['attribution']}. Files musique_train.json and "
+                                               f"musique_train_corpus.json, branch legacy. {HIPPORAG}"},
+    files={"questions": {"name": "musique_train.json"}, "corpus": {"name": "musique_train_corpus.json"}},
+    sample="hipporag-musique-sample",
+    test_only=("No development split: the 100 questions are the MuSiQue sample's development rows (the same rows "
+               "as musique-sample's train file), all measured here to test the layout, not a method. Each "
+               "method warms up once on the corpus warm-up query (evaluation.warmup), which is no question of "
+               "the cohort."))
+
+SUITE_HIPPORAG = SuitePin(  # frozen before any campaign ran under it
+    title="HippoRAG's three 1,000-question cohorts (MuSiQue, 2WikiMultihopQA, HotpotQA), v3 methods: does the "
+          "seeded walk (graph_walk) beat weighted_rrf_v2 on nDCG@10 across the field's standard cohorts?",
+    datasets=(("musique", "hipporag-musique-v1.json"), ("2wikimultihopqa", "hipporag-2wikimultihopqa-v1.json"),
+              ("hotpotqa", "hipporag-hotpotqa-v1.json")),
+    primary_contrast=SUITE_GRAPH_V3.primary_contrast,
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- the lineage
 
 DECLARED: tuple[Declared, ...] = (
@@ -233,6 +311,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("design/2wikimultihopqa-design-v3.json", "2wikimultihopqa-sample-v1", DESIGN_COHORT),
     Declared("suite-samples-v1.json", None, SUITE_SAMPLES),
     Declared("suite-graph-v3.json", None, SUITE_GRAPH_V3),
+    Declared("hipporag-musique-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE),
+    Declared("hipporag-2wikimultihopqa-v1.json", "2wikimultihopqa-sample-v3", HIPPORAG_TWOWIKI),
+    Declared("hipporag-hotpotqa-v1.json", "hotpotqa-sample-v3", HIPPORAG_HOTPOTQA),
+    Declared("hipporag-musique-sample-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE_SAMPLE),
+    Declared("suite-hipporag-v1.json", None, SUITE_HIPPORAG),
 )
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from protocols.artifacts import (
     ALL_ROWS,
     HOP_KEYS,
+    WARMUP_DEVELOPMENT,
+    WARMUP_RULES,
     RowFormat,
     check_dataset,
     check_row_format,
@@ -27,6 +29,9 @@ from protocols.errors import RefusedInput
 from protocols.fields import Fields, join
 from protocols.files import load_validated
 from protocols.routes import FAMILIES, ROUTES, check_expansion
+from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
+
+TEST_ONLY = "test_only"
 
 
 class ProtocolError(RefusedInput):
@@ -39,7 +44,9 @@ RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_befor
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
 # `row_format` is optional: absent means MuSiQue (the frozen MuSiQue protocols predate it).
-OPTIONAL_TOP_KEYS = ("row_format", EMBEDDING_SPACE)
+# `test_only` states that a cohort has no development split (docs/hipporag.md); `published_cohort`
+# names the published cohort a protocol is, or is a twin of (protocols/published.py).
+OPTIONAL_TOP_KEYS = ("row_format", EMBEDDING_SPACE, TEST_ONLY, PUBLISHED_COHORT)
 
 
 def load_protocol(path: str | Path) -> dict:
@@ -57,6 +64,7 @@ def validate_protocol(value: Any) -> dict:
     check_dataset(f, value["dataset"])
     _check_source_files(f, value["source_files"])
     _check_selection(f, value["selection"], value["source_files"], row_format)
+    _check_layout(f, value, row_format)
     f.integer(value["protocol_seed"], "protocol_seed", minimum=0)
     builder = f.obj(value["graph_builder"], "graph_builder", ("method",))
     f.string(builder["method"], "graph_builder.method", allowed=GRAPH_BUILDERS)
@@ -65,19 +73,40 @@ def validate_protocol(value: Any) -> dict:
     _check_evaluation(f, value["evaluation"], methods, value["selection"]["splits"])
     if EMBEDDING_SPACE in value:  # optional: a protocol that pins the encoder (protocols/embedding_space.py)
         check_embedding_space(f, value[EMBEDDING_SPACE])
+    if PUBLISHED_COHORT in value:
+        check_published_cohort(f, value[PUBLISHED_COHORT])
     return value
+
+
+def _check_layout(f: Fields, value: dict, row_format: RowFormat) -> None:
+    """A corpus layout pins its corpus file, which no split draws from; a test-only cohort says so and
+    has no development split."""
+    splits = value["selection"]["splits"]
+    if row_format.corpus_role is not None:
+        if row_format.corpus_role not in value["source_files"]:
+            f.fail("source_files", f"row format {row_format.name} reads its documents from a "
+                                   f"{row_format.corpus_role!r} file: pin it there")
+        for name, split in splits.items():
+            if split["source"] == row_format.corpus_role:
+                f.fail(join(join("selection.splits", name), "source"), "the corpus holds passages, not questions")
+    if TEST_ONLY in value:
+        f.string(value[TEST_ONLY], TEST_ONLY)
+        if "development" in splits:
+            f.fail(TEST_ONLY, "a test-only cohort has no development split")
 
 
 def _check_source_files(f: Fields, files: Any) -> None:
     f.mapping(files, "source_files")
     for role, entry in files.items():
         path = join("source_files", role)
-        f.obj(entry, path, ("name", "sha256"))
+        f.obj(entry, path, ("name", "sha256"), optional=("bytes",))
         name = f.string(entry["name"], join(path, "name"))
         # names are looked up inside --source-dir; a path here could point anywhere
         if "/" in name or "\\" in name or name in (".", ".."):
             f.fail(join(path, "name"), f"must be a plain file name, got {name!r}")
         f.hex64(entry["sha256"], join(path, "sha256"))
+        if "bytes" in entry:  # the size, checked before the hash (importer.reading.verify_hash)
+            f.integer(entry["bytes"], join(path, "bytes"), minimum=0)
 
 
 def _check_selection(f: Fields, selection: Any, files: dict, row_format: RowFormat) -> None:
@@ -199,7 +228,10 @@ def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -
             f.fail(join("evaluation.recall_cutoffs", i), f"{cutoff} exceeds evaluation.k = {k}")
     f.ascending(cutoffs, "evaluation.recall_cutoffs", "cutoff")
     f.integer(evaluation["repetitions"], "evaluation.repetitions", minimum=1)
-    f.string(evaluation["warmup"], "evaluation.warmup")
+    warmup = f.string(evaluation["warmup"], "evaluation.warmup", allowed=WARMUP_RULES)
+    if warmup == WARMUP_DEVELOPMENT and "development" not in splits:
+        f.fail("evaluation.warmup", f"{WARMUP_DEVELOPMENT} needs a development split; a test-only cohort "
+                                    f"warms up with {WARMUP_RULES[1]}")
     f.number(evaluation["min_score"], "evaluation.min_score", low=-1.0, high=1.0)
     f.integer(evaluation["scan_limit"], "evaluation.scan_limit", minimum=1)
     bootstrap = f.obj(evaluation["bootstrap"], "evaluation.bootstrap", ("resamples", "confidence", "order"))

@@ -22,7 +22,8 @@ from protocols.suite import load_suite, pinned_protocols
 from tests.conftest import REPO, SHARED_DATA
 
 PROTOCOLS = REPO / "protocols"
-SHARED_STEPS = ("hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json", "graph-multihop-full-dev-v1.json")
+SHARED_STEPS = ("hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json", "graph-multihop-full-dev-v1.json",
+                "hipporag-musique-sample-v1.json")
 
 
 def _edited(name: str, **changes) -> tuple[registry.Declared, ...]:
@@ -105,6 +106,7 @@ def test_an_edited_derivation_parameter_fails_the_check_on_every_file_it_makes(m
     ("musique-sample-e5-v1", {"model_note": "8-bit quantized"}),
     ("design/musique-design-v3", {"title_suffix": " (design)"}),
     ("suite-samples-v1", {"seed": 1}),
+    ("hipporag-hotpotqa-v1", {"test_counts": {"bridge": 800, "comparison": 200}}),
     ("synthetic-v1", {"splits": {"test": {"source": "dev", "counts": {"2": 41, "3": 30, "4": 30}},
                                  "development": {"source": "train", "counts": {"2": 10, "3": 10, "4": 10}}}}),
 ])
@@ -128,10 +130,11 @@ def test_an_edited_root_an_edited_file_and_an_undeclared_file_fail_the_check(tmp
     assert "line " in outcomes["musique-sample-v3.json"].detail
     assert outcomes["design/musique-design-v4.json"].status == "undeclared"
     # what is derived from an edited file differs too (v2 keeps the root's title, the suite pins the
-    # v3 file's digest; the full cohort sets its own title); nothing else does
+    # v3 file's digest, the HippoRAG MuSiQue protocols keep v3's methods; the full cohort sets its own
+    # title); nothing else does
     assert {f for f, o in outcomes.items() if o.status == "differs"} == {
         "graph-multihop-protocol-v1.json", "graph-multihop-protocol-v2.json", "musique-sample-v3.json",
-        "suite-graph-v3.json"}
+        "suite-graph-v3.json", "hipporag-musique-v1.json", "hipporag-musique-sample-v1.json"}
 
 
 def test_a_new_version_is_reported_new_until_committed():

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evaluator.reporting import summary
+from evaluator.reporting.published import public_block
 from evaluator.reporting.figures import public_figures
 from evaluator.reporting.plotting import standalone
 from evaluator.reporting.seal import seal_failures
@@ -196,6 +197,8 @@ def public_report(report: Mapping) -> dict:
         "resources": {k: v for k, v in report["resources"].items() if k != "series"},
         "started_at": report["started_at"],
         "finished_at": report["finished_at"],
+        # a published cohort (or its twin): the published figures shown beside the lab's (protocols/published.py)
+        **({"published": published} if (published := public_block(protocol)) is not None else {}),
     }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.reporting import contrast_text, contrasts, html, rescue, tables
+from evaluator.reporting import contrast_text, contrasts, html, published, rescue, tables
 from evaluator.reporting.figures import CAPTIONS
 from evaluator.reporting.tables import Table, metric_label, num
 
@@ -130,7 +130,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         return [FigureRef(name, CAPTIONS[name])] if name in figures else []
 
     sections: list[Section | None] = [
-        identity(public), methods_table(public), *fig("metric_bars"), means_table(public),
+        identity(public), methods_table(public), *published.tables(public), *fig("metric_bars"), means_table(public),
         contrasts_table(public), *fig("forest"), categories_table(public), *fig("category_heatmap"),
         latency_table(public), *fig("latency"), work_table(public), *fig("work_cuts"), resources_table(public),
         *rescue.tables(public), *fig("budget_curve"),

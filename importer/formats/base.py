@@ -41,7 +41,9 @@ class RowReader:
       and what `stratum` reads;
     - `count_key(key)` maps a protocol count key ("2", "bridge") to the stratum `stratum` returns;
     - `paragraphs(row)` lists (title, paragraph_text) of every paragraph the row supplies;
-    - `query(row, split, document_id)` builds the query record, given the document id function.
+    - `query(row, split, document_id)` builds the query record, given the document id function;
+    - `corpus`, for the HippoRAG layout only, says how a row's gold is found in the corpus file
+      (importer/formats/hipporag.py); None: the documents are the rows' own paragraphs.
     """
 
     row_format: RowFormat
@@ -53,6 +55,7 @@ class RowReader:
     query: Callable[[Mapping[str, Any], str, Callable[[str, str], str]], Query]
     corpus_policy: dict
     judgment_policy: dict
+    corpus: Any = None  # importer.formats.hipporag.CorpusMatch
 
 
 def check_row_keys(row: Any, where: str, format_name: str, keys: tuple[str, ...],

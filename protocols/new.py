@@ -1,0 +1,82 @@
+"""`lab protocol new`: a frozen protocol for your own files, their hashes and sizes computed here.
+
+The protocol keeps the methods, profiles and evaluation of the template for its layout (the v3 sample
+protocol of the dataset whose row format the files use: the eight v1 methods, graph_walk and
+suite-graph-v3's primary contrast) and pins the question file (and the corpus file, for the
+HippoRAG layout) by name, SHA-256 and size. The test split is every question ("all") or counts per
+stratum; a development split, drawn from the same file after the test split, only when its counts
+are given; without one the cohort is test-only (protocols/derivations/layout_pin.py). Nothing reads
+a row here: the import checks the rows against the protocol (docs/own-data.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protocols.artifacts import ALL_ROWS, CORPUS_ROLE, QUESTIONS_ROLE, ROW_FORMATS
+from protocols.derivations.layout_pin import file_pin, layout_protocol
+from protocols.errors import RefusedInput
+from protocols.schema import load_protocol, validate_protocol
+
+PROTOCOLS_DIR = Path(__file__).resolve().parent
+# layout -> the committed protocol whose methods and evaluation a new protocol keeps
+TEMPLATES = {
+    "musique_v1": "musique-sample-v3.json",
+    "hotpotqa_distractor_v1": "hotpotqa-sample-v3.json",
+    "2wikimultihopqa_v1": "2wikimultihopqa-sample-v3.json",
+    "hipporag_musique_v1": "musique-sample-v3.json",
+    "hipporag_hotpotqa_v1": "hotpotqa-sample-v3.json",
+    "hipporag_2wikimultihopqa_v1": "2wikimultihopqa-sample-v3.json",
+}
+
+
+def parse_counts(text: str, layout: str, flag: str) -> dict | str:
+    """`all`, or `stratum=n` pairs separated by commas, one for every stratum of the layout."""
+    strata = ROW_FORMATS[layout].strata
+    if text.strip() == ALL_ROWS:
+        return ALL_ROWS
+    counts: dict[str, int] = {}
+    for part in text.split(","):
+        key, sep, value = part.strip().partition("=")
+        if not sep or key not in strata or not value.isdigit():
+            raise RefusedInput(f"{flag} {text!r}: expected 'all' or stratum=count pairs over the strata of {layout} "
+                               f"({', '.join(strata)}), e.g. {','.join(f'{s}=10' for s in strata)}")
+        counts[key] = int(value)
+    missing = [s for s in strata if s not in counts]
+    if missing:
+        raise RefusedInput(f"{flag} {text!r}: give a count for every stratum of {layout} (0 allowed); "
+                           f"missing {', '.join(missing)}")
+    return {s: counts[s] for s in strata}
+
+
+def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
+                 version: str, title: str | None = None, dataset: dict | None = None,
+                 template: Path | None = None) -> dict:
+    """The validated protocol value (nothing written)."""
+    if layout not in TEMPLATES:
+        raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
+    corpus_role = ROW_FORMATS[layout].corpus_role
+    if (corpus is None) != (corpus_role is None):
+        raise RefusedInput(f"--layout {layout} " + ("reads its passages from a corpus file: give --corpus"
+                                                    if corpus_role else "takes no --corpus: its documents are "
+                                                                        "the rows' own paragraphs"))
+    for path in (questions, corpus):
+        if path is not None and not path.is_file():
+            raise RefusedInput(f"file not found: {path}")
+    if corpus is not None and corpus.resolve().parent != questions.resolve().parent:
+        raise RefusedInput("--questions and --corpus must be in one folder: the import reads both from its "
+                           "--data-dir, by the names the protocol pins")
+    files = {QUESTIONS_ROLE: file_pin(questions)}
+    if corpus is not None:
+        files[CORPUS_ROLE] = file_pin(corpus)
+        if files[CORPUS_ROLE]["name"] == files[QUESTIONS_ROLE]["name"]:
+            raise RefusedInput("--questions and --corpus name the same file")
+    template_protocol = load_protocol(template or PROTOCOLS_DIR / TEMPLATES[layout])
+    names = " + ".join(entry["name"] for entry in files.values())
+    protocol = layout_protocol(
+        template_protocol, version,
+        title or f"Graph-assisted multi-hop retrieval on {names} ({layout})",
+        dataset or {"name": questions.name, "license": "not stated", "attribution": "not stated"},
+        layout, files, parse_counts(test, layout, "--test"),
+        parse_counts(development, layout, "--development") if development is not None else None)
+    return validate_protocol(protocol)
