@@ -1,6 +1,6 @@
 """The HippoRAG 2Wiki cohort's real corpus (6,119 passages): import, graph build, embedding, indexes.
 
-    .venv/bin/python bench/bench_corpus_scale.py [--corpus FILE] [--passages N] [--questions N] [--json PATH]
+    lab bench corpus-scale [--corpus FILE] [--passages N] [--questions N] [--json PATH]
 
 The corpus is the real file of HippoRAG's 2WikiMultihopQA cohort (../shared/data/hipporag-2wikimultihopqa-
 corpus); its question file is not on these machines, so the questions are made here from the corpus,
@@ -74,7 +74,7 @@ def stage(label: str, seconds: float, count: int, unit: str, target_rate: float 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="lab bench corpus-scale", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the corpus file (default: the real 2Wiki one)")
     parser.add_argument("--passages", type=int, help="only the first N passages (a quick check, not a figure)")
     parser.add_argument("--questions", type=int, default=1000, help="questions made from the corpus (default 1,000)")
