@@ -15,7 +15,7 @@ from tests.browser import BINARIES, find_browser, render
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import exported_runs
 
-FIGURES = ["metric_bars", "forest", "category_heatmap", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
+FIGURES = ["metric_bars", "forest", "category_heatmap", "category_bars", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
 
 
 class Page(HTMLParser):

@@ -19,7 +19,10 @@ EXPORT_DESCRIPTION = """Export a complete private report: the public report and 
 
 From --output PUBLIC.json it writes PUBLIC.json, PUBLIC.md (Markdown summary), PUBLIC.html (one
 self-contained page, tables and figures inline), PUBLIC.figures/ (the figures as files),
-PUBLIC.runs/<method>.run (TREC runs) and PUBLIC.qrels (TREC qrels); all are refused if any exists
+PUBLIC.runs/<method>.run (TREC runs), PUBLIC.qrels (TREC qrels), PUBLIC.rows.csv and .jsonl (one
+line per query and method with every metric) and PUBLIC.text/ (the dataset text an outside system
+needs: queries.tsv, queries.jsonl, the readable wins and losses, the licence; with --with-corpus
+also corpus.jsonl; kept apart from the text-free public report); all are refused if any exists
 (exit 2). Every metric and aggregate is recomputed first; a failed or inconsistent report is
 refused. Prints every path written."""
 
@@ -29,13 +32,16 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--report", "report", "private report written by evaluate")
     add_file(parser, "--fixture", "fixture", "the fixture the report was evaluated on")
     add_file(parser, "--output", "public", "public report JSON to create; the other outputs are named after it")
+    parser.add_argument("--with-corpus", action="store_true",
+                        help="also write the corpus (id, title, text) into PUBLIC.text/corpus.jsonl, for an outside "
+                             "system to index (docs/external.md)")
 
 
 def run_export(args: argparse.Namespace) -> int:
     from evaluator.reporting.export import export
 
     paths = export(resolve(args, "--report", "report"), resolve(args, "--fixture", "fixture"),
-                   resolve(args, "--output", "public"))
+                   resolve(args, "--output", "public"), with_corpus=args.with_corpus)
     for path in paths.values():
         print(path)
     return 0
