@@ -4,8 +4,9 @@ beside the code it runs: campaign/commands.py, verification/commands.py, reporti
 from __future__ import annotations
 
 from evaluator.campaign.commands import EVALUATE, PREPARE
+from evaluator.external.commands import JUDGE
 from evaluator.reporting.commands import COMPARE, EXPORT, POOL
 from evaluator.verification.commands import AUDIT
 from protocols.cli import Command
 
-COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL)
+COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL, JUDGE)
