@@ -22,7 +22,7 @@ from pathlib import Path
 
 from evaluator.reporting import summary
 from evaluator.reporting.figures import public_figures
-from evaluator.reporting import glance
+from evaluator.reporting import depth, glance
 from evaluator.reporting.glance import extra_paths, readable_files
 from evaluator.reporting.outside_inputs import text_dir, text_files
 from evaluator.reporting.plotting import standalone
@@ -160,6 +160,8 @@ def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path])
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them."""
     core = public_report(report)
     core["glance"] = glance.block(core, fixture)
+    if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
+        core["recall_curve"] = depth.recall_curve(core, fixture)
     figures = public_figures(core)
     sections = summary.public_sections(core, figures)
     heading = summary.title(core)

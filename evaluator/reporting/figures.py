@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from evaluator.reporting import contrasts, plotting
 from evaluator.reporting.category_bars import CAPTION as CATEGORY_BARS_CAPTION, category_bars
+from evaluator.reporting.depth import CAPTION as RECALL_CURVE_CAPTION, recall_figure
 from evaluator.reporting.tables import metric_label
 
 CAPTIONS = {
@@ -21,6 +22,7 @@ CAPTIONS = {
                    "and resamples).",
     "category_heatmap": "Mean of each contrast metric per query category (rows) and method (columns).",
     "category_bars": CATEGORY_BARS_CAPTION,
+    "recall_curve": RECALL_CURVE_CAPTION,
     "latency": "Latency distributions per method over every job (all repetitions): server retrieval time "
                "and client HTTP time, log scale; box = quartiles, whiskers = 5th and 95th percentiles.",
     "work_cuts": "Work and cuts per method: mean graph work counters per query, and the fraction of queries "
@@ -45,6 +47,8 @@ def public_figures(public: Mapping) -> dict[str, str]:
         "latency": latency(public),
         "work_cuts": work_cuts(public),
     }
+    if "recall_curve" in public:  # deep protocols (evaluator/reporting/depth.py)
+        drawn["recall_curve"] = recall_figure(public)
     if (public.get("rescue") or {}).get("budget_curve"):
         drawn["budget_curve"] = budget_curve(public["rescue"]["budget_curve"])
     return {name: plotting.svg(fig, name) for name, fig in drawn.items()}

@@ -132,7 +132,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
     sections: list[Section | None] = [
         glance.answer_section(public),
         identity(public), methods_table(public), *fig("metric_bars"), means_table(public),
-        contrasts_table(public), *fig("forest"), glance.wins_losses_table(public),
+        contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
         categories_table(public), *fig("category_heatmap"), *fig("category_bars"),
         latency_table(public), *fig("latency"), work_table(public), *fig("work_cuts"), resources_table(public),
         *rescue.tables(public), *fig("budget_curve"),
