@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from evaluator.campaign.commands import EVALUATE, PREPARE
 from evaluator.external.commands import JUDGE
-from evaluator.reporting.commands import COMPARE, EXPORT, POOL
+from evaluator.reporting.commands import COMPARE, EXAMPLE, EXPORT, POOL
 from evaluator.verification.commands import AUDIT
 from protocols.cli import Command
 
-COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL, JUDGE)
+COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL, JUDGE, EXAMPLE)

@@ -136,3 +136,40 @@ COMPARE = Command("compare", "compare two audited campaigns (run directories) in
                   description=COMPARE_DESCRIPTION, configure=configure_compare, run=run_compare)
 POOL = Command("pool", "pool several datasets' campaigns (run directories) under a declared suite",
                description=POOL_DESCRIPTION, configure=configure_pool, run=run_pool)
+
+
+EXAMPLE_DESCRIPTION = """Render the committed example (docs/example/, `make example`) from a run's public report, or check one.
+
+--run-dir RUN --output-dir DIR: DIR/example.json (the public report without what belongs to one run:
+timings, sizes, the lab's random id and the digests that depend on it) and what the exporter renders
+from it: public.md, public.html and public.figures/, without the latency table, latency figure and
+resources table. DIR must not exist (exit 2). --check DIR: render DIR/example.json again and compare
+every file byte for byte; exit 1 naming each that differs. docs/example/README.md says why."""
+
+
+def configure_example(parser: argparse.ArgumentParser) -> None:
+    add_run_dir(parser)
+    add_file(parser, "--public", "public", "the public report to render the example from")
+    parser.add_argument("--output-dir", type=Path, metavar="DIR", help="new directory for the example")
+    parser.add_argument("--check", type=Path, metavar="DIR", help="check an example folder instead")
+
+
+def run_example(args: argparse.Namespace) -> int:
+    from evaluator.reporting.example import differences, write_example
+    from protocols.errors import CheckFailed
+
+    if args.check is not None:
+        found = differences(args.check)
+        if found:
+            raise CheckFailed(f"example {args.check}: " + "; ".join(found))
+        print(f"example {args.check}: every file is what example.json renders")
+        return 0
+    if args.output_dir is None:
+        raise RefusedInput("give --output-dir DIR (or --check DIR)")
+    for path in write_example(resolve(args, "--public", "public"), args.output_dir):
+        print(path)
+    return 0
+
+
+EXAMPLE = Command("example", "render (or --check) the committed example of a run's public report (make example)",
+                  description=EXAMPLE_DESCRIPTION, configure=configure_example, run=run_example)
