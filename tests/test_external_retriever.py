@@ -84,3 +84,16 @@ def test_a_retriever_that_fails_is_recorded_as_failures(run, adapter, tmp_path):
     cohort = judged["campaign"]["queries"]
     assert judged["retriever"]["failures"] == cohort and judged["retriever"]["failures_by_kind"] == {"http 404": cohort}
     assert all(r["ranking"] == [] for r in judged["rows"]) and judged["input"]["missing_queries"] == cohort
+
+
+@pytest.mark.parametrize("value, message", [
+    ("bm25=http://example.org:8765/search", "only 127.0.0.1"),
+    ("bm25=http://0.0.0.0:8765/search", "only 127.0.0.1"),
+    ("just-a-name", "give NAME=URL"),
+])
+def test_lab_run_refuses_an_external_method_off_loopback_before_anything_runs(tmp_path, value, message):
+    out = tmp_path / "run"
+    ran = lab_cli("run", "--protocol", REPO / "protocols" / "synthetic-v1.json", "--run-dir", out, "--external", value,
+                  check=False)
+    assert ran.returncode == 2 and message in ran.stderr, ran.stderr
+    assert not out.exists()

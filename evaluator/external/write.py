@@ -69,8 +69,8 @@ def judge_command(run_dir: Path, name: str, output: Path, *, run: Path | None = 
 
 def rendered(judged: dict, output: Path) -> dict[Path, bytes]:
     svgs = judged_text.figures(judged)
-    rows = [{"query_id": r["query_id"], "method": judged["name"], "category": r["category"], "hop": r["hop"],
-             "retrieved": len(r["ranking"]), **r["metrics"]} for r in judged["rows"]]
+    rows = [{"query_id": r["query_id"], "method": judged["name"], "label": judged["label"], "category": r["category"],
+             "hop": r["hop"], "retrieved": len(r["ranking"]), **r["metrics"]} for r in judged["rows"]]
     return {output / "judged.json": encode(judged),
             output / "judged.md": judged_text.markdown(judged).encode("utf-8"),
             output / "judged.html": judged_text.page(judged, svgs).encode("utf-8"),
