@@ -92,6 +92,7 @@ def deep_run(tmp_path_factory):
     return run
 
 
+@pytest.mark.heavy  # a whole campaign at depth 100
 def test_a_deep_campaign_reports_deep_recall_and_the_curve(deep_run):
     public = json.loads(deep_run.public.read_text())
     fixture = json.loads(deep_run.fixture.read_text())
@@ -125,6 +126,7 @@ def test_a_deep_campaign_reports_deep_recall_and_the_curve(deep_run):
             "--protocol", deep_run.protocol, "--generation", deep_run.generation, "--public", deep_run.public)
 
 
+@pytest.mark.heavy
 def test_a_run_judged_on_a_deep_campaign_is_cut_at_its_depth(deep_run, tmp_path):
     method = json.loads(deep_run.protocol.read_text())["evaluation"]["primary_contrast"]["baseline"]
     lab_cli("judge", "--run-dir", deep_run.directory, "--run", deep_run.directory / "public.runs" / f"{method}.run",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from evaluator.reporting.example import RUN_SPECIFIC, decode, differences
 from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import exported_runs
@@ -36,6 +38,7 @@ def test_a_changed_file_fails_the_check(tmp_path):
     assert lab_cli("example", "--check", copy, check=False).returncode == 1
 
 
+@pytest.mark.heavy  # two exported campaigns
 def test_two_campaigns_that_differ_only_in_timings_give_the_same_example(tmp_path_factory, tmp_path):
     a, b = exported_runs(tmp_path_factory)
     assert json.loads(a.public.read_text())["jobs"] != json.loads(b.public.read_text())["jobs"]

@@ -15,6 +15,8 @@ from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import exported_runs
 
 pytest.importorskip("bm25s")
+# heavy: an exported campaign and a real adapter process
+pytestmark = pytest.mark.heavy
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,9 @@ import pytest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import exported_runs
 
+# heavy: judges runs of an exported campaign (the fast lane has tests/test_external_runs.py)
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
