@@ -4,8 +4,9 @@ beside the code it runs: campaign/commands.py, reporting/commands.py, reporting/
 from __future__ import annotations
 
 from evaluator.campaign.commands import EVALUATE, PREPARE
-from evaluator.reporting.commands import COMPARE, EXPORT, POOL
+from evaluator.external.commands import JUDGE
 from evaluator.reporting.audit_command import AUDIT
+from evaluator.reporting.commands import COMPARE, EXAMPLE, EXPORT, POOL
 from protocols.cli import Command
 
-COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL)
+COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL, JUDGE, EXAMPLE)

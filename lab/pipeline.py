@@ -67,10 +67,17 @@ def synthetic_files(protocol: dict, path: Path) -> None:
 
 
 def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, native: bool = False,
-                 stdout: IO | None = None, log: Callable[[str], None] | None = None) -> Finished:
+                 stdout: IO | None = None, log: Callable[[str], None] | None = None,
+                 external: dict[str, str] | None = None) -> Finished:
     """Every stage in a new run directory; raises StageFailed on the first stage that fails (the lab
-    is stopped either way). `stdout` receives the stages' own output (default: this process's)."""
+    is stopped either way). `stdout` receives the stages' own output (default: this process's).
+    `external`: name -> loopback retriever URL, each judged after the audit (`lab judge`) into
+    RUN_DIR/external-NAME/."""
+    from evaluator.external.retriever import check_url
+
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    for url in (external or {}).values():
+        check_url(url)  # a remote URL is refused before anything runs
     protocol = load_protocol(protocol_path)
     if data_dir is None:
         synthetic_files(protocol, protocol_path)
@@ -114,6 +121,9 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
         log(f"== lab: stopped with exit code {code}; log {lab.log_path}")
     stage("export", "export", "--run-dir", run.root)
     stage("audit", "audit", "--run-dir", run.root)
+    for name, url in (external or {}).items():
+        stage(f"judge {name}", "judge", "--run-dir", run.root, "--retriever", url, "--name", name,
+              "--output-dir", run.root / f"external-{name}")
     return done
 
 

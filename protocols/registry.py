@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from protocols.derivations.dataset_pin import DatasetPin, SamplePin
+from protocols.derivations.deeper_evaluation import DeeperEvaluation
 from protocols.derivations.design_cohort import DesignCohort
 from protocols.derivations.embedding_twin import EmbeddingTwin
 from protocols.derivations.full_cohort import FullCohort
@@ -27,7 +28,8 @@ from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.errors import CheckFailed
 
-Step = Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin | LayoutPin
+Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin
+        | LayoutPin | DeeperEvaluation)
 
 
 @dataclass(frozen=True)
@@ -284,6 +286,10 @@ SUITE_HIPPORAG = SuitePin(  # frozen before any campaign ran under it
 
 # ------------------------------------------------------------------------------------- the lineage
 
+DEPTH_100 = DeeperEvaluation(  # R@20, R@50, R@100 and the recall-at-k curve (docs/reports.md, "Depth")
+    depth=100, recall_cutoffs=(20, 50, 100), title_suffix=" (depth 100: recall at 20, 50 and 100)")
+
+
 DECLARED: tuple[Declared, ...] = (
     Declared("graph-multihop-protocol-v1.json", None,
              Root("0684acf78edc7131f7fa5c7cb3503da4baae219318728f98b8e7575002e7009d")),
@@ -292,6 +298,7 @@ DECLARED: tuple[Declared, ...] = (
     Declared("hotpotqa-sample-v1.json", "musique-sample-v1", HOTPOTQA_SAMPLE),
     Declared("2wikimultihopqa-sample-v1.json", "musique-sample-v1", TWOWIKI_SAMPLE),
     Declared("synthetic-v1.json", "musique-sample-v1", SYNTHETIC),
+    Declared("synthetic-depth100-v1.json", "synthetic-v1", DEPTH_100),
     Declared("graph-multihop-full-dev-v1.json", "graph-multihop-protocol-v1", FULL_DEV),
     Declared("graph-multihop-protocol-v2.json", "graph-multihop-protocol-v1", RESCUE_FAMILY),
     Declared("musique-sample-v2.json", "musique-sample-v1", RESCUE_FAMILY),

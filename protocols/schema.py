@@ -215,17 +215,20 @@ EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min
 
 
 def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -> None:
-    f.obj(evaluation, "evaluation", EVALUATION_KEYS, optional=("exploratory_analyses",) + STATISTICS_OPTIONS)
+    f.obj(evaluation, "evaluation", EVALUATION_KEYS,
+          optional=("exploratory_analyses", "depth") + STATISTICS_OPTIONS)
     if "exploratory_analyses" in evaluation:  # protocol v2: declared, labelled exploratory
         _check_exploratory_analyses(f, evaluation["exploratory_analyses"], methods)
     _check_statistics_options(f, evaluation)
     f.string(evaluation["split"], "evaluation.split", allowed=sorted(splits))
     k = f.integer(evaluation["k"], "evaluation.k", minimum=1)
+    depth = _check_depth(f, evaluation, methods, k)
     cutoffs = f.array(evaluation["recall_cutoffs"], "evaluation.recall_cutoffs", nonempty=True)
     for i, cutoff in enumerate(cutoffs):
         f.integer(cutoff, join("evaluation.recall_cutoffs", i), minimum=1)
-        if cutoff > k:
-            f.fail(join("evaluation.recall_cutoffs", i), f"{cutoff} exceeds evaluation.k = {k}")
+        if cutoff > depth:
+            f.fail(join("evaluation.recall_cutoffs", i),
+                   f"{cutoff} exceeds evaluation.k = {k}" if depth == k else f"{cutoff} exceeds evaluation.depth = {depth}")
     f.ascending(cutoffs, "evaluation.recall_cutoffs", "cutoff")
     f.integer(evaluation["repetitions"], "evaluation.repetitions", minimum=1)
     warmup = f.string(evaluation["warmup"], "evaluation.warmup", allowed=WARMUP_RULES)
@@ -250,6 +253,25 @@ def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -
     f.string(contrast["label"], "evaluation.primary_contrast.label")
     f.string(evaluation["exploratory_contrasts"], "evaluation.exploratory_contrasts")
     f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True, unique=True)
+
+
+# The lab's page limit for a search (the server's LIMITS["search_limit"] upper bound, kept equal by a
+# test: protocols sit below the server and may not import it).
+SEARCH_LIMIT_MAX = 100
+
+
+def _check_depth(f: Fields, evaluation: dict, methods: dict, k: int) -> int:
+    """`evaluation.depth` (optional; absent: k): at least k, at most the search limit, and every
+    method returns exactly that many documents, so every ranking is judged to the same depth."""
+    if "depth" not in evaluation:
+        return k
+    depth = f.integer(evaluation["depth"], "evaluation.depth", minimum=k)
+    if depth > SEARCH_LIMIT_MAX:
+        f.fail("evaluation.depth", f"{depth} exceeds the lab's search limit {SEARCH_LIMIT_MAX}")
+    for name, spec in sorted(methods.items()):
+        if isinstance(spec, dict) and spec.get("limit") != depth:
+            f.fail(join(join("methods", name), "limit"), f"{spec.get('limit')} is not evaluation.depth = {depth}")
+    return depth
 
 
 # Optional statistics fields (issue 12, docs/reports.md "Statistics"); a protocol without them gets

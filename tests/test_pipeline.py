@@ -69,7 +69,9 @@ def test_evaluate_export_audit(prepared, tmp_path):
                   "--output", public)
     runs, qrels, summary = tmp_path / "public.runs", tmp_path / "public.qrels", tmp_path / "public.md"
     page, figures = tmp_path / "public.html", tmp_path / "public.figures"
-    assert out.stdout.split() == [str(public), str(runs), str(qrels), str(summary), str(page), str(figures)]
+    rows, text_dir = (tmp_path / "public.rows.csv", tmp_path / "public.rows.jsonl"), tmp_path / "public.text"
+    assert out.stdout.split() == [str(public), str(runs), str(qrels), str(summary), str(page), str(figures),
+                                  *map(str, rows), str(text_dir)]
     text = public.read_text()
     data = json.loads(text)
     for private in ('"content"', '"vector"', '"proof"', '"token"', '"scope"', '"payload"'):

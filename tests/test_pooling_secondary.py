@@ -57,3 +57,34 @@ def test_a_secondary_is_pooled_as_the_same_contrast_would_be_as_primary():
     text = pooled_markdown(both)
     assert f"## Secondary: {CONTRAST['candidate']} − {CONTRAST['baseline']}" in text
     assert "(secondary)" in text and "Secondary:" in pooled_html(both)
+
+
+def test_each_secondary_pooled_row_shows_its_own_other_unit_interval():
+    """The secondary's pooled row carried the primary's other-unit interval in parentheses (and
+    pooled.json had no `pooled_other_unit` for it): each secondary now computes, stores and shows its own."""
+    from dataclasses import replace
+
+    from evaluator.reporting.contrast_text import interval_text, pooled_rows, secondary_views
+
+    datasets = toy_datasets()
+    # a secondary that is a different contrast: baseline − candidate, so every delta changes sign
+    swapped = [replace(d, candidate=d.baseline, baseline=d.candidate) for d in datasets]
+    reverse = {"candidate": CONTRAST["baseline"], "baseline": CONTRAST["candidate"], "metric": "ndcg@10",
+               "label": "secondary"}
+    for unit in ("query", "cluster"):
+        suite = suite_value(SAMPLE_DIGEST)
+        suite["pooling"]["unit"] = unit
+        other = "cluster" if unit == "query" else "query"
+        result = pooling.pool(suite | {"secondary_contrasts": [reverse]}, datasets, {}, [swapped])
+        (secondary,) = result["secondary_contrasts"]
+        expected = {"unit": other, **pooling.pooled_contrast(swapped, {**suite["pooling"], "unit": other}, suite["seed"])}
+        assert secondary["pooled_other_unit"] == expected
+        assert secondary["pooled_other_unit"]["interval"] != result["pooled_other_unit"]["interval"]
+        column = -3 if other == "cluster" else -4  # the "cluster interval" / "interval" column of the pooled row
+        (view,) = secondary_views(result)
+        assert pooled_rows(view)[-1][column] == f"({interval_text(expected['interval'])})"
+        assert pooled_rows(result)[-1][column] == f"({interval_text(result['pooled_other_unit']['interval'])})"
+        secondary_table = pooled_markdown(result).split("## Secondary:")[1]
+        assert f"({interval_text(expected['interval'])})" in secondary_table
+        assert f"({interval_text(result['pooled_other_unit']['interval'])})" not in secondary_table
+        assert f"({interval_text(expected['interval'])})" in pooled_html(result).split("Secondary:")[1]

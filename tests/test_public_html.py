@@ -18,7 +18,7 @@ from tests.evaluation_fixtures import exported_runs
 # heavy: renders the page of two exported campaigns; runs in `make test`, left out of `make test-fast`
 pytestmark = pytest.mark.heavy
 
-FIGURES = ["metric_bars", "forest", "category_heatmap", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
+FIGURES = ["metric_bars", "forest", "category_heatmap", "category_bars", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
 
 
 class Page(HTMLParser):
@@ -235,3 +235,83 @@ def test_a_headless_browser_renders_every_figure(run, tmp_path):
         histogram = image.histogram()
         ink = sum(histogram[:200]) / (image.width * image.height)  # share of clearly non-white pixels
         assert ink > 0.01, f"{name} renders blank"
+
+
+def test_the_flat_rows_load_into_pandas_with_no_reshaping(run):
+    """public.rows.csv and .jsonl: one row per (query, method) with every metric, the same table
+    from either file, each value the public report's exactly (pandas, pinned in the test extras)."""
+    import pandas
+
+    public = json.loads(run.public.read_text())
+    csv_rows = pandas.read_csv(run.directory / "public.rows.csv")
+    json_rows = pandas.read_json(run.directory / "public.rows.jsonl", lines=True)
+    metrics = list(public["rows"][0]["metrics"])
+    assert list(csv_rows.columns) == ["query_id", "method", "category", "hop", "retrieved", *metrics]
+    assert list(json_rows.columns) == list(csv_rows.columns)
+    assert len(csv_rows) == len(public["rows"]) == len(json_rows)
+    pandas.testing.assert_frame_equal(csv_rows, json_rows, check_dtype=False)  # read_json narrows 1.0 to 1
+    rows = {(r["query_id"], r["method"]): r for r in public["rows"]}
+    for record in csv_rows.to_dict("records"):
+        row = rows[(record["query_id"], record["method"])]
+        assert record["retrieved"] == len(row["ranking"]) and record["category"] == row["category"]
+        assert all(record[m] == row["metrics"][m] for m in metrics)
+    # the mean of a column is the report's aggregate
+    means = csv_rows.groupby("method")[metrics[0]].mean()
+    for method, value in means.items():
+        assert abs(value - public["aggregates"]["methods"][method][metrics[0]]) < 1e-12
+    digests = public["outputs"]["rows"]
+    assert digests["csv"] == hashlib.sha256((run.directory / "public.rows.csv").read_bytes()).hexdigest()
+    assert digests["jsonl"] == hashlib.sha256((run.directory / "public.rows.jsonl").read_bytes()).hexdigest()
+
+
+def test_the_answer_box_comes_first_and_binds_its_numbers(run, page):
+    """The answer box leads both pages; its verdict follows the documented rule from the numbers it
+    shows, each a <data> bound to the confirmatory contrast; wins and losses bind their cells."""
+    from evaluator.reporting.glance import VERDICTS, verdict
+
+    public = json.loads(run.public.read_text())
+    box = public["glance"]["answer"]
+    contrast = public["statistics"]["contrasts"][box["contrast"]]
+    assert contrast["label"] == "confirmatory" and contrast["metric"] == public["evaluation"]["contrast_metrics"][0]
+    assert box["verdict"] in VERDICTS and box["verdict"] == verdict(contrast, box["unit"])
+    html_text = (run.directory / "public.html").read_text()
+    assert html_text.index('<section id="answer"') < html_text.index('<section id="table-identity"')
+    markdown = (run.directory / "public.md").read_text()
+    assert markdown.index("## Answer") < markdown.index("## Campaign")
+    assert f"**{box['verdict']}.**" in markdown
+    bound = [d for d in page.data if not d["in_table"]]
+    assert {d["path"] for d in bound} >= {f"/statistics/contrasts/{box['contrast']}/mean_delta",
+                                          f"/statistics/contrasts/{box['contrast']}/interval/0"}
+    for d in bound:
+        assert d["value"] == repr(resolve(public, d["path"])), d
+    table = next((t for t in page.tables if t["id"] == "table-wins-losses"), None)
+    questions = public["glance"]["wins_losses"]["questions"]
+    if questions:
+        delta = table["columns"].index("delta")
+        assert [r[delta]["paths"] for r in table["rows"]] == \
+               [[f"/glance/wins_losses/questions/{j}/delta"] for j in range(len(questions))]
+        for q in questions:
+            rows = public["rows"]
+            assert q["delta"] == rows[q["candidate_row"]]["metrics"][public["glance"]["wins_losses"]["metric"]] - \
+                rows[q["baseline_row"]]["metrics"][public["glance"]["wins_losses"]["metric"]]
+    # ids and ranks only: no question text or gold title anywhere in the public report or its pages
+    source = json.loads(run.fixture.read_text())["source"]
+    shown = run.public.read_text() + markdown + html_text
+    assert not any(q["question"] in shown for q in source["queries"])
+    gold = {d for q in source["queries"] for d, g in q["judgments"].items() if g > 0}
+    assert not any(d["title"] in shown for d in source["documents"] if d["id"] in gold and len(d["title"]) > 12)
+
+
+@pytest.mark.parametrize("numbers, unit, expected", [
+    ({"interval": [0.01, 0.05], "p_value": 0.01, "detectable_effect": 0.03}, "query", "better"),
+    ({"interval": [-0.05, -0.01], "p_value": 0.01, "detectable_effect": 0.03}, "query", "worse"),
+    ({"interval": [0.01, 0.05], "p_value": 0.07, "detectable_effect": 0.03}, "query", "no reliable difference"),
+    ({"interval": [-0.02, 0.02], "p_value": 0.5, "detectable_effect": 0.03}, "query", "no reliable difference"),
+    ({"interval": [-0.1, 0.1], "p_value": 0.5, "detectable_effect": 0.09}, "query", "cohort too small to tell"),
+    ({"interval": [0.0, 0.0], "p_value": 1.0, "detectable_effect": None}, "query", "no reliable difference"),
+])
+def test_the_verdict_rule(numbers, unit, expected):
+    from evaluator.reporting.glance import verdict
+
+    assert verdict({"queries": 40, **numbers}, unit) == expected
+    assert verdict({"queries": 1, **numbers, "p_value": 1.0}, unit) == "cohort too small to tell"

@@ -19,7 +19,10 @@ EXPORT_DESCRIPTION = """Export a complete private report: the public report and 
 
 From --output PUBLIC.json it writes PUBLIC.json, PUBLIC.md (Markdown summary), PUBLIC.html (one
 self-contained page, tables and figures inline), PUBLIC.figures/ (the figures as files),
-PUBLIC.runs/<method>.run (TREC runs) and PUBLIC.qrels (TREC qrels); all are refused if any exists
+PUBLIC.runs/<method>.run (TREC runs), PUBLIC.qrels (TREC qrels), PUBLIC.rows.csv and .jsonl (one
+line per query and method with every metric) and PUBLIC.text/ (the dataset text an outside system
+needs: queries.tsv, queries.jsonl, the readable wins and losses, the licence; with --with-corpus
+also corpus.jsonl; kept apart from the text-free public report); all are refused if any exists
 (exit 2). Every metric and aggregate is recomputed first; a failed or inconsistent report is
 refused. Prints every path written."""
 
@@ -29,13 +32,16 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--report", "report", "private report written by evaluate")
     add_file(parser, "--fixture", "fixture", "the fixture the report was evaluated on")
     add_file(parser, "--output", "public", "public report JSON to create; the other outputs are named after it")
+    parser.add_argument("--with-corpus", action="store_true",
+                        help="also write the corpus (id, title, text) into PUBLIC.text/corpus.jsonl, for an outside "
+                             "system to index (docs/external.md)")
 
 
 def run_export(args: argparse.Namespace) -> int:
     from evaluator.reporting.export import export
 
     paths = export(resolve(args, "--report", "report"), resolve(args, "--fixture", "fixture"),
-                   resolve(args, "--output", "public"))
+                   resolve(args, "--output", "public"), with_corpus=args.with_corpus)
     for path in paths.values():
         print(path)
     return 0
@@ -130,3 +136,40 @@ COMPARE = Command("compare", "compare two audited campaigns (run directories) in
                   description=COMPARE_DESCRIPTION, configure=configure_compare, run=run_compare)
 POOL = Command("pool", "pool several datasets' campaigns (run directories) under a declared suite",
                description=POOL_DESCRIPTION, configure=configure_pool, run=run_pool)
+
+
+EXAMPLE_DESCRIPTION = """Render the committed example (docs/example/, `make example`) from a run's public report, or check one.
+
+--run-dir RUN --output-dir DIR: DIR/example.json (the public report without what belongs to one run:
+timings, sizes, the lab's random id and the digests that depend on it) and what the exporter renders
+from it: public.md, public.html and public.figures/, without the latency table, latency figure and
+resources table. DIR must not exist (exit 2). --check DIR: render DIR/example.json again and compare
+every file byte for byte; exit 1 naming each that differs. docs/example/README.md says why."""
+
+
+def configure_example(parser: argparse.ArgumentParser) -> None:
+    add_run_dir(parser)
+    add_file(parser, "--public", "public", "the public report to render the example from")
+    parser.add_argument("--output-dir", type=Path, metavar="DIR", help="new directory for the example")
+    parser.add_argument("--check", type=Path, metavar="DIR", help="check an example folder instead")
+
+
+def run_example(args: argparse.Namespace) -> int:
+    from evaluator.reporting.example import differences, write_example
+    from protocols.errors import CheckFailed
+
+    if args.check is not None:
+        found = differences(args.check)
+        if found:
+            raise CheckFailed(f"example {args.check}: " + "; ".join(found))
+        print(f"example {args.check}: every file is what example.json renders")
+        return 0
+    if args.output_dir is None:
+        raise RefusedInput("give --output-dir DIR (or --check DIR)")
+    for path in write_example(resolve(args, "--public", "public"), args.output_dir):
+        print(path)
+    return 0
+
+
+EXAMPLE = Command("example", "render (or --check) the committed example of a run's public report (make example)",
+                  description=EXAMPLE_DESCRIPTION, configure=configure_example, run=run_example)

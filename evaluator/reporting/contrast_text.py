@@ -155,9 +155,17 @@ def pooled_markdown(pooled: Mapping) -> str:
 
 
 def secondary_views(pooled: Mapping) -> list[dict]:
-    """Each secondary contrast shaped like a pooled result, so the primary's renderers draw it."""
-    return [{**pooled, "primary_contrast": part["contrast"], "per_dataset": part["per_dataset"], "pooled": part["pooled"]}
-            for part in pooled.get("secondary_contrasts", [])]
+    """Each secondary contrast shaped like a pooled result, so the primary's renderers draw it. Its
+    other-unit row is its own (absent from results pooled before secondaries had one: then none is
+    shown, never the primary's)."""
+    views = []
+    for part in pooled.get("secondary_contrasts", []):
+        view = {k: v for k, v in pooled.items() if k != "pooled_other_unit"}
+        view.update(primary_contrast=part["contrast"], per_dataset=part["per_dataset"], pooled=part["pooled"])
+        if "pooled_other_unit" in part:
+            view["pooled_other_unit"] = part["pooled_other_unit"]
+        views.append(view)
+    return views
 
 
 def pooled_html(pooled: Mapping) -> str:

@@ -23,6 +23,9 @@ from pathlib import Path
 from evaluator.reporting import summary
 from evaluator.reporting.published import public_block
 from evaluator.reporting.figures import public_figures
+from evaluator.reporting import depth, glance
+from evaluator.reporting.glance import extra_paths, readable_files
+from evaluator.reporting.outside_inputs import text_dir, text_files
 from evaluator.reporting.plotting import standalone
 from evaluator.reporting.seal import seal_failures
 from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
@@ -43,7 +46,8 @@ def output_paths(public: str | Path) -> dict[str, Path]:
     public = Path(public)
     stem = public.with_suffix("") if public.suffix == ".json" else public
     return {"public": public, "runs": Path(f"{stem}.runs"), "qrels": Path(f"{stem}.qrels"),
-            "summary": Path(f"{stem}.md"), "html": Path(f"{stem}.html"), "figures": Path(f"{stem}.figures")}
+            "summary": Path(f"{stem}.md"), "html": Path(f"{stem}.html"), "figures": Path(f"{stem}.figures"),
+            **extra_paths(stem)}
 
 
 def consistency_failures(report: Mapping, fixture: Mapping) -> list[str]:
@@ -124,9 +128,11 @@ def derived_block_failures(report: Mapping, fixture: Mapping, derived: Mapping |
     return out
 
 
-def export(report_path, fixture_path, output) -> dict[str, Path]:
+def export(report_path, fixture_path, output, *, with_corpus: bool = False) -> dict[str, Path]:
+    """Write the public report and its files; `with_corpus`: also the corpus into PUBLIC.text/."""
     paths = output_paths(output)
-    refuse_existing(*paths.values())
+    text = text_dir(paths["public"])
+    refuse_existing(*paths.values(), text)
     report = load_json(report_path, "report")
     fixture = load_json(fixture_path, "fixture")
     if not isinstance(report, dict) or not isinstance(fixture, dict):
@@ -139,17 +145,24 @@ def export(report_path, fixture_path, output) -> dict[str, Path]:
         shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
         raise ExportRefused(f"refusing to export {report_path}: {shown}")
     public, files = public_outputs(report, fixture, paths)
-    refuse_existing(*paths.values())
+    texts = text_files(public["plan"]["queries"], fixture["source"], text, with_corpus=with_corpus,
+                       extra=readable_files(public, fixture["source"]))
+    refuse_existing(*paths.values(), text)
     save(paths["public"], public)
     for path, data in files.items():
         write_bytes(path, data)
-    return paths
+    for path, data in texts.items():
+        write_bytes(path, data)
+    return {**paths, "text": text}
 
 
 def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path]) -> tuple[dict, dict[Path, bytes]]:
     """The public report and the bytes of every other file export writes beside it. The public
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them."""
     core = public_report(report)
+    core["glance"] = glance.block(core, fixture)
+    if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
+        core["recall_curve"] = depth.recall_curve(core, fixture)
     figures = public_figures(core)
     sections = summary.public_sections(core, figures)
     heading = summary.title(core)
@@ -163,6 +176,10 @@ def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path])
         files[paths["runs"] / f"{method}.run"] = runs_text(core["rows"], method).encode("utf-8")
         outputs["runs"][method] = sha256_bytes(files[paths["runs"] / f"{method}.run"])
     files[paths["qrels"]] = qrels_text(core["plan"]["queries"], fixture).encode("utf-8")
+    outputs["rows"] = {}
+    for kind, (path, data) in glance.row_files(core, paths).items():
+        files[path] = data
+        outputs["rows"][kind] = sha256_bytes(data)
     markdown = summary.markdown(heading, sections, lambda name: f"{figure_dir.name}/{name}.svg")
     files[paths["summary"]] = markdown.encode("utf-8")
     files[paths["html"]] = summary.page(heading, sections, figures).encode("utf-8")

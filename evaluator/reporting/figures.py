@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.reporting import contrasts, plotting
+from evaluator.reporting.category_bars import CAPTION as CATEGORY_BARS_CAPTION, category_bars
+from evaluator.reporting.depth import CAPTION as RECALL_CURVE_CAPTION, recall_figure
 from evaluator.reporting.tables import metric_label
 
 CAPTIONS = {
@@ -19,6 +21,8 @@ CAPTIONS = {
     "metric_bars": "Mean of every metric per method, with its 95% bootstrap interval (the protocol's seed "
                    "and resamples).",
     "category_heatmap": "Mean of each contrast metric per query category (rows) and method (columns).",
+    "category_bars": CATEGORY_BARS_CAPTION,
+    "recall_curve": RECALL_CURVE_CAPTION,
     "latency": "Latency distributions per method over every job (all repetitions): server retrieval time "
                "and client HTTP time, log scale; box = quartiles, whiskers = 5th and 95th percentiles.",
     "work_cuts": "Work and cuts per method: mean graph work counters per query, and the fraction of queries "
@@ -39,9 +43,12 @@ def public_figures(public: Mapping) -> dict[str, str]:
                                    "Contrasts (candidate − baseline)"),
         "metric_bars": metric_bars(public),
         "category_heatmap": category_heatmap(public),
+        "category_bars": category_bars(public),
         "latency": latency(public),
         "work_cuts": work_cuts(public),
     }
+    if "recall_curve" in public:  # deep protocols (evaluator/reporting/depth.py)
+        drawn["recall_curve"] = recall_figure(public)
     if (public.get("rescue") or {}).get("budget_curve"):
         drawn["budget_curve"] = budget_curve(public["rescue"]["budget_curve"])
     return {name: plotting.svg(fig, name) for name, fig in drawn.items()}

@@ -21,6 +21,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 section, figure { overflow-x: auto; } figure { margin: 1em 0 2em; } figure svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.85em; color: #444; max-width: 60em; }
 p.note { font-size: 0.85em; color: #444; }
+p.answer { font-size: 1.05em; border: 2px solid #444; padding: 0.6em 0.9em; max-width: 60em; }
 """.strip()
 
 

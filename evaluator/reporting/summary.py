@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.reporting import contrast_text, contrasts, html, published, rescue, tables
+from evaluator.reporting import contrast_text, contrasts, glance, html, published, rescue, tables
 from evaluator.reporting.figures import CAPTIONS
 from evaluator.reporting.tables import Table, metric_label, num
 
@@ -21,7 +21,7 @@ class FigureRef:
     caption: str
 
 
-Section = Table | FigureRef
+Section = Table | FigureRef | glance.Prose
 
 
 def title(public: Mapping) -> str:
@@ -130,8 +130,10 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         return [FigureRef(name, CAPTIONS[name])] if name in figures else []
 
     sections: list[Section | None] = [
+        glance.answer_section(public),
         identity(public), methods_table(public), *published.tables(public), *fig("metric_bars"), means_table(public),
-        contrasts_table(public), *fig("forest"), categories_table(public), *fig("category_heatmap"),
+        contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
+        categories_table(public), *fig("category_heatmap"), *fig("category_bars"),
         latency_table(public), *fig("latency"), work_table(public), *fig("work_cuts"), resources_table(public),
         *rescue.tables(public), *fig("budget_curve"),
     ]
@@ -144,6 +146,8 @@ def markdown(heading: str, sections: list[Section], figure_link) -> str:
     for section in sections:
         if isinstance(section, FigureRef):
             parts += [f"![{section.name}]({figure_link(section.name)})", "", f"*{section.caption}*", ""]
+        elif isinstance(section, glance.Prose):
+            parts.append(section.markdown())
         else:
             parts.append(tables.markdown(section))
     return "\n".join(parts).rstrip("\n") + "\n"
@@ -155,6 +159,8 @@ def page(heading: str, sections: list[Section], figures: Mapping[str, str]) -> s
     for section in sections:
         if isinstance(section, FigureRef):
             body.append(html.figure(section.name, figures[section.name], section.caption))
+        elif isinstance(section, glance.Prose):
+            body.append(section.html())
         else:
             body.append(tables.html_table(section))
     return html.document(heading, body)

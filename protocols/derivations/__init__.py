@@ -13,6 +13,7 @@ validates it and encodes it with `protocols.files.encode`); it reads nothing bey
 | full cohort | `full_cohort.py` | a split widened to every eligible row, its ids pinned from the dev metadata |
 | add a method family | `method_family.py` | the parent plus methods, their frozen profiles (protocols/profiles/), contrast and analyses |
 | embedding twin | `embedding_twin.py` | the parent with its embedding space pinned |
+| deeper evaluation | `deeper_evaluation.py` | the parent judged deeper: `evaluation.depth`, every method's limit, more recall cutoffs |
 | design cohort | `design_cohort.py` | the parent's test split kept, every other row as development |
 | suite | `suite_pin.py` | a suite file pinning its datasets' protocols by digest |
 """
