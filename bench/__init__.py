@@ -17,6 +17,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "ann": ("bench.bench_ann", "the ANN lane against exact cosine: build, memory, p50, recall@10"),
     "kill-restart": ("bench.kill_restart", "SIGKILL the lab during a batch load, reopen, replay: nothing lost"),
     "full-scale": ("bench.bench_full_scale", "the full-scale protocol's synthetic twin, end to end: time and RSS per stage"),
+    "validate": ("bench.bench_validate", "ms per page of the independent checks of a finished run, in process and on Dask"),
     "compare-campaigns": ("bench.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),
     "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples from a fresh lab"),
     "graph-v3-dev": ("bench.graph_v3_dev", "graph-v3 design harness over development queries only"),
