@@ -17,9 +17,9 @@ from protocols.canonical import digest
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.errors import RefusedInput
 from protocols.files import load_json
-from protocols.schema import load_protocol
+from protocols.schema import load_protocol, validate_protocol
 
-__all__ = ["Frozen", "InputMismatch", "load_frozen", "vector_sha256"]
+__all__ = ["Frozen", "InputMismatch", "frozen_of", "load_frozen", "vector_sha256"]
 
 
 class InputMismatch(RefusedInput):
@@ -69,6 +69,14 @@ def load_frozen(protocol_path, fixture_path, relations_path, generation_path=Non
     relations = load_json(relations_path, "relations file")
     generation = load_json(generation_path, "generation file") if generation_path else None
     frozen = Frozen(protocol=protocol, fixture=fixture, relations=relations, generation=generation)
+    verify(frozen)
+    return frozen
+
+
+def frozen_of(protocol: dict, fixture: dict, relations: dict, generation: dict | None = None) -> Frozen:
+    """The same loading from parsed values (a validation worker receives them, not the files):
+    the protocol validated, then every input cross-checked."""
+    frozen = Frozen(protocol=validate_protocol(protocol), fixture=fixture, relations=relations, generation=generation)
     verify(frozen)
     return frozen
 

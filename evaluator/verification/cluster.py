@@ -1,0 +1,238 @@
+"""Page checks on a Dask distributed cluster, or in this process (docs/scale.md, "Validation on a cluster").
+
+The independent recomputation of every page is the expensive part of evaluate and audit, and each
+page's check is a pure function of the frozen inputs, the state and the page. So it runs as tasks
+on Dask distributed: a scheduler and worker processes over TCP, the same code on a `LocalCluster`
+started here (one single-threaded worker per core, on 127.0.0.1) and on a cluster started by hand
+(`--scheduler ADDRESS`). What stays in the calling process: the HTTP requests to the lab, the
+order of the report and every decision taken on a result.
+
+- The frozen inputs (protocol, fixture, relations) and the state go to each worker once, in a
+  worker plugin; the worker loads and cross-checks them itself (`evaluator.inputs.frozen_of`),
+  refuses them unless their digests are the caller's, and builds its own `Checker`. A worker that
+  joins later, or replaces one that died, gets the plugin from the scheduler before any task.
+- A task carries pages and returns their failures as plain dicts: BATCH pages in the order they
+  came (evaluate), or every page of one query (audit, a resume's recheck), sent to one worker while
+  it is alive (a loose restriction) so the query's shared work is computed once there.
+- The caller reads results in plan (or row) order, whatever order the tasks finish in, so nothing
+  downstream depends on the number of workers or on which worker ran what.
+- A worker that dies loses no result: the scheduler runs its unfinished tasks again on another
+  worker (and a local cluster's nanny starts a replacement), up to Dask's `allowed-failures`.
+
+Which cluster (`--workers`, `--scheduler`) is cluster_options.py, importable without Dask.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+from distributed.security import Security
+
+from evaluator.inputs import Frozen, frozen_of
+from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options
+
+WORKER_ATTRIBUTE = "lab_checkers"
+# pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the
+# client about a millisecond of CPU, as much as checking a page (docs/scale.md, "Dask or Ray")
+BATCH = 8
+from evaluator.verification.verify import Checker, Failure
+from protocols.canonical import digest
+from protocols.errors import RefusedInput
+
+def _failures(checker: Checker, items: Iterable[tuple]) -> list[list[dict]]:
+    queries = checker.queries
+    return [[f.as_dict() for f in checker.check_page(queries[query_id], method, page, fence)]
+            for query_id, method, page, fence in items]
+
+
+class Done:
+    """A result already computed (the in-process checks), read like a Dask future."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+    def done(self) -> bool:
+        return True
+
+
+class PageChecks:
+    """Checks pages of one campaign: `submit` one page (a future of its failures), `check_all` many
+    (their failures in the given order). In this process; see `ClusterChecks` for the cluster."""
+
+    description = "in this process"
+
+    def __init__(self, checker: Checker):
+        self.checker = checker
+
+    def submit(self, query_id: str, method: str, page: Mapping, fence) -> Done:
+        return Done(_failures(self.checker, [(query_id, method, page, fence)])[0])
+
+    def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
+        return _failures(self.checker, items)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class CheckerPlugin(WorkerPlugin):
+    """Ships a campaign's frozen inputs and state to every worker once and builds its `Checker` there;
+    the worker refuses inputs whose digests are not the caller's."""
+
+    def __init__(self, key: str, frozen: Frozen, state: Mapping):
+        self.key = key
+        self.protocol, self.fixture, self.relations = frozen.protocol, frozen.fixture, frozen.relations
+        self.digests = {k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}
+        self.state = state
+
+    def setup(self, worker) -> None:
+        frozen = frozen_of(self.protocol, self.fixture, self.relations)
+        got = {k: frozen.digests[k] for k in self.digests}
+        if got != self.digests:
+            raise RefusedInput(f"worker {worker.address}: the inputs it received have digests {got}, not {self.digests}")
+        checkers = getattr(worker, WORKER_ATTRIBUTE, None)
+        if checkers is None:
+            checkers = {}
+            setattr(worker, WORKER_ATTRIBUTE, checkers)
+        checkers[self.key] = Checker(frozen, self.state)
+
+    def teardown(self, worker) -> None:
+        getattr(worker, WORKER_ATTRIBUTE, {}).pop(self.key, None)
+
+
+def _worker_checker(key: str) -> Checker:
+    worker = get_worker()
+    checker = getattr(worker, WORKER_ATTRIBUTE, {}).get(key)
+    if checker is None:
+        raise RuntimeError(f"worker {worker.address} holds no checker for campaign {key[:12]}: its plugin did not run")
+    return checker
+
+
+def check_on_worker(key: str, items: list[tuple]) -> list[list[dict]]:
+    """The task: the failures of each page, checked by this worker's `Checker` for campaign `key`."""
+    return _failures(_worker_checker(key), items)
+
+
+class _Batch:
+    __slots__ = ("items", "future")
+
+    def __init__(self):
+        self.items: list[tuple] = []
+        self.future = None
+
+
+class _Pending:
+    """One page's place in a batch, read like a future of its failures."""
+
+    __slots__ = ("checks", "batch", "index")
+
+    def __init__(self, checks: "ClusterChecks", batch: _Batch, index: int):
+        self.checks, self.batch, self.index = checks, batch, index
+
+    def done(self) -> bool:
+        return self.batch.future is not None and self.batch.future.done()
+
+    def result(self) -> list[dict]:
+        if self.batch.future is None:
+            self.checks.flush()
+        return self.batch.future.result()[self.index]
+
+
+class ClusterChecks(PageChecks):
+    """The same checks as tasks on a Dask cluster (started here or joined)."""
+
+    def __init__(self, frozen: Frozen, state: Mapping, workers: int = 0, scheduler: str | None = None,
+                 log: Callable[[str], None] = lambda line: None):
+        self.key = digest([{k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}, digest(state)])
+        self.cluster = None
+        self._open = _Batch()
+        if scheduler is None:
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self.cluster)
+        else:
+            self.client = Client(scheduler, security=Security() if scheduler.startswith("tls://") else None)
+        try:
+            self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key[:16]}")
+            self.workers = sorted(self.client.scheduler_info()["workers"])
+            if not self.workers:
+                raise ClusterRefused(f"the cluster at {self.client.scheduler.address} has no worker")
+        except BaseException:
+            self.close()
+            raise
+        where = "a local cluster" if self.cluster is not None else "the cluster"
+        self.description = f"{len(self.workers)} worker(s) of {where} at {self.client.scheduler.address}"
+        log(f"page checks on {self.description}")
+
+    def _worker_of(self, query_id: str) -> list[str]:
+        return [self.workers[zlib.crc32(query_id.encode()) % len(self.workers)]]
+
+    def submit(self, query_id: str, method: str, page: Mapping, fence) -> "_Pending":
+        """The page joins the open batch, sent as one task when BATCH pages are in it or when a
+        result of it is asked for."""
+        batch = self._open
+        batch.items.append((query_id, method, page, fence))
+        pending = _Pending(self, batch, len(batch.items) - 1)
+        if len(batch.items) >= BATCH:
+            self.flush()
+        return pending
+
+    def flush(self) -> None:
+        batch, self._open = self._open, _Batch()
+        if batch.items:
+            batch.future = self.client.submit(check_on_worker, self.key, batch.items, pure=False)
+            batch.items = []  # the task holds them now
+
+    def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
+        """One task per query (its pages share the query's work), results in the order given."""
+        by_query: dict[str, list[int]] = {}
+        for i, item in enumerate(items):
+            by_query.setdefault(item[0], []).append(i)
+        futures = {query_id: self.client.submit(check_on_worker, self.key, [items[i] for i in positions],
+                                                pure=False, workers=self._worker_of(query_id),
+                                                allow_other_workers=True)
+                   for query_id, positions in by_query.items()}
+        out: list = [None] * len(items)
+        for query_id, positions in by_query.items():
+            for i, found in zip(positions, futures[query_id].result()):
+                out[i] = found
+        return out
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "client", None) is not None:
+                self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def page_checks(frozen: Frozen, state: Mapping, options: ClusterOptions, pages: int,
+                checker: Callable[[], Checker] | None = None,
+                log: Callable[[str], None] = lambda line: None) -> PageChecks:
+    """The checks for `pages` pages: in this process (with `checker()` when given, a new `Checker`
+    otherwise), on a local cluster or on a joined one."""
+    check_options(options)
+    if options.scheduler is not None:
+        return ClusterChecks(frozen, state, scheduler=options.scheduler, log=log)
+    workers = options.local_workers(pages)
+    if workers == 0:
+        return PageChecks(checker() if checker else Checker(frozen, state))
+    return ClusterChecks(frozen, state, workers=workers, log=log)
+
+
+def failures_of(found: list[dict]) -> list[Failure]:
+    return [Failure(**entry) for entry in found]
