@@ -8,12 +8,15 @@ started here (one single-threaded worker per core, on 127.0.0.1) and on a cluste
 order of the report and every decision taken on a result.
 
 - The frozen inputs (protocol, fixture, relations) and the state go to each worker once, in a
-  worker plugin; the worker loads and cross-checks them itself (`evaluator.inputs.frozen_of`),
-  refuses them unless their digests are the caller's, and builds its own `Checker`. A worker that
+  worker plugin; the worker refuses them unless their digests are the ones the caller loaded and
+  cross-checked (`evaluator.inputs.frozen_received`), and builds its own `Checker`. A worker that
   joins later, or replaces one that died, gets the plugin from the scheduler before any task.
 - A task carries pages and returns their failures as plain dicts: BATCH pages in the order they
-  came (evaluate), or every page of one query (audit, a resume's recheck), sent to one worker while
-  it is alive (a loose restriction) so the query's shared work is computed once there.
+  came (evaluate), or whole queries, CHUNK pages or more (audit, a resume's recheck): a Dask task
+  costs the client and the scheduler about as much CPU as checking a page here. The pages of a query go
+  to one worker while it is alive (a loose restriction), so the query's shared work (its scores
+  over every document, its fused lists) is computed and cached there only, and each worker's
+  cache holds its own share of the queries.
 - The caller reads results in plan (or row) order, whatever order the tasks finish in, so nothing
   downstream depends on the number of workers or on which worker ran what.
 - A worker that dies loses no result: the scheduler runs its unfinished tasks again on another
@@ -28,24 +31,35 @@ import logging
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import orjson
 from distributed import Client, LocalCluster, WorkerPlugin, get_worker
 from distributed.security import Security
 
-from evaluator.inputs import Frozen, frozen_of
+from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options
 
 WORKER_ATTRIBUTE = "lab_checkers"
 # pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the
 # client about a millisecond of CPU, as much as checking a page (docs/scale.md, "Dask or Ray")
-BATCH = 8
+BATCH = 16
+CHUNK = 32  # pages per task at least when all are at hand (audit, a recheck): whole queries, in order
 from evaluator.verification.verify import Checker, Failure
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 
 def _failures(checker: Checker, items: Iterable[tuple]) -> list[list[dict]]:
     queries = checker.queries
-    return [[f.as_dict() for f in checker.check_page(queries[query_id], method, page, fence)]
+    return [[f.as_dict() for f in checker.check_page(queries[query_id], method,
+                                                     orjson.loads(page) if isinstance(page, bytes) else page, fence)]
             for query_id, method, page, fence in items]
+
+
+def _shipped(item: tuple) -> tuple:
+    """A page goes to a worker as its JSON bytes: pickling bytes is a copy, pickling the nested
+    dicts of a page cost more than checking it (measured: 1.4 against 2.6 ms a page in batches of
+    eight, load 8); the worker parses it back to the same values."""
+    query_id, method, page, fence = item
+    return query_id, method, orjson.dumps(page), fence
 
 
 class Done:
@@ -99,10 +113,7 @@ class CheckerPlugin(WorkerPlugin):
         self.state = state
 
     def setup(self, worker) -> None:
-        frozen = frozen_of(self.protocol, self.fixture, self.relations)
-        got = {k: frozen.digests[k] for k in self.digests}
-        if got != self.digests:
-            raise RefusedInput(f"worker {worker.address}: the inputs it received have digests {got}, not {self.digests}")
+        frozen = frozen_received(self.protocol, self.fixture, self.relations, self.digests)
         checkers = getattr(worker, WORKER_ATTRIBUTE, None)
         if checkers is None:
             checkers = {}
@@ -127,9 +138,10 @@ def check_on_worker(key: str, items: list[tuple]) -> list[list[dict]]:
 
 
 class _Batch:
-    __slots__ = ("items", "future")
+    __slots__ = ("worker", "items", "future")
 
-    def __init__(self):
+    def __init__(self, worker: str):
+        self.worker = worker
         self.items: list[tuple] = []
         self.future = None
 
@@ -147,7 +159,7 @@ class _Pending:
 
     def result(self) -> list[dict]:
         if self.batch.future is None:
-            self.checks.flush()
+            self.checks.flush(self.batch)
         return self.batch.future.result()[self.index]
 
 
@@ -158,7 +170,7 @@ class ClusterChecks(PageChecks):
                  log: Callable[[str], None] = lambda line: None):
         self.key = digest([{k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}, digest(state)])
         self.cluster = None
-        self._open = _Batch()
+        self._open: dict[str, _Batch] = {}  # per worker: the pages of its queries not yet sent
         if scheduler is None:
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                         dashboard_address=None, silence_logs=logging.ERROR)
@@ -177,37 +189,45 @@ class ClusterChecks(PageChecks):
         self.description = f"{len(self.workers)} worker(s) of {where} at {self.client.scheduler.address}"
         log(f"page checks on {self.description}")
 
-    def _worker_of(self, query_id: str) -> list[str]:
-        return [self.workers[zlib.crc32(query_id.encode()) % len(self.workers)]]
+    def _worker_of(self, query_id: str) -> str:
+        return self.workers[zlib.crc32(query_id.encode()) % len(self.workers)]
 
     def submit(self, query_id: str, method: str, page: Mapping, fence) -> "_Pending":
-        """The page joins the open batch, sent as one task when BATCH pages are in it or when a
-        result of it is asked for."""
-        batch = self._open
-        batch.items.append((query_id, method, page, fence))
+        """The page joins the open batch of its query's worker, sent as one task when BATCH pages
+        are in it or when a result of it is asked for."""
+        worker = self._worker_of(query_id)
+        batch = self._open.setdefault(worker, _Batch(worker))
+        batch.items.append(_shipped((query_id, method, page, fence)))
         pending = _Pending(self, batch, len(batch.items) - 1)
         if len(batch.items) >= BATCH:
-            self.flush()
+            self.flush(batch)
         return pending
 
-    def flush(self) -> None:
-        batch, self._open = self._open, _Batch()
-        if batch.items:
-            batch.future = self.client.submit(check_on_worker, self.key, batch.items, pure=False)
+    def flush(self, batch: "_Batch") -> None:
+        if self._open.get(batch.worker) is batch:
+            del self._open[batch.worker]
+        if batch.items and batch.future is None:
+            batch.future = self.client.submit(check_on_worker, self.key, batch.items, pure=False,
+                                              workers=[batch.worker], allow_other_workers=True)
             batch.items = []  # the task holds them now
 
     def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
-        """One task per query (its pages share the query's work), results in the order given."""
+        """Whole queries per task (a query's pages share its work), CHUNK pages or more each;
+        results in the order given."""
         by_query: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_query.setdefault(item[0], []).append(i)
-        futures = {query_id: self.client.submit(check_on_worker, self.key, [items[i] for i in positions],
-                                                pure=False, workers=self._worker_of(query_id),
-                                                allow_other_workers=True)
-                   for query_id, positions in by_query.items()}
+        chunks: list[list[int]] = [[]]
+        for positions in by_query.values():
+            if len(chunks[-1]) >= CHUNK:
+                chunks.append([])
+            chunks[-1].extend(positions)
+        futures = [self.client.submit(check_on_worker, self.key, [_shipped(items[i]) for i in chunk], pure=False,
+                                      workers=[self._worker_of(items[chunk[0]][0])], allow_other_workers=True)
+                   for chunk in chunks if chunk]
         out: list = [None] * len(items)
-        for query_id, positions in by_query.items():
-            for i, found in zip(positions, futures[query_id].result()):
+        for chunk, future in zip([c for c in chunks if c], futures):
+            for i, found in zip(chunk, future.result()):
                 out[i] = found
         return out
 

@@ -43,10 +43,11 @@ class Failure:
 
 
 # The per-query work kept for the next page of the same query: each query holds two float64 score
-# arrays over every document (cosine, BM25) and a mask, 17 bytes per document; about 256 MB in all
-# (every sample query fits; about 400 queries at 37,844 documents). Evicted work is recomputed from
-# the frozen inputs, never different.
-CACHED_QUERY_BYTES = 256 * 2**20
+# arrays over every document (cosine, BM25) and a mask, 17 bytes per document; about 512 MB in all
+# (every sample query fits; about 830 queries at 37,844 documents, so with the queries shared out
+# between two workers about 70% of each worker's). Evicted work is recomputed from the frozen
+# inputs, never different.
+CACHED_QUERY_BYTES = 512 * 2**20
 
 
 class RecentCache(OrderedDict):
