@@ -238,6 +238,9 @@ def resumed_report(paths: Paths, frozen: Frozen, plan: dict, state: dict, state_
     changed = check_store_unchanged(report["before"], before)
     if changed:
         raise RefusedInput(f"--resume: the lab is not the store the campaign recorded: {changed}")
+    if not journal_path(paths.report).exists() and not report.get("jobs"):
+        # stopped between writing the running report and its journal: nothing was recorded
+        Journal.create(journal_path(paths.report), journal_header(report)).close()
     jobs, rows, valid = read_journal(journal_path(paths.report), journal_header(report))
     if len(jobs) < len(report.get("jobs") or []):
         raise RefusedInput(f"--resume: the journal holds {len(jobs)} jobs, fewer than the report's {len(report['jobs'])}")
