@@ -235,3 +235,20 @@ def test_resume_refuses_an_edited_journal(lab, baseline, tmp_path):
                    check=False)
     assert done.returncode == 1 and "page check failed" in done.stderr
     assert load(out / "report.json")["status"] == "failed"
+
+
+def test_an_unreachable_scheduler_is_refused_before_anything_is_written(lab, tmp_path):
+    import socket
+
+    with socket.socket() as free:  # a loopback port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    out = tmp_path / "run"
+    out.mkdir()
+    done = lab_cli(*lab.evaluate_args(out / "plan.json", out / "report.json"), "--scheduler",
+                   f"tcp://127.0.0.1:{port}", check=False)
+    assert done.returncode == 2 and "no Dask scheduler answered" in done.stderr, done.stderr
+    refused = lab_cli(*lab.evaluate_args(out / "plan.json", out / "report.json"), "--scheduler",
+                      "tcp://10.1.2.3:8786", check=False)
+    assert refused.returncode == 2 and "plain TCP only to a loopback address" in refused.stderr
+    assert list(out.iterdir()) == []

@@ -176,30 +176,33 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
             raise StateError(f"fence {before['fence']} moved since prepare ({state['fence']}): the lab was written to")
         plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"],
                                 clients=clients)
-        if resume:
-            report, journal, recorded = resumed_report(paths, frozen, plan, state, state_digest, lab, before, log)
-        else:
-            plan_digest = plans.pin(paths.plan, plan)
-            log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
-            refuse_existing(paths.report)
-            report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
-            save(paths.report, report, compact=True)  # the running report a resume starts from
-            journal = Journal.create(journal_path(paths.report), journal_header(report))
+        # the checks' cluster (if any) is up before anything is written: one that cannot start writes nothing
         checks = page_checks(frozen, state, cluster, len(plan["queries"]) * len(plan["methods"]),
                              log=lambda line: log(f"evaluate: {line}"))
-        campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients),
-                            checks, journal)
-        with checks, monitor:
-            try:
-                if resume:
-                    campaign.recheck(recorded)
-                campaign.run(identity)
-            except Exception as exc:  # a check, a lab error, a transport error (lab gone): all end the campaign
-                campaign.fail(exc)
-            finally:
-                journal.close()
-                monitor.stop()
-                report["resources"] = monitor.summary()
+        with checks:
+            recorded = None
+            if resume:
+                report, journal, recorded = resumed_report(paths, frozen, plan, state, state_digest, lab, before, log)
+            else:
+                plan_digest = plans.pin(paths.plan, plan)
+                log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
+                refuse_existing(paths.report)
+                report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
+                save(paths.report, report, compact=True)  # the running report a resume starts from
+                journal = Journal.create(journal_path(paths.report), journal_header(report))
+            campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients),
+                                checks, journal)
+            with monitor:
+                try:
+                    if recorded is not None:
+                        campaign.recheck(recorded)
+                    campaign.run(identity)
+                except Exception as exc:  # a check, a lab error, a transport error (lab gone): all end the campaign
+                    campaign.fail(exc)
+                finally:
+                    journal.close()
+                    monitor.stop()
+                    report["resources"] = monitor.summary()
         if report["status"] == "failed":
             report["seal"] = seal_of(report)
             save(paths.report, report, compact=True)

@@ -42,6 +42,7 @@ WORKER_ATTRIBUTE = "lab_checkers"
 # pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the
 # client about a millisecond of CPU, as much as checking a page (docs/scale.md, "Dask or Ray")
 BATCH = 16
+CONNECT_SECONDS = 10  # a scheduler that has not answered by then is refused (exit 2, nothing written)
 CHUNK = 32  # pages per task at least when all are at hand (audit, a recheck): whole queries, in order
 from evaluator.verification.verify import Checker, Failure
 from protocols.canonical import digest
@@ -176,7 +177,11 @@ class ClusterChecks(PageChecks):
                                         dashboard_address=None, silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
-            self.client = Client(scheduler, security=Security() if scheduler.startswith("tls://") else None)
+            try:
+                self.client = Client(scheduler, security=Security() if scheduler.startswith("tls://") else None,
+                                     timeout=CONNECT_SECONDS)
+            except (OSError, TimeoutError) as exc:
+                raise ClusterRefused(f"--scheduler {scheduler}: no Dask scheduler answered ({exc})") from None
         try:
             self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key[:16]}")
             self.workers = sorted(self.client.scheduler_info()["workers"])
