@@ -150,6 +150,11 @@ def test_the_report_is_the_same_for_one_and_two_workers_and_a_hand_started_clust
         assert f"the cluster at {cluster.address}" in done.stderr
         assert timings_aside(load(out / "report.json")) == want
         audit_holds(lab, out / "report.json", "--scheduler", cluster.address)
+        from distributed import Client
+
+        with Client(cluster.address, timeout=60) as client:  # the cluster outlives them: nothing left behind
+            held = client.run(lambda dask_worker: len(getattr(dask_worker, "lab_checkers", {})))
+        assert list(held.values()) == [0]
     finally:
         cluster.stop()
 

@@ -28,6 +28,7 @@ Which cluster (`--workers`, `--scheduler`) is cluster_options.py, importable wit
 from __future__ import annotations
 
 import logging
+import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -37,6 +38,8 @@ from distributed.security import Security
 
 from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options
+from evaluator.verification.verify import Checker, Failure
+from protocols.canonical import digest
 
 WORKER_ATTRIBUTE = "lab_checkers"
 # pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the
@@ -44,9 +47,7 @@ WORKER_ATTRIBUTE = "lab_checkers"
 BATCH = 16
 CONNECT_SECONDS = 10  # a scheduler that has not answered by then is refused (exit 2, nothing written)
 CHUNK = 32  # pages per task at least when all are at hand (audit, a recheck): whole queries, in order
-from evaluator.verification.verify import Checker, Failure
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
+
 
 def _failures(checker: Checker, items: Iterable[tuple]) -> list[list[dict]]:
     queries = checker.queries
@@ -129,7 +130,7 @@ def _worker_checker(key: str) -> Checker:
     worker = get_worker()
     checker = getattr(worker, WORKER_ATTRIBUTE, {}).get(key)
     if checker is None:
-        raise RuntimeError(f"worker {worker.address} holds no checker for campaign {key[:12]}: its plugin did not run")
+        raise RuntimeError(f"worker {worker.address} holds no checker for campaign {key}: its plugin did not run")
     return checker
 
 
@@ -169,7 +170,11 @@ class ClusterChecks(PageChecks):
 
     def __init__(self, frozen: Frozen, state: Mapping, workers: int = 0, scheduler: str | None = None,
                  log: Callable[[str], None] = lambda line: None):
-        self.key = digest([{k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}, digest(state)])
+        # one name per campaign's checks: two running on one cluster (an evaluate and an audit of the
+        # same inputs) each have their own checker, and each removes only its own when it ends
+        self.key = f"{digest([{k: frozen.digests[k] for k in ('protocol', 'fixture', 'relations')}, digest(state)])[:16]}" \
+                   f"-{uuid.uuid4().hex[:12]}"
+        self.plugin: str | None = None
         self.cluster = None
         self._open: dict[str, _Batch] = {}  # per worker: the pages of its queries not yet sent
         if scheduler is None:
@@ -183,7 +188,8 @@ class ClusterChecks(PageChecks):
             except (OSError, TimeoutError) as exc:
                 raise ClusterRefused(f"--scheduler {scheduler}: no Dask scheduler answered ({exc})") from None
         try:
-            self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key[:16]}")
+            self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key}")
+            self.plugin = f"lab-checker-{self.key}"
             self.workers = sorted(self.client.scheduler_info()["workers"])
             if not self.workers:
                 raise ClusterRefused(f"the cluster at {self.client.scheduler.address} has no worker")
@@ -239,6 +245,11 @@ class ClusterChecks(PageChecks):
     def close(self) -> None:
         try:
             if getattr(self, "client", None) is not None:
+                if self.plugin is not None and self.cluster is None:
+                    try:  # a joined cluster outlives the campaign: its workers drop this checker
+                        self.client.unregister_worker_plugin(self.plugin)
+                    except Exception:  # noqa: BLE001 - a worker gone meanwhile holds nothing to drop
+                        pass
                 self.client.close()
         finally:
             if self.cluster is not None:
