@@ -473,15 +473,15 @@ class Campaign:
         """The job's entry and the row it added (None for a repetition); its page check has passed."""
         query = self.queries[query_id]
         page, micros, size, seconds = result
-        rank_digest, prf_digest = ranking_digest(page), proof_digest(page)
         key = (query_id, method)
         if key in self.rows:
-            return self.record_repetition(order, query_id, method, repetition, rank_digest, prf_digest, digest(page),
-                                          (micros, size, seconds), page.get("fence")), None
+            return self.record_repetition(order, query_id, method, repetition, ranking_digest(page), proof_digest(page),
+                                          digest(page), (micros, size, seconds), page.get("fence")), None
         row = self.rows[key] = row_from_page(query, method, page, self.doc_of, self.frozen.protocol["evaluation"])
         self.report["rows"].append(row)
-        return self.job_entry(order, query_id, method, repetition, micros, size, seconds, digest(page), rank_digest,
-                              prf_digest), row
+        # the row's digests are the page's: computed once, for the row and its job
+        return self.job_entry(order, query_id, method, repetition, micros, size, seconds, row["page_digest"],
+                              row["ranking_digest"], row["proof_digest"]), row
 
     def record_repetition(self, order, query_id, method, repetition, rank_digest, prf_digest, page_digest,
                           measured, fence=None) -> dict:
