@@ -19,7 +19,7 @@ from protocols.errors import RefusedInput
 from protocols.files import load_json
 from protocols.schema import load_protocol
 
-__all__ = ["Frozen", "InputMismatch", "load_frozen", "vector_sha256"]
+__all__ = ["Frozen", "InputMismatch", "frozen_received", "load_frozen", "vector_sha256"]
 
 
 class InputMismatch(RefusedInput):
@@ -70,6 +70,20 @@ def load_frozen(protocol_path, fixture_path, relations_path, generation_path=Non
     generation = load_json(generation_path, "generation file") if generation_path else None
     frozen = Frozen(protocol=protocol, fixture=fixture, relations=relations, generation=generation)
     verify(frozen)
+    return frozen
+
+
+def frozen_received(protocol: dict, fixture: dict, relations: dict, digests: dict[str, str]) -> Frozen:
+    """Inputs `load_frozen` has loaded and cross-checked elsewhere, received by a validation worker:
+    refused unless their digests are `digests` (the ones that were checked), so the worker holds
+    the same inputs without rebuilding the graph again."""
+    frozen = Frozen(protocol=protocol, fixture=fixture, relations=relations)
+    frozen.digests = {"protocol": digest(protocol), "source": fixture.get("source_digest"), "fixture": digest(fixture),
+                      "relations": digest(relations)}
+    differing = sorted(k for k in ("protocol", "fixture", "relations") if frozen.digests[k] != digests.get(k))
+    if differing:
+        raise InputMismatch(f"received inputs differ from the checked ones ({', '.join(differing)} digest)")
+    _decode_vectors(frozen)
     return frozen
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from builders.graph import build_relations
 from evaluator.verification import recompute as rc
-from evaluator.verification.verify import Checker
+from evaluator.verification.verify import Checker, RecentCache
 from evaluator.verification.walk import check_walk, masses
 from protocols.artifacts import document_id
 from protocols.canonical import canonical, digest
@@ -115,7 +115,7 @@ def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     checker.frozen = SimpleNamespace(query_vectors=query_vectors)
     checker.bm25 = rc.Bm25.build({d["id"]: d["text"] for d in docs})
     checker.cosine_index = rc.CosineIndex({k: v.astype(np.float64) for k, v in vectors.items()})
-    checker._lexical_cache, checker._cosine_cache = {}, {}
+    checker._work, checker._neighbours = RecentCache(64), {}
     checker.revision_of = {d["id"]: 1 for d in docs}
     checker.edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
     checker.relation_revision = {r["id"]: 1 for r in relations["relations"]}

@@ -10,6 +10,7 @@ import argparse
 import sys
 import time
 
+from evaluator.verification.cluster_options import add_cluster_flags, options_of
 from protocols.cli import Command
 from protocols.errors import RefusedInput
 from protocols.files import load_json
@@ -28,7 +29,13 @@ query with proof checks and history fences, samples the lab process's CPU and RS
 report (refused if it exists). Exit 1 with the report saved as failed when any check fails during
 the campaign; the paths of the plan and the report are printed last.
 
-The lab's pid is read from its access file; --server-pid, when given, must match it (exit 2)."""
+The lab's pid is read from its access file; --server-pid, when given, must match it (exit 2).
+
+The page checks run in this process or on a Dask cluster (--workers, --scheduler; docs/scale.md);
+the report is the same either way. Every recorded job is appended to `<report>.journal`: after an
+interruption (the lab or this process killed, the report left "running" or saved "failed"), the
+same command with --resume checks every recorded job again and continues the campaign; the
+finished report is the one an uninterrupted campaign writes, its timings aside (docs/campaign.md)."""
 
 
 def _configure_common(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +58,9 @@ def configure_evaluate(parser: argparse.ArgumentParser) -> None:
                              "when given it must match it)")
     parser.add_argument("--clients", type=int, default=1,
                         help="concurrent evaluation clients, 1 or 2 (the lab admits two); recorded in the plan")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the interrupted campaign of --report from its journal (same files and lab)")
+    add_cluster_flags(parser)
 
 
 def _inputs(args: argparse.Namespace) -> dict:
@@ -111,7 +121,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         done = evaluate(paths, access, server_pid(args.server_pid, access, files["access_file"]),
-                        clients=args.clients)
+                        clients=args.clients, cluster=options_of(args), resume=args.resume)
     except CampaignFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(plan)

@@ -12,12 +12,24 @@ Sequence (docs/design.md §8), each step a precondition of the next:
    against the independent recomputation; repetitions must repeat ranking and proofs. With
    `clients` = 2 (the lab admits two concurrent retrievals) two clients fetch the jobs in plan
    order from a short shared window, and every result is recorded in plan order (see `Fetcher`),
-   so the report holds the same rows and jobs as with one client; only the timings differ;
+   so the report holds the same rows and jobs as with one client; only the timings differ. The
+   page checks run in this process or as tasks on a Dask cluster (evaluator/verification/cluster.py);
+   a job is recorded once its check has passed, in plan order whatever order the checks finish in,
+   so the report is the same for any number of workers. Each recorded job is appended to the
+   journal beside the report (evaluator/campaign/journal.py);
 7. cross-method checks per query (anchors = the seed method's top 4, depth zero = hybrid v2);
 8. snapshot again: same fence, same store digest, same content; identity unchanged;
 9. derived blocks (metrics, aggregates, latency, statistics), status complete.
 
 Any failure after step 4 saves the report with status "failed", the rows so far and the failure.
+
+Resume (`resume=True`, `lab evaluate --resume`): an interrupted campaign (its report "running" or
+"failed", its journal beside it) continues where its journal ends. Steps 1-4 run again and must
+find the recorded campaign: same inputs, lab, catalog and plan, and the store the report recorded
+before its first job (`check_store_unchanged`). Every recorded job is checked again (each row's
+page recomputed, each row derived again from its page, each repetition against its first) before
+the remaining jobs run; the finished report is the one an uninterrupted campaign writes, its
+timings aside.
 """
 
 from __future__ import annotations
@@ -35,26 +47,29 @@ from pathlib import Path
 from evaluator import plan as plans
 from evaluator.campaign.client import LabClient, vector_base64
 from evaluator.inputs import Frozen, load_frozen
+from evaluator.campaign.journal import Journal, ReportLock, journal_path, read_journal
 from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.reporting.seal import seal_of
 from evaluator.reporting.report import document_titles
 from evaluator.campaign.snapshot import snapshot
-from evaluator.state import StateError, load_state
+from evaluator.state import StateError, load_state, record_map
+from evaluator.verification.cluster import PageChecks, failures_of, page_checks
+from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.routes import VERIFIERS
-from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
+from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.cli import Progress
 from protocols.errors import RefusedInput
-from protocols.files import refuse_existing, refuse_same_path, save
+from protocols.files import load_json, refuse_existing, refuse_same_path, save
 from protocols.routes import route_of
 
-SAVE_EVERY_SECONDS = 5.0
-# A partial save rewrites the whole report; at full scale (19,000 rows with their pages, ~0.5 GB)
-# one save takes seconds, so the interval grows to keep saving under about a tenth of the run.
-SAVE_COST_FACTOR = 10.0
 MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (docs/design.md §6)
 WINDOW_PER_CLIENT = 4  # jobs fetched ahead of the one being recorded, per client
+CHECK_WINDOW = 64  # jobs fetched and waiting for their page check (on a cluster) before the oldest is recorded
+MEASURED = ("retrieval_micros", "http_ms", "embed_plus_http_ms", "response_bytes")  # a job's timings and size
+# what a report records once, at the start, and a resumed campaign must find unchanged
+REPORT_HEAD = ("format", "protocol_version", "hash_chain", "lab", "space_id", "protocol", "plan", "state")
 
 
 class CampaignFailed(Exception):
@@ -125,18 +140,32 @@ def server_monitor(server_pid: int, access: Mapping) -> ResourceMonitor:
     return ResourceMonitor(server_pid)
 
 
+def check_store_unchanged(recorded: Mapping, now: Mapping) -> str | None:
+    """What differs between two snapshots of the lab (the one a report recorded before its first job
+    and a later one: after the last job, or at a resume), or None. The one place that decides
+    whether the store a campaign measured is still the store it recorded."""
+    if now["fence"] != recorded["fence"]:
+        return f"fence moved: recorded {recorded['fence']}, now {now['fence']}"
+    if now["store_digest"] != recorded["store_digest"] or now["content_digest"] != recorded["content_digest"]:
+        return "lab content changed (store digest differs)"
+    return None
+
+
 def evaluate(paths: Paths, access: dict, server_pid: int,
-             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), clients: int = 1) -> dict:
+             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), clients: int = 1,
+             cluster: ClusterOptions = ClusterOptions(), resume: bool = False) -> dict:
     refuse_same_path(plan=paths.plan, report=paths.report)
-    refuse_existing(paths.report)
+    if not resume:
+        refuse_existing(paths.report, journal_path(paths.report))
     if isinstance(clients, bool) or not isinstance(clients, int) or not 1 <= clients <= MAX_CLIENTS:
         raise RefusedInput(f"--clients must be 1 or {MAX_CLIENTS} (the lab admits {MAX_CLIENTS} concurrent "
                            f"retrievals), got {clients!r}")
+    check_options(cluster)
     monitor = server_monitor(server_pid, access)
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
     check_routes(frozen.protocol)
     state, state_digest = load_bound_state(paths.state, frozen)
-    with LabClient(access) as client:
+    with LabClient(access) as client, ReportLock(paths.report):
         identity = client.identity()
         lab = {"lab_id": identity["lab_id"], "scope": access["scope"], "journal_id": identity["journal_id"]}
         if lab != state["lab"]:
@@ -147,28 +176,83 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
             raise StateError(f"fence {before['fence']} moved since prepare ({state['fence']}): the lab was written to")
         plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"],
                                 clients=clients)
-        plan_digest = plans.pin(paths.plan, plan)
-        log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
-        refuse_existing(paths.report)
-        report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
-        campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients))
-        with monitor:
-            try:
-                campaign.run(identity)
-            except Exception as exc:  # a check, a lab error, a transport error (lab gone): all end the campaign
-                campaign.fail(exc)
-            finally:
-                monitor.stop()
-                report["resources"] = monitor.summary()
+        # the checks' cluster (if any) is up before anything is written: one that cannot start writes nothing
+        checks = page_checks(frozen, state, cluster, len(plan["queries"]) * len(plan["methods"]),
+                             log=lambda line: log(f"evaluate: {line}"))
+        with checks:
+            recorded = None
+            if resume:
+                report, journal, recorded = resumed_report(paths, frozen, plan, state, state_digest, lab, before, log)
+            else:
+                plan_digest = plans.pin(paths.plan, plan)
+                log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
+                refuse_existing(paths.report)
+                report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
+                save(paths.report, report, compact=True)  # the running report a resume starts from
+                journal = Journal.create(journal_path(paths.report), journal_header(report))
+            campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients),
+                                checks, journal)
+            with monitor:
+                try:
+                    if recorded is not None:
+                        campaign.recheck(recorded)
+                    campaign.run(identity)
+                except Exception as exc:  # a check, a lab error, a transport error (lab gone): all end the campaign
+                    campaign.fail(exc)
+                finally:
+                    journal.close()
+                    monitor.stop()
+                    report["resources"] = monitor.summary()
         if report["status"] == "failed":
             report["seal"] = seal_of(report)
             save(paths.report, report, compact=True)
-            raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report})")
+            raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report}; "
+                                 f"`lab evaluate --resume` with the same files continues it)")
         report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries, document_titles(frozen.source)).items() if k != "row_metrics"})
         report["status"] = "complete"
         report["seal"] = seal_of(report)  # last: it binds every other field, measurements included
         save(paths.report, report, compact=True)
+        journal.path.unlink()  # the complete report holds every job: the journal has served
     return report
+
+
+def journal_header(report: Mapping) -> dict:
+    return {"plan": report["hash_chain"]["plan"], "started_at": report["started_at"]}
+
+
+def resumed_report(paths: Paths, frozen: Frozen, plan: dict, state: dict, state_digest: str, lab: dict,
+                   before: dict, log) -> tuple[dict, Journal, list[tuple[dict, dict | None]]]:
+    """The interrupted campaign's report (its jobs and rows emptied), the journal to append to and
+    the (job, row or None) its journal recorded, to be checked again and recorded again in order;
+    refused unless inputs, lab, plan and store are the ones the report recorded."""
+    if not paths.report.exists():
+        raise RefusedInput(f"--resume: no report {paths.report} to resume")
+    report = load_json(paths.report, "report")
+    if not isinstance(report, dict) or report.get("status") not in ("running", "failed"):
+        status = report.get("status") if isinstance(report, dict) else None
+        raise RefusedInput(f"--resume: report {paths.report} has status {status!r}; only a running (interrupted) or "
+                           f"failed campaign is resumed")
+    plan_digest = plans.pin(paths.plan, plan)  # the plan file must be the one pinned for this lab and store
+    expected = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
+    differing = [key for key in REPORT_HEAD if report.get(key) != expected[key]]
+    if differing:
+        raise RefusedInput(f"--resume: report {paths.report} was not run on these inputs, lab and plan "
+                           f"(differs: {', '.join(differing)})")
+    changed = check_store_unchanged(report["before"], before)
+    if changed:
+        raise RefusedInput(f"--resume: the lab is not the store the campaign recorded: {changed}")
+    if not journal_path(paths.report).exists() and not report.get("jobs"):
+        # stopped between writing the running report and its journal: nothing was recorded
+        Journal.create(journal_path(paths.report), journal_header(report)).close()
+    jobs, rows, valid = read_journal(journal_path(paths.report), journal_header(report))
+    if len(jobs) < len(report.get("jobs") or []):
+        raise RefusedInput(f"--resume: the journal holds {len(jobs)} jobs, fewer than the report's {len(report['jobs'])}")
+    for key in ("resources", "seal"):
+        report.pop(key, None)
+    report.update({"status": "running", "after": None, "cross_checks": None, "failure": None, "finished_at": None,
+                   "jobs": [], "rows": []})
+    log(f"evaluate: resuming {paths.report} after {len(jobs)} of {len(plan['jobs'])} recorded jobs")
+    return report, Journal.reopen(journal_path(paths.report), valid, len(jobs)), list(zip(jobs, rows))
 
 
 class CampaignError(Exception):
@@ -221,10 +305,11 @@ class Fetcher:
         self.access = access
         self.clients = clients
 
-    def results(self, jobs: list, search: Callable[[LabClient, str, str], tuple], main: LabClient) -> Iterator[tuple]:
-        """(order, job, search result) in plan order; `search(client, query_id, method)`."""
+    def results(self, jobs: list, search: Callable[[LabClient, str, str], tuple], main: LabClient,
+                start: int = 0) -> Iterator[tuple]:
+        """(order, job, search result) in plan order from job `start`; `search(client, query_id, method)`."""
         if self.clients == 1:
-            for order, job in enumerate(jobs):
+            for order, job in enumerate(jobs[start:], start=start):
                 yield order, job, search(main, job[0], job[1])
             return
         local = threading.local()
@@ -240,7 +325,7 @@ class Fetcher:
             return search(client, job[0], job[1])
 
         pending: deque = deque()
-        upcoming = iter(enumerate(jobs))
+        upcoming = iter(enumerate(jobs[start:], start=start))
         try:
             with ThreadPoolExecutor(max_workers=self.clients, thread_name_prefix="evaluate-client") as pool:
                 try:
@@ -265,43 +350,93 @@ class Fetcher:
 
 class Campaign:
     def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log,
-                 fetcher: Fetcher | None = None):
+                 fetcher: Fetcher | None = None, checks: PageChecks | None = None, journal: Journal | None = None):
         self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
         self.report, self.path, self.log = report, path, log
         self.fetcher = fetcher or Fetcher({}, 1)
-        self.checker = Checker(frozen, state)
+        self.checks = checks
+        self.journal = journal
+        self.doc_of = record_map(state)[1]
         self.queries = frozen.queries
         self.methods = frozen.protocol["methods"]
         self.encode_ms = {q["id"]: q["elapsed_ms"] for q in frozen.generation["queries"]}
         self.rows: dict[tuple[str, str], dict] = {}
+        self.submitted: set[tuple[str, str]] = set()  # (query, method) pairs whose first page went to its check
         self.job: dict | None = None
-        self.last_save = time.monotonic()
-        self.save_interval = SAVE_EVERY_SECONDS
 
     def run(self, identity: dict) -> None:
-        self.warm_up()
-        progress = Progress("evaluate", len(self.plan["jobs"]), unit="jobs")
+        if len(self.report["warmup"]) != len(self.plan["warmup"]["methods"]):
+            self.report["warmup"] = []  # an interrupted warm-up runs again whole
+            self.warm_up()
+        jobs = self.plan["jobs"]
+        start = len(self.report["jobs"])
+        progress = Progress("evaluate", len(jobs) - start, unit="jobs")
+        pending: deque = deque()  # fetched jobs in plan order, each with its page check (None: a repetition)
         # closed on the way out, so a failed check stops the other client before the report is saved
-        with closing(self.fetcher.results(self.plan["jobs"], self.fetch, self.client)) as results:
+        with closing(self.fetcher.results(jobs, self.fetch, self.client, start)) as results:
             for order, (query_id, method, repetition), result in results:
-                self.job = {"order": order, "query_id": query_id, "method": method, "repetition": repetition}
-                self.record_job(order, query_id, method, repetition, result)
+                check = None
+                if (query_id, method) not in self.submitted:
+                    self.submitted.add((query_id, method))
+                    check = self.checks.submit(query_id, method, result[0], self.plan["fence"])
+                pending.append((order, query_id, method, repetition, result, check))
+                while pending and (len(pending) >= CHECK_WINDOW or pending[0][5] is None or pending[0][5].done()):
+                    self.record(*pending.popleft())
+                    progress.advance()
+            while pending:
+                self.record(*pending.popleft())
                 progress.advance()
-                if time.monotonic() - self.last_save >= self.save_interval:
-                    self.save_partial()
         self.job = None
         self.cross_checks()
         after = snapshot(self.client, self.frozen, self.state)
         self.report["after"] = after
-        before = self.report["before"]
-        if after["fence"] != before["fence"]:
-            raise CampaignError(f"fence moved during the campaign: before {before['fence']}, after {after['fence']}",
-                                {"field": "fence"})
-        if after["store_digest"] != before["store_digest"] or after["content_digest"] != before["content_digest"]:
-            raise CampaignError("lab content changed during the campaign (store digest differs)", {"field": "store_digest"})
+        changed = check_store_unchanged(self.report["before"], after)
+        if changed:
+            field = "fence" if "fence" in changed else "store_digest"
+            raise CampaignError(f"{changed} during the campaign", {"field": field})
         if self.client.identity() != identity:
             raise CampaignError("lab identity changed during the campaign", {"field": "identity"})
         self.report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    def recheck(self, recorded: list[tuple[dict, dict | None]]) -> None:
+        """Every job a resumed campaign had recorded, checked again and recorded again in plan order:
+        each row's page recomputed (on the cluster when there is one), each row derived again from
+        its page, each repetition compared with its first."""
+        pages = [(job["query_id"], job["method"], row["page"], self.plan["fence"]) for job, row in recorded if row]
+        found = iter(self.checks.check_all(pages))
+        progress = Progress("evaluate: recheck", len(recorded), unit="jobs")
+        for job, row in recorded:
+            order, query_id, method = job["order"], job["query_id"], job["method"]
+            self.job = {"order": order, "query_id": query_id, "method": method, "repetition": job["repetition"]}
+            expected = self.plan["jobs"][order] if order < len(self.plan["jobs"]) else None
+            if expected != [query_id, method, job["repetition"]]:
+                raise CampaignError(f"journal: job {order} is {[query_id, method, job['repetition']]}, the plan's is "
+                                    f"{expected}", {"field": "journal"})
+            first = (query_id, method) not in self.rows
+            if first != (row is not None):
+                raise CampaignError(f"journal: job {order} {'lacks' if first else 'carries'} the row of its first "
+                                    f"repetition", {"query": query_id, "method": method, "field": "journal"})
+            if first:
+                self.raise_failures(next(found))
+                page = row["page"]
+                if job["page_digest"] != digest(page):
+                    raise CampaignError(f"journal: job {order}'s page digest is not its row's page",
+                                        {"query": query_id, "method": method, "field": "page_digest"})
+                result = (page, job["retrieval_micros"], job["response_bytes"], job["http_ms"] / 1000.0)
+                entry, added = self.record_job(order, query_id, method, job["repetition"], result)
+                if added != row:
+                    raise CampaignError(f"journal: the row of job {order} is not the row derived from its page",
+                                        {"query": query_id, "method": method, "field": "row"})
+            else:
+                entry = self.record_repetition(order, query_id, method, job["repetition"], job["ranking_digest"],
+                                               job["proof_digest"], job["page_digest"], None)
+            entry.update({k: job.get(k) for k in MEASURED})  # the measurements as first recorded
+            if entry != job:
+                raise CampaignError(f"journal: job {order} is not the job its page and plan give",
+                                    {"query": query_id, "method": method, "field": "job"})
+            self.submitted.add((query_id, method))
+            progress.advance()
+        self.job = None
 
     def search(self, method: str, query: dict, client: LabClient | None = None):
         spec = self.methods[method]
@@ -310,8 +445,9 @@ class Campaign:
     def fetch(self, client: LabClient, query_id: str, method: str):
         return self.search(method, self.queries[query_id], client)
 
-    def validate(self, query: dict, method: str, page: dict) -> None:
-        failures = self.checker.check_page(query, method, page, self.plan["fence"])
+    @staticmethod
+    def raise_failures(found: list[dict]) -> None:
+        failures = failures_of(found)
         if failures:
             raise CampaignError(f"page check failed: {failures[0]}" + (f" (+{len(failures) - 1} more)" if len(failures) > 1 else ""),
                                 failures[0].as_dict())
@@ -320,37 +456,62 @@ class Campaign:
         query = self.queries[self.plan["warmup"]["query_id"]]
         for method in self.plan["warmup"]["methods"]:
             page, micros, size, seconds = self.search(method, query)
-            self.validate(query, method, page)
+            self.raise_failures(self.checks.submit(query["id"], method, page, self.plan["fence"]).result())
             self.report["warmup"].append({"query_id": query["id"], "method": method, "retrieval_micros": micros,
                                           "http_ms": seconds * 1000.0, "page_digest": digest(page)})
 
-    def record_job(self, order: int, query_id: str, method: str, repetition: int, result: tuple) -> None:
+    def record(self, order: int, query_id: str, method: str, repetition: int, result: tuple, check) -> None:
+        """Record a fetched job (its page check, if any, must have passed) and append it to the journal."""
+        self.job = {"order": order, "query_id": query_id, "method": method, "repetition": repetition}
+        if check is not None:
+            self.raise_failures(check.result())
+        entry, row = self.record_job(order, query_id, method, repetition, result)
+        if self.journal is not None:
+            self.journal.append(entry, row)
+
+    def record_job(self, order: int, query_id: str, method: str, repetition: int, result: tuple) -> tuple[dict, dict | None]:
+        """The job's entry and the row it added (None for a repetition); its page check has passed."""
         query = self.queries[query_id]
         page, micros, size, seconds = result
-        rank_digest, prf_digest = ranking_digest(page), proof_digest(page)
         key = (query_id, method)
         if key in self.rows:
-            first = self.rows[key]
-            if (first["ranking_digest"], first["proof_digest"]) != (rank_digest, prf_digest):
-                what = "ranking" if first["ranking_digest"] != rank_digest else "proofs"
-                raise CampaignError(f"query {query_id}, method {method}, repetition {repetition}: {what} differ "
-                                    f"from the first repetition", {"query": query_id, "method": method, "field": what})
-            if page.get("fence") != self.plan["fence"]:
-                raise CampaignError(f"query {query_id}, method {method}: fence {page.get('fence')} moved",
-                                    {"query": query_id, "method": method, "field": "fence"})
-        else:
-            self.validate(query, method, page)
-            self.rows[key] = row_from_page(query, method, page, self.checker.doc_of, self.frozen.protocol["evaluation"])
-            self.report["rows"].append(self.rows[key])
+            return self.record_repetition(order, query_id, method, repetition, ranking_digest(page), proof_digest(page),
+                                          digest(page), (micros, size, seconds), page.get("fence")), None
+        row = self.rows[key] = row_from_page(query, method, page, self.doc_of, self.frozen.protocol["evaluation"])
+        self.report["rows"].append(row)
+        # the row's digests are the page's: computed once, for the row and its job
+        return self.job_entry(order, query_id, method, repetition, micros, size, seconds, row["page_digest"],
+                              row["ranking_digest"], row["proof_digest"]), row
+
+    def record_repetition(self, order, query_id, method, repetition, rank_digest, prf_digest, page_digest,
+                          measured, fence=None) -> dict:
+        """A repetition's entry: its ranking and proofs must be its first's, its fence (when its page is
+        at hand; a recheck has only the digests) the plan's."""
+        first = self.rows[(query_id, method)]
+        if (first["ranking_digest"], first["proof_digest"]) != (rank_digest, prf_digest):
+            what = "ranking" if first["ranking_digest"] != rank_digest else "proofs"
+            raise CampaignError(f"query {query_id}, method {method}, repetition {repetition}: {what} differ "
+                                f"from the first repetition", {"query": query_id, "method": method, "field": what})
+        if measured is not None and fence != self.plan["fence"]:
+            raise CampaignError(f"query {query_id}, method {method}: fence {fence} moved",
+                                {"query": query_id, "method": method, "field": "fence"})
+        micros, size, seconds = measured or (0, 0, 0.0)
+        return self.job_entry(order, query_id, method, repetition, micros, size, seconds, page_digest, rank_digest,
+                              prf_digest)
+
+    def job_entry(self, order, query_id, method, repetition, micros, size, seconds, page_digest, rank_digest,
+                  prf_digest) -> dict:
         http_ms = seconds * 1000.0
         spec = self.methods[method]
         encode = self.encode_ms[query_id] if route_of(spec).sends_vector(spec) else 0.0
-        self.report["jobs"].append({
+        entry = {
             "order": order, "query_id": query_id, "method": method, "repetition": repetition,
             "retrieval_micros": micros, "http_ms": http_ms, "embed_plus_http_ms": encode + http_ms,
-            "response_bytes": size, "page_digest": digest(page), "ranking_digest": rank_digest,
+            "response_bytes": size, "page_digest": page_digest, "ranking_digest": rank_digest,
             "proof_digest": prf_digest,
-        })
+        }
+        self.report["jobs"].append(entry)
+        return entry
 
     def cross_checks(self) -> None:
         checked = 0
@@ -361,12 +522,6 @@ class Campaign:
                 raise CampaignError(f"cross-method check failed: {failures[0]}", failures[0].as_dict())
             checked += 1
         self.report["cross_checks"] = {"queries": checked, "anchors_equal_seed_top": True, "depth_zero_equals_base": True}
-
-    def save_partial(self) -> None:
-        started = time.monotonic()
-        save(self.path, self.report, compact=True)
-        self.last_save = time.monotonic()
-        self.save_interval = max(SAVE_EVERY_SECONDS, SAVE_COST_FACTOR * (self.last_save - started))
 
     def fail(self, exc: BaseException) -> None:
         where = getattr(exc, "where", {}) or {}

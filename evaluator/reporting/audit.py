@@ -11,7 +11,8 @@ Checks, each reported as `ok <check>` or `FAIL <check> <location>: <what>`:
   cross checks, resource summary, times, every job's place in the run);
 - plan: its digests are the chain's, its jobs are the seeded order, the report ran exactly them;
 - fences: plan, state, before, after and every page carry the same fence; store digest unchanged;
-- pages: every stored page recomputed independently (scores, contributions, proofs, expansion);
+- pages: every stored page recomputed independently (scores, contributions, proofs, expansion), in
+  this process or as tasks on a Dask cluster (`cluster`, evaluator/verification/cluster.py);
 - rows: every field of every row derived again from its page, the query and the state;
 - cross_method: anchors = the seed method's top 4, depth zero = hybrid v2;
 - repetitions: every job of a (query, method) repeated the ranking and proofs of the stored page;
@@ -38,6 +39,8 @@ from evaluator.reporting.export import derived_block_failures, output_paths, pub
 from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
                                         repetition_failures, row_from_page)
 from evaluator.reporting.seal import seal_failures
+from evaluator.verification.cluster import failures_of, page_checks
+from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures
 from protocols.canonical import digest, sha256_bytes
@@ -88,10 +91,23 @@ class Memo:
             self.values[slot] = compute()
         return self.values[slot]
 
+    def known(self, name: str, key) -> tuple[bool, object]:
+        slot = (name, digest(key))
+        return slot in self.values, self.values.get(slot)
+
+    def put(self, name: str, key, value) -> None:
+        self.values[(name, digest(key))] = value
+
 
 class _NoMemo(Memo):
     def get(self, name, key, compute):
         return compute()
+
+    def known(self, name, key):
+        return False, None
+
+    def put(self, name, key, value) -> None:
+        pass
 
 
 @dataclass
@@ -106,7 +122,8 @@ class Given:
 
 
 def audit(report_path, fixture_path, relations_path, protocol_path, generation_path=None, *, public_path=None,
-          state_path=None, plan_path=None, log: Callable[[str], None] = print) -> Audit:
+          state_path=None, plan_path=None, log: Callable[[str], None] = print,
+          cluster: ClusterOptions = ClusterOptions()) -> Audit:
     frozen = load_frozen(protocol_path, fixture_path, relations_path, generation_path)
     report = load_json(report_path, "report")
     given = Given(public=load_json(public_path, "public report") if public_path else None,
@@ -115,11 +132,11 @@ def audit(report_path, fixture_path, relations_path, protocol_path, generation_p
                   state_path=Path(state_path) if state_path else None,
                   plan=load_json(plan_path, "plan file") if plan_path else None,
                   plan_path=Path(plan_path) if plan_path else None)
-    return audit_loaded(report, frozen, given, log=log)
+    return audit_loaded(report, frozen, given, log=log, cluster=cluster)
 
 
 def audit_loaded(report, frozen: Frozen, given: Given | None = None, *, memo: Memo | None = None,
-                 log: Callable[[str], None] = print) -> Audit:
+                 log: Callable[[str], None] = print, cluster: ClusterOptions = ClusterOptions()) -> Audit:
     """The audit of parsed values: `frozen` already loaded and cross-checked (`evaluator.inputs`)."""
     given = given or Given()
     memo = memo or _NoMemo()
@@ -128,7 +145,8 @@ def audit_loaded(report, frozen: Frozen, given: Given | None = None, *, memo: Me
     if not isinstance(report, dict):
         result.failures.append(("status", f"report: a JSON object is required, not {type(report).__name__}"))
         return _logged(result, log)
-    context = _Context(report, frozen, memo)
+    check_options(cluster)
+    context = _Context(report, frozen, memo, cluster)
     result.check("status", lambda: [] if report.get("status") == "complete" else
                  [f"status: {report.get('status')!r} ({(report.get('failure') or {}).get('message')})"])
     result.check("seal", lambda: seal_failures(report, {"rows": context.row_digests}))
@@ -162,8 +180,8 @@ class _Context:
     """Per-audit shared work: the digest of each row (the seal's entries) keys the memo of the
     page checks and of the derived blocks, so the rows are serialized once."""
 
-    def __init__(self, report: dict, frozen: Frozen, memo: Memo):
-        self.report, self.frozen, self.memo = report, frozen, memo
+    def __init__(self, report: dict, frozen: Frozen, memo: Memo, cluster: ClusterOptions = ClusterOptions()):
+        self.report, self.frozen, self.memo, self.cluster = report, frozen, memo, cluster
         self._row_digests: list[str] | None = None
 
     @property
@@ -254,15 +272,28 @@ def plan_failures(report, frozen) -> list[str]:
 
 
 def page_failures(report, frozen, context: _Context) -> list[str]:
-    checker = context.checker()
-    queries, fence = frozen.queries, report["plan"]["fence"]
+    fence = report["plan"]["fence"]
     state_digest = digest(report["state"])
+    keys = [[context.row_digests[i], fence, frozen.digests, state_digest] for i in range(len(report["rows"]))]
+    found: dict[int, list[str]] = {}
+    for i, key in enumerate(keys):
+        known, value = context.memo.known("page", key)
+        if known:
+            found[i] = value
+    todo = [i for i in range(len(keys)) if i not in found]
+    if todo:
+        rows = report["rows"]
+        queries = frozen.queries
+        for i in todo:  # a row whose query is not the fixture's fails here, as a malformed report
+            queries[rows[i]["query_id"]]
+        with page_checks(frozen, report["state"], context.cluster, len(todo), checker=context.checker) as checks:
+            checked = checks.check_all([(rows[i]["query_id"], rows[i]["method"], rows[i]["page"], fence) for i in todo])
+        for i, failures in zip(todo, checked):
+            found[i] = [str(f) for f in failures_of(failures)]
+            context.memo.put("page", keys[i], found[i])
     out = []
-    for i, row in enumerate(report["rows"]):
-        key = [context.row_digests[i], fence, frozen.digests, state_digest]
-        found = context.memo.get("page", key, lambda row=row: [str(f) for f in checker.check_page(
-            queries[row["query_id"]], row["method"], row["page"], fence)])
-        out.extend(f"rows[{i}] {failure}" for failure in found)
+    for i in range(len(keys)):
+        out.extend(f"rows[{i}] {failure}" for failure in found[i])
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from evaluator.verification.cluster_options import add_cluster_flags, options_of
 from protocols.cli import Command
 from protocols.run_dir import add_file, add_run_dir, resolve
 
@@ -18,7 +19,8 @@ failure; exit code 0 only when every check holds (1 otherwise, 2 for unreadable 
 nothing. With --public the public report is derived again from the private report and compared
 whole, and every file export wrote beside it (HTML, Markdown, figures, runs, qrels) is rendered
 again and compared byte for byte. With --state and --plan those files must be the ones the report
-embeds. With --run-dir, --generation, --state, --plan and --public are its files when they exist."""
+embeds. With --run-dir, --generation, --state, --plan and --public are its files when they exist.
+The page checks run in this process or on a Dask cluster (--workers, --scheduler; docs/scale.md)."""
 
 
 def configure_audit(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +34,7 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--plan", "plan", "the plan file: must be the plan the report embeds")
     add_file(parser, "--public", "public",
              "public report written by export: derived again and compared, with the files beside it")
+    add_cluster_flags(parser)
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -42,7 +45,7 @@ def run_audit(args: argparse.Namespace) -> int:
     result = audit(resolve(args, "--report", "report"), resolve(args, "--fixture", "fixture"),
                    resolve(args, "--relations", "relations"), resolve(args, "--protocol", "protocol"),
                    optional["generation"], public_path=optional["public"], state_path=optional["state"],
-                   plan_path=optional["plan"])
+                   plan_path=optional["plan"], cluster=options_of(args))
     print(f"audit: {'all checks hold' if result.ok else f'{len(result.failures)} failure(s)'}")
     return 0 if result.ok else 1
 

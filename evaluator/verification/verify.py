@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.inputs import Frozen
 from evaluator.verification.routes import VERIFIERS
+from evaluator.verification.walk import neighbour_table
 from evaluator.state import record_map
 from protocols.canonical import digest
 from protocols.routes import route_of
@@ -41,7 +42,12 @@ class Failure:
                 "message": self.message}
 
 
-CACHED_SCORES = 2_000_000  # per cache: about 200 MB of Python floats in dicts; every sample query fits
+# The per-query work kept for the next page of the same query: each query holds two float64 score
+# arrays over every document (cosine, BM25) and a mask, 17 bytes per document; about 512 MB in all
+# (every sample query fits; about 830 queries at 37,844 documents, so with the queries shared out
+# between two workers about 70% of each worker's). Evicted work is recomputed from the frozen
+# inputs, never different.
+CACHED_QUERY_BYTES = 512 * 2**20
 
 
 class RecentCache(OrderedDict):
@@ -64,11 +70,26 @@ class RecentCache(OrderedDict):
             self.popitem(last=False)
 
 
+class QueryWork:
+    """What every page of one query shares: its BM25 and cosine scores, the fused lists of each
+    hybrid profile and the exact affinity of every node a graph check looked at, each computed
+    once however many of the query's pages are validated."""
+
+    __slots__ = ("lexical", "cosines", "hybrid", "affinity")
+
+    def __init__(self):
+        self.lexical = None
+        self.cosines = None
+        self.hybrid: dict[str, tuple] = {}
+        self.affinity: dict[tuple[str, bool], dict[str, Rational]] = {}
+
+
 class Checker:
     def __init__(self, frozen: Frozen, state: Mapping):
         self.frozen = frozen
         self.profiles = frozen.protocol["ranking_profiles"]
         self.methods = frozen.protocol["methods"]
+        self.queries = frozen.queries
         self.record_of, self.doc_of = record_map(state)
         self.revision_of = {entry["id"]: entry["revision"] for entry in state["memories"].values()}
         self.bindings = {self.record_of[doc]: receipt for doc, receipt in state["bindings"].items()}
@@ -79,7 +100,7 @@ class Checker:
                          for d in documents}
         self.vectors = {self.record_of[d]: v.astype(np.float64) for d, v in frozen.doc_vectors.items()}
         self.cosine_index = rc.CosineIndex(self.vectors)
-        self.bm25 = rc.Bm25.build(self.texts)
+        self.bm25 = rc.Bm25.build(self.texts).prepared()
         self.edges: dict[str, rc.Edge] = {}
         self.relation_revision: dict[str, int] = {}
         for rel in frozen.relations["relations"]:
@@ -88,31 +109,49 @@ class Checker:
                                             self.record_of[rel["target"]])
             self.relation_revision[lab["id"]] = lab["revision"]
         self.adjacency = rc.adjacency(self.edges.values())
-        # each entry holds a score per document: bounded, or a full-scale campaign (2,417 queries in
-        # random plan order over 37,844 documents) grows past 8 GB in five minutes
-        per_query = max(1, CACHED_SCORES // max(1, len(self.texts)))
-        self._cosine_cache = RecentCache(per_query)
-        self._lexical_cache = RecentCache(per_query)
-        self._hybrid_cache = RecentCache(per_query)
+        # bounded: a full-scale campaign (2,417 queries in random plan order over 37,844 documents)
+        # that kept every query's scores would hold gigabytes
+        self._work = RecentCache(max(1, CACHED_QUERY_BYTES // (17 * max(1, len(self.texts)))))
+        self._neighbours: dict[tuple[str, ...], dict] = {}
 
     # ---- recomputed channels ---------------------------------------------------------------
 
-    def lexical(self, query: dict) -> dict[str, float]:
-        # cached per query: the inputs are frozen, so a recomputation never changes
-        if query["id"] not in self._lexical_cache:
-            self._lexical_cache[query["id"]] = self.bm25.scores(query["question"])
-        return self._lexical_cache[query["id"]]
+    def work(self, query: dict) -> QueryWork:
+        """The query's shared work (cached: the inputs are frozen, so a recomputation never changes)."""
+        key = query["id"]
+        if key in self._work:
+            return self._work[key]
+        work = self._work[key] = QueryWork()
+        return work
 
-    def cosines(self, query: dict) -> dict[str, float]:
-        if query["id"] not in self._cosine_cache:
-            self._cosine_cache[query["id"]] = self.cosine_index.scores(self.frozen.query_vectors[query["id"]])
-        return self._cosine_cache[query["id"]]
+    def lexical(self, query: dict) -> rc.Scores:
+        work = self.work(query)
+        if work.lexical is None:
+            work.lexical = self.bm25.scores(query["question"])
+        return work.lexical
+
+    def cosines(self, query: dict) -> rc.Scores:
+        work = self.work(query)
+        if work.cosines is None:
+            work.cosines = self.cosine_index.scores(self.frozen.query_vectors[query["id"]])
+        return work.cosines
 
     def hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
-        key = (query["id"], profile_name)
-        if key not in self._hybrid_cache:
-            self._hybrid_cache[key] = self._hybrid(query, profile_name)
-        return self._hybrid_cache[key]
+        work = self.work(query)
+        if profile_name not in work.hybrid:
+            work.hybrid[profile_name] = self._hybrid(query, profile_name)
+        return work.hybrid[profile_name]
+
+    def affinities(self, query: dict, profile_name: str, lexical_seed: bool) -> dict[str, Rational]:
+        """The query's exact affinity per node under a profile's rule, filled as nodes are asked for."""
+        return self.work(query).affinity.setdefault((profile_name, lexical_seed), {})
+
+    def neighbours(self, kinds) -> dict[str, dict[str, str]]:
+        """The walk's neighbour table over the relations of `kinds`, built once per set of kinds."""
+        key = tuple(kinds)
+        if key not in self._neighbours:
+            self._neighbours[key] = neighbour_table(self, list(kinds))
+        return self._neighbours[key]
 
     def _hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
         profile = self.profiles[profile_name]
@@ -210,14 +249,14 @@ class Checker:
             if ka < kb or (ka == kb and not a["id"] < b["id"]):
                 fail(i + 1, "order", f"{b['id']} ({b['score']}) may not follow {a['id']} ({a['score']})")
 
-    def check_exact(self, hit, i, channel_values: dict[str, Fraction], fail) -> Fraction | None:
+    def check_exact(self, hit, i, channel_values: dict[str, Rational], fail) -> Rational | None:
         """Contributions and score of a rank-derived hit, compared as exact rationals."""
-        total = Fraction(0)
+        total = ZERO
         for channel, value in channel_values.items():
             entry = (hit.get("channels") or {}).get(channel) or {}
             got = entry.get("contribution_exact")
             try:
-                have = rc.parse_fraction(got, f"channels.{channel}.contribution_exact") if got is not None else Fraction(0)
+                have = rc.parse_fraction(got, f"channels.{channel}.contribution_exact") if got is not None else ZERO
             except ValueError as exc:
                 fail(i, f"channels.{channel}.contribution_exact", str(exc))
                 return None
@@ -254,7 +293,7 @@ class Checker:
                                                         raw[channel].get(hit["id"], float("nan")), tolerance[channel]):
                     fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
                                                              f"{raw[channel].get(hit['id'])}")
-                values[channel] = Fraction(0) if rank is None else Fraction(spec_c["weight"]) / (profile["k"] + rank)
+                values[channel] = ZERO if rank is None else rational(spec_c["weight"]) / (profile["k"] + rank)
             self.check_exact(hit, i, values, fail)
         self.check_order(hits, fail, exact=True)
         want = order[: spec["limit"]]
@@ -303,9 +342,17 @@ class Checker:
                                   f"{want_anchors}")
             return
         lexical_seed = seed == "lexical"
+        known = self.affinities(query, spec["profile"], lexical_seed)
+
+        def affinity_of(rid: str) -> Rational:
+            value = known.get(rid)
+            if value is None:
+                value = known[rid] = rc.affinity(cos.get(rid), profile, lexical_seed)
+            return value
+
         returned = {r.get("id"): r for r in page.get("relations") or []}
         used: set[str] = set()
-        proved: dict[str, Fraction | None] = {}  # hit id -> exact strength of the path its proof shows
+        proved: dict[str, Rational | None] = {}  # hit id -> exact strength of the path its proof shows
         for i, hit in enumerate(hits, start=1):
             channels = hit.get("channels") or {}
             b = (channels.get("base") or {}).get("rank")
@@ -313,8 +360,8 @@ class Checker:
             if b != base_rank.get(hit["id"]):
                 fail(i, "channels.base.rank", f"{b}, recomputed {base_rank.get(hit['id'])}")
             rule = profile["final_score"]
-            values = {"base": Fraction(0) if b is None else Fraction(rule["base_weight"]) / (rule["offset"] + b),
-                      "graph": Fraction(0) if g is None else Fraction(rule["graph_weight"]) / (rule["offset"] + g)}
+            values = {"base": ZERO if b is None else rational(rule["base_weight"]) / (rule["offset"] + b),
+                      "graph": ZERO if g is None else rational(rule["graph_weight"]) / (rule["offset"] + g)}
             self.check_exact(hit, i, values, fail)
             proof = hit.get("proof")
             if g is None:
@@ -325,7 +372,7 @@ class Checker:
                 fail(i, "proof", "a hit with a graph rank carries no proof")
                 continue
             proved[hit["id"]] = self._check_proof(hit, i, proof, want_anchors, profile, cos, lexical_seed,
-                                                  returned, used, fail)
+                                                  affinity_of, returned, used, fail)
         self.check_order(hits, fail, exact=True)
         if set(returned) != used:
             extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
@@ -335,12 +382,10 @@ class Checker:
             if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != self.relation_revision[rid] \
                     or (rel.get("source") or {}).get("id") != edge.source or (rel.get("target") or {}).get("id") != edge.target:
                 fail(None, f"relations[{rid}]", "not a prepared relation with that kind, revision and endpoints")
-        self._check_expansion(page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, proved, fail)
+        self._check_expansion(page, hits, spec, profile, anchors, base_rank, affinity_of, proved, fail)
 
-    def _affinity(self, rid: str, cos: Mapping[str, float], profile, lexical_seed: bool) -> Fraction:
-        return rc.affinity(cos.get(rid), profile, lexical_seed)
-
-    def _check_proof(self, hit, i, proof, anchors, profile, cos, lexical_seed, returned, used, fail) -> Fraction | None:
+    def _check_proof(self, hit, i, proof, anchors, profile, cos, lexical_seed, affinity_of, returned, used,
+                     fail) -> Rational | None:
         """Walk the proof from its anchor; returns the exact recomputed strength of the path it shows
         (None when the proof is not a path), so the caller can tell a near tie from a wrong path."""
         anchor = proof.get("anchor") or {}
@@ -383,7 +428,7 @@ class Checker:
             weight = profile["kind_weights"].get(edge.kind, 0.0)
             if step.get("weight") != weight:
                 fail(i, f"{where}.weight", f"{step.get('weight')}, profile weight {weight}")
-            value = self._affinity(node, cos, profile, lexical_seed)
+            value = affinity_of(node)
             aff = step.get("affinity") or {}
             if not lexical_seed:
                 if not rc.near_tie(aff.get("cosine") if aff.get("cosine") is not None else float("nan"),
@@ -404,7 +449,7 @@ class Checker:
             fail(i, "proof.strength", f"{proof.get('strength')}, recomputed {float(strength)!r}")
         return strength
 
-    def _check_expansion(self, page, hits, spec, profile, anchors, base_rank, cos, lexical_seed, proved, fail) -> None:
+    def _check_expansion(self, page, hits, spec, profile, anchors, base_rank, affinity_of, proved, fail) -> None:
         """The whole expansion, paths and final ranking recomputed and compared with the page."""
         expansion = rc.expand(anchors, self.adjacency, self.edges, profile["kind_weights"], spec["expansion"])
         if list(page.get("stop_reasons") or []) != expansion.stop_reasons:
@@ -418,7 +463,7 @@ class Checker:
                             ("nodes_admitted", len(expansion.depth_of))):
             if work.get(name) != value:
                 fail(None, f"work.{name}", f"{work.get(name)}, recomputed {value}")
-        affinities = {rid: self._affinity(rid, cos, profile, lexical_seed) for rid in expansion.depth_of}
+        affinities = {rid: affinity_of(rid) for rid in expansion.depth_of}
         paths = rc.strongest_paths(anchors, expansion, affinities, profile, spec["expansion"]["max_depth"])
         order = rc.graph_order(paths)
         graph_rank = {rid: r for r, rid in enumerate(order, start=1)}

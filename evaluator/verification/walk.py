@@ -11,12 +11,12 @@ score, the order and the whole list must equal the recomputation exactly (ration
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.exact import ZERO, Rational, decimal, text as _text
 
 
-def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str, Fraction], dict]:
+def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
     """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
     channels = base["channels"]
     lists = {
@@ -42,13 +42,13 @@ def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
     return table
 
 
-def masses(seeds: Mapping[str, Fraction], table: Mapping[str, Mapping[str, str]], steps: int,
-           alpha: Fraction) -> list[dict[str, Fraction]]:
+def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]], steps: int,
+           alpha: Rational) -> list[dict[str, Rational]]:
     """m_t for t = 0..steps, summing every walk of exactly t steps from every seed, walk by walk."""
-    by_step: list[dict[str, Fraction]] = [{} for _ in range(steps + 1)]
+    by_step: list[dict[str, Rational]] = [{} for _ in range(steps + 1)]
 
-    def follow(node: str, mass: Fraction, t: int) -> None:
-        by_step[t][node] = by_step[t].get(node, Fraction(0)) + mass
+    def follow(node: str, mass: Rational, t: int) -> None:
+        by_step[t][node] = by_step[t].get(node, ZERO) + mass
         links = table.get(node, {})
         if t == steps or not links:
             return
@@ -72,18 +72,18 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
     if page.get("anchors") != want_anchors:
         fail(None, "anchors", f"{page.get('anchors')}, recomputed seeds {want_anchors}")
         return
-    table = neighbour_table(checker, profile["graph"]["kinds"])
-    alpha = Fraction(str(profile["alpha"]))
+    table = checker.neighbours(profile["graph"]["kinds"])
+    alpha = decimal(profile["alpha"])
     by_step = masses(seeds, table, profile["steps"], alpha)
-    visit: dict[str, Fraction] = {}
+    visit: dict[str, Rational] = {}
     for step in by_step:
         for rid, mass in step.items():
-            visit[rid] = visit.get(rid, Fraction(0)) + mass
+            visit[rid] = visit.get(rid, ZERO) + mass
     walk_order = sorted(visit, key=lambda rid: (-visit[rid], rid))[: profile["walk_depth"]]
     walk_rank = {rid: r for r, rid in enumerate(walk_order, start=1)}
     fusion = profile["fusion"]
-    weight, k = Fraction(str(fusion["walk_weight"])), fusion["walk_k"]
-    final = {rid: base_score.get(rid, Fraction(0)) + (weight / (k + walk_rank[rid]) if rid in walk_rank else 0)
+    weight, k = decimal(fusion["walk_weight"]), fusion["walk_k"]
+    final = {rid: base_score.get(rid, ZERO) + (weight / (k + walk_rank[rid]) if rid in walk_rank else 0)
              for rid in set(base_rank) | set(walk_rank)}
     want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
     channels = profile["base"]["channels"]
@@ -100,8 +100,8 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
             if entry.get("rank") != ranks.get(channel):
                 fail(i, f"channels.{channel}.rank", f"{entry.get('rank')}, recomputed {ranks.get(channel)}")
             rank = ranks.get(channel)
-            values[channel] = (Fraction(0) if rank is None
-                               else Fraction(str(channels[channel]["weight"])) / (profile["base"]["k"] + rank))
+            values[channel] = (ZERO if rank is None
+                               else decimal(channels[channel]["weight"]) / (profile["base"]["k"] + rank))
         entry = (hit.get("channels") or {}).get("walk") or {}
         w = walk_rank.get(rid)
         if entry.get("rank") != w:
@@ -109,7 +109,7 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
         if w is not None and entry.get("raw_score") != float(visit[rid]):
             fail(i, "channels.walk.raw_score", f"{entry.get('raw_score')} is not the recomputed visit mass "
                                                f"{float(visit[rid])}")
-        values["walk"] = Fraction(0) if w is None else weight / (k + w)
+        values["walk"] = ZERO if w is None else weight / (k + w)
         checker.check_exact(hit, i, values, fail)
         proof = hit.get("proof")
         if w is None:
@@ -171,12 +171,8 @@ def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, table
         fail(i, "proof.inflow", f"entry {at}: {(have or [None] * (at + 1))[at] if at < len(have or []) else None}, "
                                 f"recomputed {want[at] if at < len(want) else None}")
         return
-    total = (seed_mass or Fraction(0)) + sum((rc.parse_fraction(e["amount_exact"], "amount_exact") for e in want),
-                                             Fraction(0))
+    total = (seed_mass or ZERO) + sum((rc.parse_fraction(e["amount_exact"], "amount_exact") for e in want),
+                                             ZERO)
     if total != visit[rid]:  # the proof's parts must add up to the mass it proves
         fail(i, "proof.inflow", f"seed mass and inflows add up to {total}, not the visit mass {visit[rid]}")
     used.update(entry["relation_id"] for entry in want)
-
-
-def _text(value: Fraction) -> str:
-    return f"{value.numerator}/{value.denominator}"

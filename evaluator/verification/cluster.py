@@ -1,0 +1,274 @@
+"""Page checks on a Dask distributed cluster, or in this process (docs/scale.md, "Validation on a cluster").
+
+The independent recomputation of every page is the expensive part of evaluate and audit, and each
+page's check is a pure function of the frozen inputs, the state and the page. So it runs as tasks
+on Dask distributed: a scheduler and worker processes over TCP, the same code on a `LocalCluster`
+started here (one single-threaded worker per core, on 127.0.0.1) and on a cluster started by hand
+(`--scheduler ADDRESS`). What stays in the calling process: the HTTP requests to the lab, the
+order of the report and every decision taken on a result.
+
+- The frozen inputs (protocol, fixture, relations) and the state go to each worker once, in a
+  worker plugin; the worker refuses them unless their digests are the ones the caller loaded and
+  cross-checked (`evaluator.inputs.frozen_received`), and builds its own `Checker`. A worker that
+  joins later, or replaces one that died, gets the plugin from the scheduler before any task.
+- A task carries pages and returns their failures as plain dicts: BATCH pages in the order they
+  came (evaluate), or whole queries, CHUNK pages or more (audit, a resume's recheck): a Dask task
+  costs the client and the scheduler about as much CPU as checking a page here. The pages of a query go
+  to one worker while it is alive (a loose restriction), so the query's shared work (its scores
+  over every document, its fused lists) is computed and cached there only, and each worker's
+  cache holds its own share of the queries.
+- The caller reads results in plan (or row) order, whatever order the tasks finish in, so nothing
+  downstream depends on the number of workers or on which worker ran what.
+- A worker that dies loses no result: the scheduler runs its unfinished tasks again on another
+  worker (and a local cluster's nanny starts a replacement), up to Dask's `allowed-failures`.
+
+Which cluster (`--workers`, `--scheduler`) is cluster_options.py, importable without Dask.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import orjson
+from distributed import Client, LocalCluster, WorkerPlugin, get_worker
+from distributed.security import Security
+
+from evaluator.inputs import Frozen, frozen_received
+from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options
+from evaluator.verification.verify import Checker, Failure
+from protocols.canonical import digest
+
+WORKER_ATTRIBUTE = "lab_checkers"
+# pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the
+# client about a millisecond of CPU, as much as checking a page (docs/scale.md, "Dask or Ray")
+BATCH = 16
+CONNECT_SECONDS = 10  # a scheduler that has not answered by then is refused (exit 2, nothing written)
+CHUNK = 32  # pages per task at least when all are at hand (audit, a recheck): whole queries, in order
+
+
+def _failures(checker: Checker, items: Iterable[tuple]) -> list[list[dict]]:
+    queries = checker.queries
+    return [[f.as_dict() for f in checker.check_page(queries[query_id], method,
+                                                     orjson.loads(page) if isinstance(page, bytes) else page, fence)]
+            for query_id, method, page, fence in items]
+
+
+def _shipped(item: tuple) -> tuple:
+    """A page goes to a worker as its JSON bytes: pickling bytes is a copy, pickling the nested
+    dicts of a page cost more than checking it (measured: 1.4 against 2.6 ms a page in batches of
+    eight, load 8); the worker parses it back to the same values."""
+    query_id, method, page, fence = item
+    return query_id, method, orjson.dumps(page), fence
+
+
+class Done:
+    """A result already computed (the in-process checks), read like a Dask future."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+    def done(self) -> bool:
+        return True
+
+
+class PageChecks:
+    """Checks pages of one campaign: `submit` one page (a future of its failures), `check_all` many
+    (their failures in the given order). In this process; see `ClusterChecks` for the cluster."""
+
+    description = "in this process"
+
+    def __init__(self, checker: Checker):
+        self.checker = checker
+
+    def submit(self, query_id: str, method: str, page: Mapping, fence) -> Done:
+        return Done(_failures(self.checker, [(query_id, method, page, fence)])[0])
+
+    def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
+        return _failures(self.checker, items)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class CheckerPlugin(WorkerPlugin):
+    """Ships a campaign's frozen inputs and state to every worker once and builds its `Checker` there;
+    the worker refuses inputs whose digests are not the caller's."""
+
+    def __init__(self, key: str, frozen: Frozen, state: Mapping):
+        self.key = key
+        self.protocol, self.fixture, self.relations = frozen.protocol, frozen.fixture, frozen.relations
+        self.digests = {k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}
+        self.state = state
+
+    def setup(self, worker) -> None:
+        frozen = frozen_received(self.protocol, self.fixture, self.relations, self.digests)
+        checkers = getattr(worker, WORKER_ATTRIBUTE, None)
+        if checkers is None:
+            checkers = {}
+            setattr(worker, WORKER_ATTRIBUTE, checkers)
+        checkers[self.key] = Checker(frozen, self.state)
+
+    def teardown(self, worker) -> None:
+        getattr(worker, WORKER_ATTRIBUTE, {}).pop(self.key, None)
+
+
+def _worker_checker(key: str) -> Checker:
+    worker = get_worker()
+    checker = getattr(worker, WORKER_ATTRIBUTE, {}).get(key)
+    if checker is None:
+        raise RuntimeError(f"worker {worker.address} holds no checker for campaign {key}: its plugin did not run")
+    return checker
+
+
+def check_on_worker(key: str, items: list[tuple]) -> list[list[dict]]:
+    """The task: the failures of each page, checked by this worker's `Checker` for campaign `key`."""
+    return _failures(_worker_checker(key), items)
+
+
+class _Batch:
+    __slots__ = ("worker", "items", "future")
+
+    def __init__(self, worker: str):
+        self.worker = worker
+        self.items: list[tuple] = []
+        self.future = None
+
+
+class _Pending:
+    """One page's place in a batch, read like a future of its failures."""
+
+    __slots__ = ("checks", "batch", "index")
+
+    def __init__(self, checks: "ClusterChecks", batch: _Batch, index: int):
+        self.checks, self.batch, self.index = checks, batch, index
+
+    def done(self) -> bool:
+        return self.batch.future is not None and self.batch.future.done()
+
+    def result(self) -> list[dict]:
+        if self.batch.future is None:
+            self.checks.flush(self.batch)
+        return self.batch.future.result()[self.index]
+
+
+class ClusterChecks(PageChecks):
+    """The same checks as tasks on a Dask cluster (started here or joined)."""
+
+    def __init__(self, frozen: Frozen, state: Mapping, workers: int = 0, scheduler: str | None = None,
+                 log: Callable[[str], None] = lambda line: None):
+        # one name per campaign's checks: two running on one cluster (an evaluate and an audit of the
+        # same inputs) each have their own checker, and each removes only its own when it ends
+        self.key = f"{digest([{k: frozen.digests[k] for k in ('protocol', 'fixture', 'relations')}, digest(state)])[:16]}" \
+                   f"-{uuid.uuid4().hex[:12]}"
+        self.plugin: str | None = None
+        self.cluster = None
+        self._open: dict[str, _Batch] = {}  # per worker: the pages of its queries not yet sent
+        if scheduler is None:
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self.cluster)
+        else:
+            try:
+                self.client = Client(scheduler, security=Security() if scheduler.startswith("tls://") else None,
+                                     timeout=CONNECT_SECONDS)
+            except (OSError, TimeoutError) as exc:
+                raise ClusterRefused(f"--scheduler {scheduler}: no Dask scheduler answered ({exc})") from None
+        try:
+            self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key}")
+            self.plugin = f"lab-checker-{self.key}"
+            self.workers = sorted(self.client.scheduler_info()["workers"])
+            if not self.workers:
+                raise ClusterRefused(f"the cluster at {self.client.scheduler.address} has no worker")
+        except BaseException:
+            self.close()
+            raise
+        where = "a local cluster" if self.cluster is not None else "the cluster"
+        self.description = f"{len(self.workers)} worker(s) of {where} at {self.client.scheduler.address}"
+        log(f"page checks on {self.description}")
+
+    def _worker_of(self, query_id: str) -> str:
+        return self.workers[zlib.crc32(query_id.encode()) % len(self.workers)]
+
+    def submit(self, query_id: str, method: str, page: Mapping, fence) -> "_Pending":
+        """The page joins the open batch of its query's worker, sent as one task when BATCH pages
+        are in it or when a result of it is asked for."""
+        worker = self._worker_of(query_id)
+        batch = self._open.setdefault(worker, _Batch(worker))
+        batch.items.append(_shipped((query_id, method, page, fence)))
+        pending = _Pending(self, batch, len(batch.items) - 1)
+        if len(batch.items) >= BATCH:
+            self.flush(batch)
+        return pending
+
+    def flush(self, batch: "_Batch") -> None:
+        if self._open.get(batch.worker) is batch:
+            del self._open[batch.worker]
+        if batch.items and batch.future is None:
+            batch.future = self.client.submit(check_on_worker, self.key, batch.items, pure=False,
+                                              workers=[batch.worker], allow_other_workers=True)
+            batch.items = []  # the task holds them now
+
+    def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
+        """Whole queries per task (a query's pages share its work), CHUNK pages or more each;
+        results in the order given."""
+        by_query: dict[str, list[int]] = {}
+        for i, item in enumerate(items):
+            by_query.setdefault(item[0], []).append(i)
+        chunks: list[list[int]] = [[]]
+        for positions in by_query.values():
+            if len(chunks[-1]) >= CHUNK:
+                chunks.append([])
+            chunks[-1].extend(positions)
+        futures = [self.client.submit(check_on_worker, self.key, [_shipped(items[i]) for i in chunk], pure=False,
+                                      workers=[self._worker_of(items[chunk[0]][0])], allow_other_workers=True)
+                   for chunk in chunks if chunk]
+        out: list = [None] * len(items)
+        for chunk, future in zip([c for c in chunks if c], futures):
+            for i, found in zip(chunk, future.result()):
+                out[i] = found
+        return out
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "client", None) is not None:
+                if self.plugin is not None and self.cluster is None:
+                    try:  # a joined cluster outlives the campaign: its workers drop this checker
+                        self.client.unregister_worker_plugin(self.plugin)
+                    except Exception:  # noqa: BLE001 - a worker gone meanwhile holds nothing to drop
+                        pass
+                self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def page_checks(frozen: Frozen, state: Mapping, options: ClusterOptions, pages: int,
+                checker: Callable[[], Checker] | None = None,
+                log: Callable[[str], None] = lambda line: None) -> PageChecks:
+    """The checks for `pages` pages: in this process (with `checker()` when given, a new `Checker`
+    otherwise), on a local cluster or on a joined one."""
+    check_options(options)
+    if options.scheduler is not None:
+        return ClusterChecks(frozen, state, scheduler=options.scheduler, log=log)
+    workers = options.local_workers(pages)
+    if workers == 0:
+        return PageChecks(checker() if checker else Checker(frozen, state))
+    return ClusterChecks(frozen, state, workers=workers, log=log)
+
+
+def failures_of(found: list[dict]) -> list[Failure]:
+    return [Failure(**entry) for entry in found]

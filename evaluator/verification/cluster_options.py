@@ -1,0 +1,83 @@
+"""Where page checks run: `--workers N` and `--scheduler ADDRESS` (docs/scale.md), without importing Dask.
+
+Only loopback addresses are joined over plain TCP; any other scheduler must be `tls://` with
+Dask's own TLS settings (`distributed.comm.tls.*`), so a check's inputs and pages never cross a
+network in the clear.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from protocols.errors import RefusedInput
+
+# Below this many pages to check, a local cluster's start (seconds: processes, imports, inputs
+# loaded in each worker) costs more than it saves; `--workers` chooses explicitly.
+AUTO_MIN_PAGES = 1000
+
+
+class ClusterRefused(RefusedInput):
+    """A cluster option that cannot be honoured (address, TLS settings, worker count)."""
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """`--workers N` (0: in this process; None: one per core when the work is large enough) and
+    `--scheduler ADDRESS` (join that cluster instead of starting one)."""
+
+    workers: int | None = None
+    scheduler: str | None = None
+
+    def local_workers(self, pages: int) -> int:
+        if self.workers is not None:
+            return self.workers
+        return (os.cpu_count() or 1) if pages >= AUTO_MIN_PAGES else 0
+
+
+def add_cluster_flags(parser) -> None:
+    """`--workers` and `--scheduler`, the same in every command whose page checks can run on a cluster."""
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help=f"page checks on a local Dask cluster of N worker processes on 127.0.0.1 (0: in this "
+                             f"process; default: one per core from {AUTO_MIN_PAGES} pages to check, else 0)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="page checks on the Dask cluster at ADDRESS instead (tcp:// on loopback only; another "
+                             "machine over tls:// with Dask's TLS settings, docs/scale.md)")
+
+
+def options_of(args) -> ClusterOptions:
+    return ClusterOptions(workers=args.workers, scheduler=args.scheduler)
+
+
+def check_options(options: ClusterOptions) -> None:
+    if options.workers is not None and (isinstance(options.workers, bool) or options.workers < 0):
+        raise ClusterRefused(f"--workers must be 0 (this process) or more, got {options.workers!r}")
+    if options.scheduler is not None:
+        if options.workers is not None:
+            raise ClusterRefused("--workers and --scheduler exclude each other: a joined cluster has its own workers")
+        check_address(options.scheduler)
+
+
+def check_address(address: str) -> None:
+    """Plain TCP only to this machine; anything else over TLS with Dask's TLS settings configured."""
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme == "tls":
+        from distributed.security import Security
+
+        security = Security()
+        if not (security.tls_ca_file and security.tls_client_cert):
+            raise ClusterRefused(f"--scheduler {address}: TLS needs Dask's distributed.comm.tls.ca-file and "
+                                 f"distributed.comm.tls.client.cert (and .key) configured (docs/scale.md)")
+        return
+    if parts.scheme != "tcp":
+        raise ClusterRefused(f"--scheduler {address}: only tcp:// (loopback) or tls:// addresses")
+    host = parts.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ClusterRefused(f"--scheduler {address}: plain TCP only to a loopback address; join another machine "
+                             f"over tls:// with Dask's TLS settings (docs/scale.md)")
