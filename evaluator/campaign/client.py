@@ -129,6 +129,10 @@ class LabClient:
     def digest(self) -> dict:
         return self._call("GET", self._scoped("digest"))
 
+    def running_digest(self) -> dict:
+        """`{"fence", "running_digest": {"scheme", "digest", "counts"}}`, one state."""
+        return self._call("GET", self._scoped("running-digest"))
+
     # ------------------------------------------------------------ searches
 
     def search(self, method: str, body: dict) -> tuple[dict, int, int, float]:

@@ -4,8 +4,9 @@ Sequence (docs/design.md §8), each step a precondition of the next:
 1. refuse an existing report; load and cross-check protocol, fixture, relations (graph rebuilt
    from its projection) and generation; load the state (complete, bound to these inputs);
 2. identity equals the state's lab; catalog equals the protocol's frozen ranking_profiles;
-3. snapshot: every memory, binding and relation read and compared; the fence equals the fence the
-   state recorded after prepare (nothing was written since);
+3. snapshot: the lab's running digest equals the one recomputed from the frozen inputs and the
+   state (evaluator/campaign/snapshot.py); the fence equals the fence the state recorded after
+   prepare (nothing was written since);
 4. pin the plan (an existing plan must be byte-identical);
 5. warm-up: each method once with the smallest development query (validated, not measured);
 6. the seeded shuffle of (query, method, repetition) jobs, no retries; each page is validated
@@ -39,7 +40,7 @@ from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.reporting.seal import seal_of
 from evaluator.reporting.report import document_titles
-from evaluator.campaign.snapshot import snapshot
+from evaluator.campaign.snapshot import Snapshots
 from evaluator.state import StateError, load_state
 from evaluator.verification.routes import VERIFIERS
 from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
@@ -142,7 +143,8 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         if lab != state["lab"]:
             raise StateError(f"the credential reaches lab {lab}, the state was prepared in {state['lab']}")
         check_catalog(client.catalog(), frozen.protocol)
-        before = snapshot(client, frozen, state)
+        snapshots = Snapshots(frozen, state)
+        before = snapshots.take(client)
         if before["fence"] != state["fence"]:
             raise StateError(f"fence {before['fence']} moved since prepare ({state['fence']}): the lab was written to")
         plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"],
@@ -151,7 +153,8 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
         refuse_existing(paths.report)
         report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
-        campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients))
+        campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients),
+                            snapshots)
         with monitor:
             try:
                 campaign.run(identity)
@@ -265,8 +268,9 @@ class Fetcher:
 
 class Campaign:
     def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log,
-                 fetcher: Fetcher | None = None):
+                 fetcher: Fetcher | None = None, snapshots: Snapshots | None = None):
         self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
+        self.snapshots = snapshots or Snapshots(frozen, state)
         self.report, self.path, self.log = report, path, log
         self.fetcher = fetcher or Fetcher({}, 1)
         self.checker = Checker(frozen, state)
@@ -291,7 +295,7 @@ class Campaign:
                     self.save_partial()
         self.job = None
         self.cross_checks()
-        after = snapshot(self.client, self.frozen, self.state)
+        after = self.snapshots.take(self.client)
         self.report["after"] = after
         before = self.report["before"]
         if after["fence"] != before["fence"]:

@@ -296,6 +296,13 @@ async def digest(request: Request) -> Response:
     return await _read(request, lambda store: store.digests(scope))
 
 
+async def running_digest(request: Request) -> Response:
+    """The fence and the running digest, read under one reader lock: a pair that describes one state."""
+    scope = _authorize(request)
+    return await _read(request, lambda store: {"fence": store.fence(scope),
+                                                "running_digest": store.running_digest(scope)})
+
+
 async def search(request: Request) -> Response:
     scope = _authorize(request)
     route = request.path_params["method"]
@@ -364,6 +371,7 @@ def create_app(lab: Lab) -> Starlette:
         Route(f"{scoped}/journal", journal, methods=["GET"]),
         Route(f"{scoped}/fence", fence, methods=["GET"]),
         Route(f"{scoped}/digest", digest, methods=["GET"]),
+        Route(f"{scoped}/running-digest", running_digest, methods=["GET"]),
         Route(f"{scoped}/search/{{method}}", search, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers={
