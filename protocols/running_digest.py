@@ -3,8 +3,8 @@
 The lab keeps one per scope and updates it in the same RocksDB WriteBatch as the values it
 covers (server/store/store.py); the evaluator recomputes it from the frozen inputs alone
 (evaluator/campaign/snapshot.py). Equal digests mean the lab holds exactly the values the
-fixture, the graph and the prepare state prescribe, without reading them back (docs/design.md §6,
-"History, fences and the running digest"; the argument and its limits: docs/full-scale.md).
+fixture, the graph and the prepare state prescribe, without reading them back (docs/design.md §6;
+the argument and its limits: docs/full-scale.md, "Proving the store did not change").
 
 The content is the set of (family, value) pairs of four column families: `memories` (each
 memory's current value), `memory_revisions` (every revision), `bindings` and `relations`, each
