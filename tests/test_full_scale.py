@@ -109,4 +109,4 @@ def test_the_full_scale_bench_runs_end_to_end_and_writes_every_row(tmp_path):
     for r in figures["rows"]:
         assert r["what"] in ran.stdout and r["target"] in ran.stdout
     # an existing run directory is refused before anything runs
-    assert lab_cli("bench", "full-scale", "--out", out, "--questions", "12", check=False).code == 2
+    assert lab_cli("bench", "full-scale", "--out", out, "--questions", "12", check=False).returncode == 2

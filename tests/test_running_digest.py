@@ -169,3 +169,22 @@ def test_snapshot_by_digest_equals_the_full_read_and_refuses_other_content(prepa
         client.attach_embeddings([embedding_item("other-space", record["id"], revision=record["revision"])])
         with pytest.raises(StoreMismatch, match="holds other content"):
             Snapshots(frozen, state).take(client)
+
+
+@pytest.mark.heavy  # a prepare of the session's inputs into a scope that already holds a foreign memory
+def test_prepare_refuses_a_scope_holding_content_it_did_not_write(tmp_path_factory):
+    from evaluator.campaign.lab_process import start_lab
+    from tests.conftest import lab_cli
+
+    inputs = built_inputs(tmp_path_factory)
+    workdir = tmp_path_factory.mktemp("foreign-content")
+    lab = start_lab(workdir / "db", workdir / "access.json")
+    try:
+        with LabClient(lab.access) as client:
+            client.create_memories([memory_item("foreign", "written by someone else")])
+        ran = lab_cli("prepare", "--fixture", inputs.fixture, "--relations", inputs.relations, "--access-file",
+                      lab.access_file, "--state", workdir / "state.json", "--protocol", inputs.protocol, check=False)
+        assert ran.returncode == 2 and "holds content this prepare did not write" in ran.stderr, ran.stderr[-500:]
+        assert json.loads((workdir / "state.json").read_text())["status"] != "complete"
+    finally:
+        assert lab.stop() == 0
