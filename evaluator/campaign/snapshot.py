@@ -90,11 +90,12 @@ def read_everything(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
 
 
 class Snapshots:
-    """The snapshots of one campaign: the expected running digest is recomputed once, for both."""
+    """The snapshots of one campaign: what the lab must hold is recomputed once, for both."""
 
     def __init__(self, frozen: Frozen, state: Mapping):
         self.frozen, self.state = frozen, state
         self._expected: RunningDigest | None | bool = False  # False: not computed yet
+        self._content_digest: str | None = None
 
     def expected(self) -> RunningDigest | None:
         if self._expected is False:
@@ -114,10 +115,12 @@ class Snapshots:
                 f"{expected.summary()}, although every memory, current binding and relation read back equal: "
                 f"the scope holds other content (another revision, another space's binding)")
         state = self.state
+        if self._content_digest is None:
+            self._content_digest = content_digest(self.frozen, state)
         return {
             "fence": answer["fence"],
             "store_digest": client.digest(),
-            "content_digest": content_digest(self.frozen, state),
+            "content_digest": self._content_digest,
             "counts": {"memories": len(state["memories"]), "bindings": len(state["bindings"]),
                        "relations": len(state["relations"])},
         }

@@ -15,10 +15,9 @@ Column families (keys are `\\0`-joined; integers are 8-byte big-endian so keys s
 
 Durability: every accepted batch is ONE WriteBatch (records + journal entries + idempotency
 entries + the new high watermark + the scope's new running digest) written with the WAL on and
-`sync=True`. A process kill can
-therefore never tear a batch, and a batch the client saw acknowledged is on disk even if the
-machine loses power; the cost is one fsync per batch (a few ms), negligible next to a batch of up
-to 1,000 items. Callers serialize writes (the app holds a writer lock), so the in-memory caches
+`sync=True`. A process kill can therefore never tear a batch, and a batch the client saw
+acknowledged is on disk even if the machine loses power; the cost is one fsync per batch (a few
+ms), negligible next to a batch of up to 1,000 items. Callers serialize writes (the app holds a writer lock), so the in-memory caches
 below (current revisions, high watermarks, running digests) always equal what is on disk.
 
 The running digest (protocols/running_digest.py) is a set hash of a scope's content values,
