@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         call("Journal", "GET", f"{s}/journal", params={"after": 3, "limit": 2})
         call("Fence", "GET", f"{s}/fence")
         call("Digest of the stored state", "GET", f"{s}/digest")
+        call("Running digest, with its fence", "GET", f"{s}/running-digest")
         call("Another scope's path (403)", "GET", "/api/v1/scopes/other/fence")
         call("Unknown route (404)", "GET", "/api/v1/nothing")
         client.close()

@@ -80,3 +80,33 @@ def test_a_synthetic_all_split_imports_and_its_source_validates(tmp_path):
     source = validate_source(json.loads((tmp_path / "source.json").read_text()))
     assert source["selection"]["splits"]["test"]["counts"] == "all"
     assert protocol["source_files"]["dev"]["sha256"] == sha256_file(data / "synthetic_dev.jsonl")
+
+
+@pytest.mark.heavy  # every stage of the bench on a 12-question twin, the real model's embedding included
+def test_the_full_scale_bench_runs_end_to_end_and_writes_every_row(tmp_path):
+    from bench import bench_full_scale
+
+    out, figures_path = tmp_path / "run", tmp_path / "figures.json"
+    ran = lab_cli("bench", "full-scale", "--out", out, "--questions", "12", "--json", figures_path)
+    assert f"wrote {figures_path}" in ran.stdout
+    figures = json.loads(figures_path.read_text())
+    stages = ("generate", "import", "graph", "embed", "prepare", "evaluate", "export", "audit")
+    assert list(figures["stages"]) == list(stages)
+    for name in stages:
+        stage = figures["stages"][name]
+        assert stage["seconds"] > 0 and stage["peak_rss_mib"] > 0 and len(stage["load_before"]) == 3, name
+    assert figures["stages"]["evaluate"]["lab_peak_rss_mib"] > 0
+    rows = {r["key"]: r for r in figures["rows"]}
+    assert set(rows) == set(bench_full_scale.TARGETS), "one row per target of the issue's table"
+    assert rows["evaluate_jobs_per_second"]["value"] == figures["corpus"]["jobs"] / figures["stages"]["evaluate"]["seconds"]
+    assert rows["evaluate_jobs_per_second"]["verdict"] in ("met", "MISSED")
+    assert rows["twin_seconds"]["verdict"].startswith("no verdict: the target is stated for 2,417 queries")
+    assert rows["cohort_seconds"]["value"] == pytest.approx(
+        sum(figures["stages"][n]["seconds"] for n in bench_full_scale.WITH_EMBEDDING))
+    assert rows["workers_speedup"]["value"] is None and rows["workers_speedup"]["note"].startswith("not measured")
+    assert [e["what"] for e in figures["elsewhere"]] == [w for w, _, _ in bench_full_scale.ELSEWHERE]
+    assert figures["corpus"]["queries"]["test"] == 12 and figures["corpus"]["jobs"] > 0
+    for r in figures["rows"]:
+        assert r["what"] in ran.stdout and r["target"] in ran.stdout
+    # an existing run directory is refused before anything runs
+    assert lab_cli("bench", "full-scale", "--out", out, "--questions", "12", check=False).returncode == 2

@@ -399,7 +399,7 @@ def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
 def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
     """Snapshots and read-back recompute the vector hash from the vector the lab returns."""
     from evaluator.inputs import load_frozen
-    from evaluator.campaign.prepare import binding_is_frozen
+    from evaluator.campaign.expected import binding_is_frozen
 
     prepared, _, _ = campaign
     inputs = prepared.inputs

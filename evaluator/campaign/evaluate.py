@@ -4,8 +4,9 @@ Sequence (docs/design.md §8), each step a precondition of the next:
 1. refuse an existing report; load and cross-check protocol, fixture, relations (graph rebuilt
    from its projection) and generation; load the state (complete, bound to these inputs);
 2. identity equals the state's lab; catalog equals the protocol's frozen ranking_profiles;
-3. snapshot: every memory, binding and relation read and compared; the fence equals the fence the
-   state recorded after prepare (nothing was written since);
+3. snapshot: the lab's running digest equals the one recomputed from the frozen inputs and the
+   state (evaluator/campaign/snapshot.py); the fence equals the fence the state recorded after
+   prepare (nothing was written since);
 4. pin the plan (an existing plan must be byte-identical);
 5. warm-up: each method once with the smallest development query (validated, not measured);
 6. the seeded shuffle of (query, method, repetition) jobs, no retries; each page is validated
@@ -52,7 +53,7 @@ from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.reporting.seal import seal_of
 from evaluator.reporting.report import document_titles
-from evaluator.campaign.snapshot import snapshot
+from evaluator.campaign.snapshot import Snapshots
 from evaluator.state import StateError, load_state, record_map
 from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
@@ -171,7 +172,8 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         if lab != state["lab"]:
             raise StateError(f"the credential reaches lab {lab}, the state was prepared in {state['lab']}")
         check_catalog(client.catalog(), frozen.protocol)
-        before = snapshot(client, frozen, state)
+        snapshots = Snapshots(frozen, state)
+        before = snapshots.take(client)
         if before["fence"] != state["fence"]:
             raise StateError(f"fence {before['fence']} moved since prepare ({state['fence']}): the lab was written to")
         plan = plans.build_plan(frozen, state_digest, identity, access["scope"], before["fence"], before["store_digest"],
@@ -191,7 +193,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                 save(paths.report, report, compact=True)  # the running report a resume starts from
                 journal = Journal.create(journal_path(paths.report), journal_header(report))
             campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients),
-                                checks, journal)
+                                checks, journal, snapshots)
             with monitor:
                 try:
                     if recorded is not None:
@@ -350,8 +352,10 @@ class Fetcher:
 
 class Campaign:
     def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log,
-                 fetcher: Fetcher | None = None, checks: PageChecks | None = None, journal: Journal | None = None):
+                 fetcher: Fetcher | None = None, checks: PageChecks | None = None, journal: Journal | None = None,
+                 snapshots: Snapshots | None = None):
         self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
+        self.snapshots = snapshots or Snapshots(frozen, state)
         self.report, self.path, self.log = report, path, log
         self.fetcher = fetcher or Fetcher({}, 1)
         self.checks = checks
@@ -388,7 +392,7 @@ class Campaign:
                 progress.advance()
         self.job = None
         self.cross_checks()
-        after = snapshot(self.client, self.frozen, self.state)
+        after = self.snapshots.take(self.client)
         self.report["after"] = after
         changed = check_store_unchanged(self.report["before"], after)
         if changed:

@@ -4,9 +4,12 @@ Order of work:
 1. load and cross-check the frozen inputs (the graph is rebuilt from its projection and must match);
 2. take the exclusive lock on `<state>.lock`, load the state if one exists (it must be bound to the
    same lab, scope and input digests) and re-verify every write it records by reading it back;
-3. write the remaining batches; every batch is read back and compared before the state records it
-   (the state file is saved every few seconds and at the end of each stage: `StateSaver`);
-4. mark the state complete with the fence after the last write.
+3. write the remaining batches; every batch is proved stored as written before the state file
+   records it (saved every few seconds and at the end of each stage: `StateSaver`): the lab's
+   running digest must equal the digest of every value the state records, recomputed here
+   (`BatchProof`); a batch that does not prove so (a resumed run whose lab holds batches the saved
+   state had not recorded yet) is read back and compared value by value instead;
+4. check the whole scope's running digest once more and mark the state complete with the fence.
 
 Idempotency keys are `memory:` + digest([fixture digest, document id]),
 `embedding:` + digest([fixture digest, space id, document id]) and
@@ -23,14 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from evaluator.campaign.client import LabClient
-from evaluator.inputs import Frozen, load_frozen, vector_sha256
+from evaluator.campaign.expected import binding_is_frozen, fold, memory_payload, prepared_digest, relation_body
+from evaluator.inputs import Frozen, load_frozen
 from evaluator.state import State, StateError, StateLock, load_state, new_state, save_state
 from protocols.canonical import digest
 from protocols.cli import Progress
 from protocols.errors import RefusedInput
+from protocols.running_digest import RunningDigest
 
 BATCH_SIZES = {"memories": 200, "embeddings": 100, "relations": 500}
 SAVE_EVERY_SECONDS = 5.0
@@ -46,26 +49,6 @@ class Batch:
     stage: str
     number: int
     keys: list[str]  # document ids or edge ids, in write order
-
-
-def memory_payload(doc: dict) -> dict:
-    return {"content": doc["text"], "metadata": {"document_id": doc["id"], "title": doc["title"]}}
-
-
-def relation_body(rel: dict, state: State) -> dict:
-    """What the lab holds for a graph edge: its kind, both endpoints at their prepared records and
-    revisions, and its provenance (written by prepare, compared by read-back and by the snapshots)."""
-    return {"kind": rel["kind"], "source": state["memories"][rel["source"]], "target": state["memories"][rel["target"]],
-            "provenance": rel["provenance"]}
-
-
-def binding_is_frozen(binding: dict | None, receipt: dict, frozen: Frozen, doc_id: str) -> bool:
-    """A current binding read from the lab is the prepared one and holds the fixture's vector: the
-    hash is recomputed from the vector the lab returned, not taken from its receipt."""
-    want = frozen.doc_receipts[doc_id]
-    return binding is not None and binding["binding_id"] == receipt["binding_id"] \
-        and binding["vector_sha256"] == want \
-        and vector_sha256(np.asarray(binding.get("vector") or [], dtype=np.float32)) == want
 
 
 def memory_key(frozen: Frozen, doc_id: str) -> str:
@@ -102,8 +85,14 @@ def prepare(fixture_path, relations_path, protocol_path, access: dict, state_pat
         else:
             state = new_state(lab, inputs, frozen.space, frozen.space_id)
             save_state(state_path, state)
-        run_batches(client, frozen, state, state_path)
-        state["fence"] = client.fence()
+        proof = BatchProof(frozen, state)
+        run_batches(client, frozen, state, state_path, proof)
+        answer = client.running_digest()
+        if proof.running is not None and answer["running_digest"] != proof.running.summary():
+            raise ReadBackMismatch(f"scope {access['scope']}: the lab's running digest {answer['running_digest']} is not "
+                                   f"the digest of the prepared content {proof.running.summary()}: the scope holds "
+                                   f"content this prepare did not write (use a fresh scope)")
+        state["fence"] = answer["fence"]
         state["status"] = "complete"
         save_state(state_path, state)
     return state
@@ -120,7 +109,31 @@ def bound(state: State, lab: dict, inputs: dict, frozen: Frozen) -> None:
         raise StateError("state is bound to another embedding space")
 
 
-def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Path) -> None:
+class BatchProof:
+    """The running digest of every value the state records, kept up to date batch by batch: when
+    the lab's equals it after a batch, the lab holds exactly those values (the batch included) and
+    nothing else in the scope, without reading anything back."""
+
+    def __init__(self, frozen: Frozen, state: State):
+        self.frozen, self.state = frozen, state
+        self.running: RunningDigest | None = prepared_digest(frozen, state)
+        self.edges = {r["id"]: r for r in frozen.relations["relations"]}
+
+    def holds_after(self, client: LabClient, batch: Batch) -> bool:
+        """Fold the batch the state has just recorded in; whether the lab's digest is the same."""
+        if self.running is None:
+            return False
+        keys = batch.keys
+        if batch.stage == "memories":
+            fold(self.running, self.frozen, self.state, memories=keys)
+        elif batch.stage == "embeddings":
+            fold(self.running, self.frozen, self.state, bindings=keys)
+        else:
+            fold(self.running, self.frozen, self.state, relations=[self.edges[e] for e in keys])
+        return client.running_digest()["running_digest"] == self.running.summary()
+
+
+def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Path, proof: BatchProof) -> None:
     docs = list(frozen.documents)
     edges = [r["id"] for r in frozen.relations["relations"]]
     plan = batches("memories", docs) + batches("embeddings", docs) + batches("relations", edges)
@@ -132,6 +145,8 @@ def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Pat
             progress.advance(len(batch.keys))
             continue
         WRITERS[batch.stage](client, frozen, state, batch.keys)
+        if not proof.holds_after(client, batch):
+            CHECKS[batch.stage](client, frozen, state, batch.keys)
         state["batches"][batch.stage] = batch.number + 1
         stage_ends = i + 1 == len(plan) or plan[i + 1].stage != batch.stage
         saver.maybe_save(state, force=stage_ends)
@@ -166,7 +181,6 @@ def write_memories(client: LabClient, frozen: Frozen, state: State, doc_ids: lis
     answer = client.create_memories(items)
     for doc_id, receipt in zip(doc_ids, answer["receipts"], strict=True):
         state["memories"][doc_id] = {"id": receipt["id"], "revision": receipt["revision"]}
-    check_memories(client, frozen, state, doc_ids)
 
 
 def write_embeddings(client: LabClient, frozen: Frozen, state: State, doc_ids: list[str]) -> None:
@@ -179,7 +193,6 @@ def write_embeddings(client: LabClient, frozen: Frozen, state: State, doc_ids: l
     answer = client.attach_embeddings(items)
     for doc_id, receipt in zip(doc_ids, answer["receipts"], strict=True):
         state["bindings"][doc_id] = receipt
-    check_embeddings(client, frozen, state, doc_ids)
 
 
 def write_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: list[str]) -> None:
@@ -192,7 +205,6 @@ def write_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: l
     answer = client.assert_relations(items)
     for edge_id, receipt in zip(edge_ids, answer["receipts"], strict=True):
         state["relations"][edge_id] = {"id": receipt["id"], "revision": receipt["revision"]}
-    check_relations(client, frozen, state, edge_ids)
 
 
 WRITERS = {"memories": write_memories, "embeddings": write_embeddings, "relations": write_relations}
@@ -236,8 +248,15 @@ def check_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: S
             raise ReadBackMismatch(f"relation {edge_id} ({want['id']}): {', '.join(field_names)} differ from the graph")
 
 
+CHECKS = {"memories": check_memories, "embeddings": check_embeddings, "relations": check_relations}
+
+
 def reverify(client: LabClient, frozen: Frozen, state: State) -> None:
-    """Before resuming, every write the state records must still read back as written."""
+    """Before resuming, every write the state records must still be stored as written: proved by
+    the running digest when the lab holds exactly those writes, else read back."""
+    expected = prepared_digest(frozen, state)
+    if expected is not None and client.running_digest()["running_digest"] == expected.summary():
+        return
     for ids, check in ((list(state["memories"]), check_memories), (list(state["bindings"]), check_embeddings),
                        (list(state["relations"]), check_relations)):
         for i in range(0, len(ids), 500):

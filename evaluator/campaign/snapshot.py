@@ -1,8 +1,19 @@
-"""What the lab holds, read in full and compared with the fixture, the graph and the state.
+"""What the lab holds, proved equal to the fixture, the graph and the state, before and after a campaign.
 
-Evaluate takes one snapshot before the first retrieval and one after the last; both must equal the
+Evaluate takes one snapshot before the first retrieval and one after the last; both must show the
 prepared content exactly, and the two must be equal to each other (same fence, same store digest),
 or the campaign did not measure one fixed state.
+
+The proof (docs/design.md §6, the argument in docs/full-scale.md): the lab's fence and running
+digest, read as one pair (`GET .../running-digest`), must equal the state's fence and the running
+digest recomputed here from the frozen inputs and the state (`expected.prepared_digest`); the
+lab's `/digest` of its stored bytes is recorded as before. Nothing is read back: a snapshot costs
+two small requests and one server-side scan, where reading every memory, vector and relation over
+HTTP cost about a tenth of a full-scale campaign. When the digests differ, or cannot be recomputed
+(a memory past revision 1), every value is read and compared (`read_everything`, the former
+snapshot), which names the first difference. The snapshot's fields keep their meaning and their
+values: `content_digest` is the digest of what a full read returns, computed from the values the
+running digest proved the lab holds (`expected.content_digest`).
 """
 
 from __future__ import annotations
@@ -10,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.campaign.client import LabClient
+from evaluator.campaign.expected import binding_is_frozen, content_digest, memory_payload, prepared_digest, relation_body
 from evaluator.inputs import Frozen
-from evaluator.campaign.prepare import binding_is_frozen, memory_payload, relation_body
 from evaluator.state import record_map
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
+from protocols.running_digest import RunningDigest
 
 PAGE = 500
 
@@ -33,7 +45,7 @@ def list_all(fetch, key: str) -> list[dict]:
             return out
 
 
-def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
+def read_everything(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
     """Read every memory, binding and relation; refuse any difference; return the fence and digests."""
     fence = client.fence()
     _, doc_of = record_map(state)
@@ -75,3 +87,45 @@ def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
                                   "bindings": sorted([b["binding_id"], b["vector_sha256"]] for b in current.values())}),
         "counts": {"memories": len(records), "bindings": len(current), "relations": len(relations)},
     }
+
+
+class Snapshots:
+    """The snapshots of one campaign: what the lab must hold is recomputed once, for both."""
+
+    def __init__(self, frozen: Frozen, state: Mapping):
+        self.frozen, self.state = frozen, state
+        self._expected: RunningDigest | None | bool = False  # False: not computed yet
+        self._content_digest: str | None = None
+
+    def expected(self) -> RunningDigest | None:
+        if self._expected is False:
+            self._expected = prepared_digest(self.frozen, self.state)
+        return self._expected
+
+    def take(self, client: LabClient) -> dict:
+        """The fence, store digest, content digest and counts; StoreMismatch when the lab differs."""
+        answer = client.running_digest()
+        expected = self.expected()
+        if expected is None:
+            return read_everything(client, self.frozen, self.state)
+        if answer["running_digest"] != expected.summary():
+            read_everything(client, self.frozen, self.state)  # names the first differing value, if it can
+            raise StoreMismatch(
+                f"the lab's running digest {answer['running_digest']} is not the digest of the prepared content "
+                f"{expected.summary()}, although every memory, current binding and relation read back equal: "
+                f"the scope holds other content (another revision, another space's binding)")
+        state = self.state
+        if self._content_digest is None:
+            self._content_digest = content_digest(self.frozen, state)
+        return {
+            "fence": answer["fence"],
+            "store_digest": client.digest(),
+            "content_digest": self._content_digest,
+            "counts": {"memories": len(state["memories"]), "bindings": len(state["bindings"]),
+                       "relations": len(state["relations"])},
+        }
+
+
+def snapshot(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
+    """One snapshot (a campaign takes two with one `Snapshots`)."""
+    return Snapshots(frozen, state).take(client)

@@ -96,6 +96,7 @@ def _run(args: argparse.Namespace, store, sock: socket.socket, now: float) -> in
     import uvicorn
 
     from server.http.app import Lab, create_app
+    from server.http.one_write import OneWriteH11Protocol
     from server.retrieval.indexes import Indexes
     from server.store.credentials import DEFAULT_TTL_SECONDS, Credentials
 
@@ -130,8 +131,9 @@ def _run(args: argparse.Namespace, store, sock: socket.socket, now: float) -> in
                             # 2.30 ms in an A/B at load 14), but it answers bytes that follow a request's
                             # declared body with uvicorn's plain-text 400 before the app's JSON answer, which
                             # breaks "every error is JSON" (tests/test_server_refusals.py, lying
-                            # Content-Length). uvloop made no difference.
-                            http="h11", loop="asyncio", server_header=False, date_header=False,
+                            # Content-Length). uvloop made no difference. uvicorn's h11 protocol, with each
+                            # response in one write (server/http/one_write.py).
+                            http=OneWriteH11Protocol, loop="asyncio", server_header=False, date_header=False,
                             timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     stopping["server"] = server

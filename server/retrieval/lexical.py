@@ -18,7 +18,6 @@ import numpy as np
 
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.profiles import PROFILES
-from server.retrieval.ranking import top_by_score
 from server.retrieval.tokenize import bm25_tokens
 
 _PROFILE = PROFILES["bm25_v1"]
@@ -45,7 +44,20 @@ def _length_norms(index: ScopeIndex) -> np.ndarray:
     return K1 * (1.0 - B + B * lengths / avgdl)
 
 
-def _term_weights(index: ScopeIndex, term: str, slots: np.ndarray, tfs: np.ndarray) -> np.ndarray:
+# A term in at least one document in DENSE_SHARE is scored from a weight per slot (zero where the
+# term is absent): adding that array whole is about eight times cheaper per element than a
+# scattered add, and adding 0.0 leaves a (non-negative) score bit for bit unchanged, so both
+# forms give the same sums in the same term order.
+DENSE_SHARE = 8
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    values: np.ndarray  # per posting (sparse), or per slot (dense)
+    dense: bool
+
+
+def _term_weights(index: ScopeIndex, term: str, slots: np.ndarray, tfs: np.ndarray, slot_count: int) -> TermWeights:
     """Each posting's BM25 term score, the same float64 expression in the same order as scoring
     it at query time, computed once per term and index version (eager scoring, as bm25s does):
     a query then only adds the cached arrays, in query-term order, so every sum is bit-identical."""
@@ -54,7 +66,28 @@ def _term_weights(index: ScopeIndex, term: str, slots: np.ndarray, tfs: np.ndarr
     norms = inverted.derived("bm25_v1_norms", lambda: _length_norms(index))
     df = len(slots)
     idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    return idf * (tfs * (K1 + 1.0)) / (tfs + norms[slots])
+    weights = idf * (tfs * (K1 + 1.0)) / (tfs + norms[slots])
+    if df * DENSE_SHARE < slot_count:
+        return TermWeights(weights, dense=False)
+    dense = np.zeros(slot_count, dtype=np.float64)
+    dense[slots] = weights
+    return TermWeights(dense, dense=True)
+
+
+def top_positive(scores: np.ndarray, id_rank: np.ndarray, limit: int, positive: int) -> np.ndarray:
+    """The slots of the `limit` best positive scores (`positive` of them are), by score desc then
+    record id asc: `ranking.top_by_score` over the positive slots, without gathering them first.
+    With more positives than `limit`, the limit-th largest score is positive, so every slot at or
+    above it is a positive one and an exact tie straddling the cut is resolved by id."""
+    if limit <= 0 or positive == 0:
+        return np.zeros(0, dtype=np.int64)
+    if positive > limit:
+        cut = len(scores) - limit
+        candidates = np.flatnonzero(scores >= np.partition(scores, cut)[cut])
+    else:
+        candidates = np.flatnonzero(scores)
+    order = np.lexsort((id_rank[candidates], -scores[candidates]))
+    return candidates[order[:limit]]
 
 
 def bm25(index: ScopeIndex, query: str, limit: int) -> LexicalRanking:
@@ -68,15 +101,20 @@ def bm25(index: ScopeIndex, query: str, limit: int) -> LexicalRanking:
             if postings is None:
                 continue
             slots, tfs = postings
-            weights = inverted.term_derived(term, "bm25_v1", lambda: _term_weights(index, term, slots, tfs))
-            scores[slots] += weights
+            weights = inverted.term_derived(term, "bm25_v1",
+                                            lambda: _term_weights(index, term, slots, tfs, slots_total))
+            if not weights.dense:
+                scores[slots] += weights.values
+            elif len(weights.values) == slots_total:
+                scores += weights.values
+            else:  # slots were added without a text change (cached per index version): scatter
+                scores[slots] += weights.values[slots]
     # every term score is positive (idf > 0, tf >= 1), so the matched documents are the nonzero ones
-    hit_slots = np.flatnonzero(scores)
-    best = top_by_score(scores[hit_slots], index.id_rank()[hit_slots], limit)
-    chosen = hit_slots[best]
+    matched = int(np.count_nonzero(scores))
+    chosen = top_positive(scores, index.id_rank(), limit, matched)
     return LexicalRanking(
         ids=[index.slot_ids[s] for s in chosen.tolist()],
         scores=scores[chosen].tolist(),
-        matched=len(hit_slots),
+        matched=matched,
         terms=terms,
     )

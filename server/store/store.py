@@ -4,7 +4,7 @@ Column families (keys are `\\0`-joined; integers are 8-byte big-endian so keys s
 
 | family            | key                                  | value (canonical JSON)                           |
 |-------------------|--------------------------------------|--------------------------------------------------|
-| `meta`            | `marker`, `hwm\\0SCOPE`               | lab marker; journal high watermark of a scope    |
+| `meta`            | `marker`, `hwm\\0SCOPE`, `digest\\0SCOPE` | lab marker; journal high watermark and running digest of a scope |
 | `memories`        | `SCOPE\\0ID`                          | current `{id, revision, payload}`                |
 | `memory_revisions`| `SCOPE\\0ID\\0REV`                     | every revision ever written, same shape          |
 | `bindings`        | `SCOPE\\0RECORD\\0SPACE\\0REV`           | `{binding_id, record_id, revision, space_id, space, dimensions, vector_sha256, vector_base64}` |
@@ -14,11 +14,18 @@ Column families (keys are `\\0`-joined; integers are 8-byte big-endian so keys s
 | `credentials`     | sha256(token) hex                    | `{scope, issued_at, expires_at}`                 |
 
 Durability: every accepted batch is ONE WriteBatch (records + journal entries + idempotency
-entries + the new high watermark) written with the WAL on and `sync=True`. A process kill can
-therefore never tear a batch, and a batch the client saw acknowledged is on disk even if the
-machine loses power; the cost is one fsync per batch (a few ms), negligible next to a batch of up
-to 1,000 items. Callers serialize writes (the app holds a writer lock), so the in-memory caches
-below (current revisions, high watermarks) always equal what is on disk.
+entries + the new high watermark + the scope's new running digest) written with the WAL on and
+`sync=True`. A process kill can therefore never tear a batch, and a batch the client saw
+acknowledged is on disk even if the machine loses power; the cost is one fsync per batch (a few
+ms), negligible next to a batch of up to 1,000 items. Callers serialize writes (the app holds a writer lock), so the in-memory caches
+below (current revisions, high watermarks, running digests) always equal what is on disk.
+
+The running digest (protocols/running_digest.py) is a set hash of a scope's content values,
+updated by every put of a content family in the same batch (`_Plan.put` is the only way to write
+one). Opening a store recomputes it from a scan of the content and refuses the store when it
+differs from the persisted one: content changed outside this code (another program, damage)
+is caught before anything is served. A store written before the digest existed gets it computed
+and persisted at its first open.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from protocols.canonical import canonical, digest
+from protocols.running_digest import FAMILIES as CONTENT_FAMILIES, RunningDigest
 from server.errors import ApiError
 from server.validation import EmbeddingAttach, MemoryCreate, MemoryUpdate, RelationAssert
 
@@ -110,8 +118,24 @@ class _Plan:
 
     scope: str
     batch: WriteBatch
+    digest: RunningDigest  # the scope's running digest with this batch applied
+    read: Any  # (family, key) -> the stored bytes or None
+    handles: dict
     journal: list[dict] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
+    pending: dict[tuple[str, bytes], bytes] = field(default_factory=dict)
+
+    def put(self, family: str, key: bytes, raw: bytes) -> None:
+        """Write a content value and fold it into the running digest, replacing whatever value
+        the key held (on disk, or earlier in this batch)."""
+        old = self.pending.get((family, key))
+        if old is None:
+            old = self.read(family, key)
+        if old is not None:
+            self.digest.remove(family, [old])
+        self.digest.add(family, [raw])
+        self.pending[(family, key)] = raw
+        self.batch.put(key, raw, self.handles[family])
 
 
 class Store:
@@ -127,10 +151,45 @@ class Store:
         for key, raw in self._cf["memories"].items():
             scope, rid = key.decode("utf-8").split("\x00")
             self._revisions.setdefault(scope, {})[rid] = _load(raw)["revision"]
-        for key, raw in self._cf["meta"].items(from_key=b"hwm\x00"):
-            if not key.startswith(b"hwm\x00"):
-                break
+        for key, raw in self._meta_items(b"hwm\x00"):
             self._hwm[key[4:].decode("utf-8")] = _load(raw)
+        self._digests = self._checked_digests()
+
+    def _meta_items(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        for key, raw in self._cf["meta"].items(from_key=prefix):
+            if not key.startswith(prefix):
+                break
+            yield key, raw
+
+    def _checked_digests(self) -> dict[str, RunningDigest]:
+        """Every scope's running digest recomputed from its content, compared with the persisted one."""
+        scanned: dict[str, RunningDigest] = {}
+        for family in CONTENT_FAMILIES:
+            chunks: dict[str, list[bytes]] = {}
+            for key, raw in self._cf[family].items():
+                scope = key.split(b"\x00", 1)[0].decode("utf-8")
+                chunk = chunks.setdefault(scope, [])
+                chunk.append(raw)
+                if len(chunk) == 4096:  # bounded memory: ~8 MB of expanded lanes at a time
+                    scanned.setdefault(scope, RunningDigest()).add(family, chunk)
+                    chunk.clear()
+            for scope, chunk in chunks.items():
+                scanned.setdefault(scope, RunningDigest()).add(family, chunk)
+        stored = {key[len(b"digest\x00"):].decode("utf-8"): RunningDigest.from_json(_load(raw))
+                  for key, raw in self._meta_items(b"digest\x00")}
+        for scope in sorted(set(scanned) | set(stored)):
+            if scope in stored and stored[scope] != scanned.get(scope, RunningDigest()):
+                raise StoreOpenError(
+                    f"scope {scope}: the stored content does not match its running digest (content "
+                    f"{scanned.get(scope, RunningDigest()).counts}, digest kept by the writes {stored[scope].counts}): "
+                    f"the store was changed outside the lab or is damaged")
+        missing = sorted(set(scanned) - set(stored))
+        if missing:  # a store written before the running digest existed: adopt what its content says
+            batch = WriteBatch(raw_mode=True)
+            for scope in missing:
+                batch.put(_key("digest", scope), canonical(scanned[scope].to_json()), self._handles["meta"])
+            self._db.write(batch, self._sync)
+        return scanned
 
     # ------------------------------------------------------------ open / close
 
@@ -180,6 +239,10 @@ class Store:
     def current_revision(self, scope: str, rid: str) -> int | None:
         return self._revisions.get(scope, {}).get(rid)
 
+    def running_digest(self, scope: str) -> dict:
+        """The scope's running digest (scheme, digest, counts per content family)."""
+        return self._digests.get(scope, RunningDigest()).summary()
+
     # ------------------------------------------------------------ writes
 
     def create_memories(self, scope: str, items: list[MemoryCreate]) -> WriteResult:
@@ -219,7 +282,7 @@ class Store:
             # base64 of the little-endian float32 bytes: exact, and ~20x cheaper to store than a
             # JSON float list (reads turn it back into the exact float64 values).
             value = {**receipt, "space": item.space, "vector_base64": encode_vector(item.vector)}
-            plan.batch.put(slot, canonical(value), self._handles["bindings"])
+            plan.put("bindings", slot, canonical(value))
             plan.changes.append(Change("binding", value))
             return receipt, bid, item.revision
 
@@ -239,7 +302,7 @@ class Store:
             claimed.add(rid)
             receipt = {"id": rid, "revision": 1, "kind": item.kind, "source": item.source, "target": item.target}
             value = {**receipt, "provenance": item.provenance}
-            plan.batch.put(_key(scope, rid), canonical(value), self._handles["relations"])
+            plan.put("relations", _key(scope, rid), canonical(value))
             plan.changes.append(Change("relation", value))
             return receipt, rid, 1
 
@@ -248,8 +311,8 @@ class Store:
     def _put_memory(self, plan: _Plan, rid: str, revision: int, payload: dict) -> dict:
         value = {"id": rid, "revision": revision, "payload": payload}
         raw = canonical(value)
-        plan.batch.put(_key(plan.scope, rid), raw, self._handles["memories"])
-        plan.batch.put(_key(plan.scope, rid, revision), raw, self._handles["memory_revisions"])
+        plan.put("memories", _key(plan.scope, rid), raw)
+        plan.put("memory_revisions", _key(plan.scope, rid, revision), raw)
         plan.changes.append(Change("memory", value))
         return {"id": rid, "revision": revision, "payload_digest": digest(payload)}
 
@@ -264,7 +327,8 @@ class Store:
 
     def _commit(self, scope: str, kind: str, op: str, items: list, plan_item) -> WriteResult:
         """Replays answered from the idempotency family; new items planned, then ONE synced batch."""
-        plan = _Plan(scope, WriteBatch(raw_mode=True))
+        plan = _Plan(scope, WriteBatch(raw_mode=True), self._digests.get(scope, RunningDigest()).copy(),
+                     lambda family, key: self._cf[family].get(key), self._handles)
         receipts: list[dict] = []
         replayed: list[bool] = []
         fresh: list[tuple[bytes, Any]] = []
@@ -301,8 +365,10 @@ class Store:
                 revisions[rid] = revision
         if fresh:
             plan.batch.put(_key("hwm", scope), canonical(hwm), self._handles["meta"])
+            plan.batch.put(_key("digest", scope), canonical(plan.digest.to_json()), self._handles["meta"])
             self._db.write(plan.batch, self._sync)
             self._hwm[scope] = hwm
+            self._digests[scope] = plan.digest
             self._revisions.setdefault(scope, {}).update(revisions)
         return WriteResult(receipts, replayed, self.fence(scope), plan.changes)
 
