@@ -57,3 +57,24 @@ def test_a_secondary_is_pooled_as_the_same_contrast_would_be_as_primary():
     text = pooled_markdown(both)
     assert f"## Secondary: {CONTRAST['candidate']} − {CONTRAST['baseline']}" in text
     assert "(secondary)" in text and "Secondary:" in pooled_html(both)
+
+
+def test_a_secondary_shows_its_own_interval_with_the_other_unit():
+    """The pooled row of a secondary contrast shows, in parentheses, its own query-unit interval,
+    not the primary's (which it once showed)."""
+    datasets = toy_datasets()
+    suite = suite_value(SAMPLE_DIGEST)
+    suite["pooling"]["unit"] = "cluster"
+    swapped = [pooling.DatasetDeltas(d.name, d.baseline, d.candidate, d.clusters, d.cluster_rule, d.tie_tolerance)
+               for d in datasets]  # the opposite contrast: another interval
+    reverse = {"candidate": CONTRAST["baseline"], "baseline": CONTRAST["candidate"], "metric": "ndcg@10",
+               "label": "secondary"}
+    both = pooling.pool(suite | {"secondary_contrasts": [reverse]}, datasets, {}, [swapped])
+    (secondary,) = both["secondary_contrasts"]
+    assert secondary["pooled_other_unit"] == {"unit": "query",
+                                              **pooling.pooled_contrast(swapped, {**suite["pooling"], "unit": "query"},
+                                                                        suite["seed"])}
+    assert secondary["pooled_other_unit"]["interval"] != both["pooled_other_unit"]["interval"]
+    text = pooled_markdown(both).split("## Secondary")[1]
+    low, high = secondary["pooled_other_unit"]["interval"]
+    assert f"([{low:+.3f}, {high:+.3f}])" in text

@@ -156,8 +156,15 @@ def pooled_markdown(pooled: Mapping) -> str:
 
 def secondary_views(pooled: Mapping) -> list[dict]:
     """Each secondary contrast shaped like a pooled result, so the primary's renderers draw it."""
-    return [{**pooled, "primary_contrast": part["contrast"], "per_dataset": part["per_dataset"], "pooled": part["pooled"]}
-            for part in pooled.get("secondary_contrasts", [])]
+    views = []
+    for part in pooled.get("secondary_contrasts", []):
+        view = {**pooled, "primary_contrast": part["contrast"], "per_dataset": part["per_dataset"],
+                "pooled": part["pooled"]}
+        view.pop("pooled_other_unit", None)  # the primary's: a secondary shows its own, when pooled with one
+        if "pooled_other_unit" in part:
+            view["pooled_other_unit"] = part["pooled_other_unit"]
+        views.append(view)
+    return views
 
 
 def pooled_html(pooled: Mapping) -> str:

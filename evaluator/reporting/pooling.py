@@ -163,6 +163,8 @@ def pool(suite: Mapping, datasets: Sequence[DatasetDeltas], reports: Mapping[str
         result["secondary_contrasts"] = [
             {"contrast": contrast,
              "per_dataset": [dataset_row(d, pooling, seed, wd) for d, wd in zip(data, weights(data, pooling["weights"]))],
-             "pooled": pooled_contrast(data, pooling, seed)}
+             "pooled": pooled_contrast(data, pooling, seed),
+             # its own interval with the other unit (the primary's was once shown here by mistake)
+             "pooled_other_unit": {"unit": other, **pooled_contrast(data, {**pooling, "unit": other}, seed)}}
             for contrast, data in zip(suite["secondary_contrasts"], secondary, strict=True)]
     return result
