@@ -22,4 +22,5 @@ BENCHES: dict[str, tuple[str, str]] = {
     "compare-campaigns": ("bench.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),
     "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples from a fresh lab"),
     "graph-v3-dev": ("bench.graph_v3_dev", "graph-v3 design harness over development queries only"),
+    "graph-v4-dev": ("bench.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
 }

@@ -43,6 +43,9 @@ def plan(with_100k: bool, sample_present: bool, with_1m: bool = False) -> list[t
         retrieval += ["--http-max-docs", "100000"]
     steps = [
         ("graph_build", ["graph-build", "--documents", "100000"], False),
+        # the title graph plus the shares_name relations (docs/graph-v4.md)
+        ("entity_graph_build", ["graph-build", "--documents", "100000", "--builder", "document_entity_graph_v1"],
+         False),
         ("embedding", ["embedding"], True),
         ("store_writes", ["store-writes"], False),
         ("retrieval", retrieval, False),
@@ -79,6 +82,8 @@ def summary(results: dict[str, dict | None]) -> list[str]:
 
     graph = results.get("graph_build")
     row("graph build, 100,000 documents", graph and graph["seconds"], "s", 60)
+    entity = results.get("entity_graph_build")
+    row("entity graph build (document_entity_graph_v1), 100,000 documents", entity and entity["seconds"], "s", 60)
     embedding = results.get("embedding")
     row("embedding, sample documents per second", embedding and embedding["docs_per_second"], "", None)
     row("embedding, query encode p50", embedding and embedding["query_p50_ms"], "ms", None)

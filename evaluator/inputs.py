@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from builders.embedding import FixtureError, decode_vector, validate_fixture, vector_sha256
-from builders.graph import GraphInputError, project, rebuild
+from builders.graph import GraphInputError, project
+from builders.relations import rebuild
+from evaluator.relations import entity_failures
 from protocols.canonical import digest
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.errors import RefusedInput
@@ -136,7 +138,8 @@ def _decode_vectors(frozen: Frozen) -> None:
 
 
 def _verify_relations(relations: dict, source: dict, source_digest: str) -> None:
-    """The graph must be this source's, and its own projection must rebuild it exactly."""
+    """The graph must be this source's, its own projection must rebuild it exactly (with the builder
+    it names), and its entity relations, if any, must be the evaluator's own recomputation."""
     if not isinstance(relations, dict) or "projection" not in relations:
         raise InputMismatch("relations: no projection to rebuild from")
     if relations.get("source_digest") != source_digest:
@@ -150,3 +153,7 @@ def _verify_relations(relations: dict, source: dict, source_digest: str) -> None
     if digest(rebuilt) != digest(relations):
         differing = sorted(k for k in set(rebuilt) | set(relations) if rebuilt.get(k) != relations.get(k))
         raise InputMismatch(f"relations: differs from the graph rebuilt from its projection (fields: {', '.join(differing)})")
+    failures = entity_failures(relations)  # the entity relations once more, by the evaluator's own code
+    if failures:
+        raise InputMismatch(f"relations: the evaluator's own reading of the names disagrees: {failures[0]} "
+                            f"({len(failures)} difference(s))")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from protocols.cli import Command
@@ -44,7 +44,9 @@ def configure_import(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--relations", "relations", "relations.json to write (must not exist)")
 
 
-def run_import(args: argparse.Namespace, graph_builder: Callable) -> int:
+def run_import(args: argparse.Namespace, graph_builders: Mapping[str, Callable]) -> int:
+    """`lab import`; `graph_builders` maps each graph builder's name to its (source, source digest)
+    -> relations function, and the protocol's `graph_builder.method` picks one."""
     from importer import import_source
     from protocols.files import save
     from protocols.schema import load_protocol
@@ -54,8 +56,11 @@ def run_import(args: argparse.Namespace, graph_builder: Callable) -> int:
     protocol = resolve(args, "--protocol", "protocol", default=None if args.run_dir else DEFAULT_PROTOCOL)
     output, relations = resolve(args, "--output", "source"), resolve(args, "--relations", "relations")
     keep = _protocol_copy(args, protocol)
+    method = load_protocol(protocol)["graph_builder"]["method"]
+    if method not in graph_builders:
+        raise RefusedInput(f"{protocol}: no graph builder {method!r} in this lab ({', '.join(graph_builders)})")
     print(f"importing {args.data_dir} with {protocol}", file=sys.stderr)
-    summary = import_source(protocol, args.data_dir, output, relations, graph_builder=graph_builder,
+    summary = import_source(protocol, args.data_dir, output, relations, graph_builder=graph_builders[method],
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     for split, n in summary["queries"].items():
         categories = ", ".join(f"{c} {k}" for c, k in summary["categories"][split].items())

@@ -75,6 +75,9 @@ def import_source(
     source_digest = digest(source)
     log(f"building the graph over {source['counts']['documents']} documents")
     graph = graph_builder(source, source_digest)
+    if graph.get("method") != protocol["graph_builder"]["method"]:
+        raise RefusedInput(f"the graph builder made {graph.get('method')!r} relations; the protocol names "
+                           f"{protocol['graph_builder']['method']!r}")
     refuse_existing(output, relations)
     save(output, source)
     try:

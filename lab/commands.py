@@ -15,9 +15,9 @@ from protocols.errors import RefusedInput
 
 
 def _import(args: argparse.Namespace) -> int:
-    from builders.graph import build_for_source
+    from builders.relations import SOURCE_BUILDERS
 
-    return run_import(args, graph_builder=build_for_source)
+    return run_import(args, graph_builders=SOURCE_BUILDERS)
 
 
 RUN_DESCRIPTION = """Run the whole documented pipeline on one protocol and data folder, in a new run directory.
@@ -75,14 +75,15 @@ is runs/demo-<UTC time>/ unless --run-dir says otherwise, and is never reused.
 
 --samples (what `make demo-samples` runs): the MuSiQue, HotpotQA and 2WikiMultihopQA samples under
 their --version protocols (v1: the eight methods, v2: plus the rescue family, v3: plus the seeded
-walk), each through `lab run` into RUN_DIR/<dataset>/ (stage output in RUN_DIR/<dataset>.log),
-RUN_DIR defaulting to runs/samples-<UTC time>/. Then one table, dataset by method: nDCG@10, judged
-recall@10, all-supports@10 and, on the primary candidate's row, the confirmatory contrast with its
-paired bootstrap interval; the stage wall times. Then, when every campaign succeeded, the three
-reports are pooled under the version's suite (v1: suite-samples-v1, v3: suite-graph-v3; --suite
-overrides) as `lab pool` does, into RUN_DIR/pooled/, and the pooled table is printed last. Both
-tables are written to RUN_DIR/summary.md. A failed campaign is reported, the others still run and
-the pooling is skipped (exit 1)."""
+walk, v4: plus the entity walk over document_entity_graph_v1), each through `lab run` into
+RUN_DIR/<dataset>/ (stage output in RUN_DIR/<dataset>.log), RUN_DIR defaulting to
+runs/samples-<UTC time>/. Then one table, dataset by method: nDCG@10, judged recall@10,
+all-supports@10 and, on the primary candidate's row, the confirmatory contrast with its paired
+bootstrap interval; the stage wall times. Then, when every campaign succeeded, the three reports
+are pooled under the version's suite (v1: suite-samples-v1, v3: suite-graph-v3, v4:
+suite-graph-v4; --suite overrides) as `lab pool` does, into RUN_DIR/pooled/, and the pooled table
+is printed last. Both tables are written to RUN_DIR/summary.md. A failed campaign is reported, the
+others still run and the pooling is skipped (exit 1)."""
 
 
 def configure_demo(parser: argparse.ArgumentParser) -> None:

@@ -101,6 +101,15 @@ WALK_FAMILY = AddMethodFamily(  # protocol v3 (docs/graph-v3.md); every other co
     requires={"weighted_rrf_v2": "weighted_rrf_v2"},
 )
 
+ENTITY_WALK_FAMILY = AddMethodFamily(  # protocol v4 (docs/graph-v4.md): frozen on development rows only
+    title_suffix=" (v4: plus the entity walk over document_entity_graph_v1)",
+    methods={"graph_entity_walk": {"route": "walk", "profile": "entity_walk_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_entity_walk", "baseline": "graph_hybrid_balanced", "label": "confirmatory"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "graph_walk": "seeded_walk_v1"},
+    graph_builder="document_entity_graph_v1",
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -204,6 +213,23 @@ SUITE_GRAPH_V3 = SuitePin(  # frozen before any test campaign ran under it (docs
                       "label": "confirmatory"},
     secondary_contrasts=({"candidate": "graph_walk", "baseline": "graph_hybrid_balanced", "metric": "ndcg@10",
                           "label": "secondary"},),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
+SUITE_GRAPH_V4 = SuitePin(  # frozen before any test campaign ran under it (docs/graph-v4.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), v4: does the entity walk "
+          "(graph_entity_walk, entity_walk_v1 over document_entity_graph_v1: the seeded walk plus one step over "
+          "paragraphs sharing a rare name, designed on development rows only) beat graph_hybrid_balanced on "
+          "nDCG@10 across datasets? Secondary: against weighted_rrf_v2, and against graph_walk (what the "
+          "name relations add to the title-graph walk).",
+    datasets=(("musique", "musique-sample-v4.json"), ("hotpotqa", "hotpotqa-sample-v4.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-v4.json")),
+    primary_contrast={"candidate": "graph_entity_walk", "baseline": "graph_hybrid_balanced", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=({"candidate": "graph_entity_walk", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                          "label": "secondary"},
+                         {"candidate": "graph_entity_walk", "baseline": "graph_walk", "metric": "ndcg@10",
+                          "label": "secondary"}),
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
@@ -323,6 +349,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("hipporag-hotpotqa-v1.json", "hotpotqa-sample-v3", HIPPORAG_HOTPOTQA),
     Declared("hipporag-musique-sample-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE_SAMPLE),
     Declared("suite-hipporag-v1.json", None, SUITE_HIPPORAG),
+    Declared("graph-multihop-protocol-v4.json", "graph-multihop-protocol-v3", ENTITY_WALK_FAMILY),
+    Declared("musique-sample-v4.json", "musique-sample-v3", ENTITY_WALK_FAMILY),
+    Declared("hotpotqa-sample-v4.json", "hotpotqa-sample-v3", ENTITY_WALK_FAMILY),
+    Declared("2wikimultihopqa-sample-v4.json", "2wikimultihopqa-sample-v3", ENTITY_WALK_FAMILY),
+    Declared("suite-graph-v4.json", None, SUITE_GRAPH_V4),
 )
 
 

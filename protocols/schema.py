@@ -38,7 +38,7 @@ class ProtocolError(RefusedInput):
     """A protocol file that is missing, malformed or breaks the protocol format."""
 
 
-GRAPH_BUILDERS = ("document_title_graph_v1",)
+GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1")  # builders/relations.py
 RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
                   "contradicts")
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
@@ -69,6 +69,7 @@ def validate_protocol(value: Any) -> dict:
     builder = f.obj(value["graph_builder"], "graph_builder", ("method",))
     f.string(builder["method"], "graph_builder.method", allowed=GRAPH_BUILDERS)
     profiles = _check_profiles(f, value["ranking_profiles"])
+    _check_relations_needed(f, profiles, builder["method"])
     methods = _check_methods(f, value["methods"], profiles)
     _check_evaluation(f, value["evaluation"], methods, value["selection"]["splits"])
     if EMBEDDING_SPACE in value:  # optional: a protocol that pins the encoder (protocols/embedding_space.py)
@@ -158,6 +159,16 @@ def _check_profiles(f: Fields, profiles: Any) -> dict:
         elif family == "graph":
             _check_graph_profile(f, profile, path, profiles)
     return profiles
+
+
+def _check_relations_needed(f: Fields, profiles: dict, method: str) -> None:
+    """A profile that follows the relations of one builder (a walk's `entity_step.relations`) needs
+    the protocol to build them; without them the method would silently rank as another one."""
+    for name, profile in profiles.items():
+        step = profile.get("entity_step")
+        if isinstance(step, dict) and step.get("relations") != method:
+            f.fail(join(join(join("ranking_profiles", name), "entity_step"), "relations"),
+                   f"follows the relations of {step.get('relations')!r}, but graph_builder.method is {method!r}")
 
 
 def _check_hybrid_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:

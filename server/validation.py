@@ -52,6 +52,7 @@ RELATION_KINDS = (
     "causal_claim",
     "supports",
     "contradicts",
+    "shares_name",  # document_entity_graph_v1 (builders/entity_graph.py, docs/graph-v4.md)
 )
 ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion")
 # Matched with `fullmatch` only: `$` would also accept a trailing newline ("lab\n").

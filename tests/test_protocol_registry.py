@@ -130,18 +130,19 @@ def test_an_edited_root_an_edited_file_and_an_undeclared_file_fail_the_check(tmp
     assert "line " in outcomes["musique-sample-v3.json"].detail
     assert outcomes["design/musique-design-v4.json"].status == "undeclared"
     # what is derived from an edited file differs too (v2 keeps the root's title, the suite pins the
-    # v3 file's digest, the HippoRAG MuSiQue protocols keep v3's methods; the full cohort sets its own
-    # title); nothing else does
+    # v3 file's digest, the HippoRAG MuSiQue protocols and v4 keep v3's methods; the full cohort sets
+    # its own title); nothing else does
     assert {f for f, o in outcomes.items() if o.status == "differs"} == {
         "graph-multihop-protocol-v1.json", "graph-multihop-protocol-v2.json", "musique-sample-v3.json",
-        "suite-graph-v3.json", "hipporag-musique-v1.json", "hipporag-musique-sample-v1.json"}
+        "suite-graph-v3.json", "hipporag-musique-v1.json", "hipporag-musique-sample-v1.json",
+        "musique-sample-v4.json"}
 
 
 def test_a_new_version_is_reported_new_until_committed():
-    entry = registry.Declared("musique-sample-v4.json", "musique-sample-v1", registry.WALK_FAMILY)
+    entry = registry.Declared("musique-sample-v9.json", "musique-sample-v1", registry.WALK_FAMILY)
     outcomes = {o.file: o for o in regenerate(registry.DECLARED + (entry,))}
-    assert outcomes["musique-sample-v4.json"].status == "new"
-    assert json.loads(outcomes["musique-sample-v4.json"].data)["protocol_version"] == "musique-sample-v4"
+    assert outcomes["musique-sample-v9.json"].status == "new"
+    assert json.loads(outcomes["musique-sample-v9.json"].data)["protocol_version"] == "musique-sample-v9"
 
 
 @pytest.mark.parametrize("declared, message", [

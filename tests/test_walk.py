@@ -119,6 +119,7 @@ def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     checker.revision_of = {d["id"]: 1 for d in docs}
     checker.edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
     checker.relation_revision = {r["id"]: 1 for r in relations["relations"]}
+    checker.provenance = {r["id"]: r["provenance"] for r in relations["relations"]}
     return checker
 
 
@@ -201,7 +202,8 @@ def test_walk_route_over_http_matches_the_verifier(fresh_scope):
     rel_receipts = [receipt for start in range(0, len(items), 500)
                     for receipt in client.assert_relations(items[start:start + 500])["receipts"]]
     lab_docs = [{**d, "id": record[d["id"]]} for d in docs]
-    lab_relations = {"relations": [{**r, "id": rec["id"], "source": record[r["source"]], "target": record[r["target"]]}
+    lab_relations = {"relations": [{**r, "id": rec["id"], "source": record[r["source"]], "target": record[r["target"]],
+                                    "provenance": PROVENANCE}  # as asserted above: the page must name it
                                    for r, rec in zip(relations["relations"], rel_receipts)]}
     qvec = np.random.default_rng(2).standard_normal(8).astype(np.float32)
     checker = hand_checker(lab_docs, lab_relations, {record[k]: v for k, v in vectors.items()}, {"q": qvec})

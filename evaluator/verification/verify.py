@@ -103,11 +103,13 @@ class Checker:
         self.bm25 = rc.Bm25.build(self.texts).prepared()
         self.edges: dict[str, rc.Edge] = {}
         self.relation_revision: dict[str, int] = {}
+        self.provenance: dict[str, dict] = {}  # what produced each relation (a walk page must name it)
         for rel in frozen.relations["relations"]:
             lab = state["relations"][rel["id"]]
             self.edges[lab["id"]] = rc.Edge(lab["id"], rel["kind"], self.record_of[rel["source"]],
                                             self.record_of[rel["target"]])
             self.relation_revision[lab["id"]] = lab["revision"]
+            self.provenance[lab["id"]] = rel["provenance"]
         self.adjacency = rc.adjacency(self.edges.values())
         # bounded: a full-scale campaign (2,417 queries in random plan order over 37,844 documents)
         # that kept every query's scores would hold gigabytes

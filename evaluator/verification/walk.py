@@ -1,11 +1,14 @@
-"""Independent check of a `walk` page (`seeded_walk_v1`, docs/graph-v3.md).
+"""Independent check of a `walk` page (`seeded_walk_v1`, docs/graph-v3.md; `entity_walk_v1`,
+docs/graph-v4.md).
 
 Recomputed from the frozen inputs with another algorithm than the server's: the base from this
 package's own BM25, cosine and fusion; the mass of every record at every step by enumerating each
 walk from each seed one by one (the server propagates a frontier level by level); neighbours from
 the frozen relations. Every hit's base rank, channel contributions, walk rank, visit mass, proof
 (seed mass and every inflow with its relation, source mass, source neighbour count and amount),
-score, the order and the whole list must equal the recomputation exactly (rationals).
+score, the order and the whole list must equal the recomputation exactly (rationals). A profile
+with an entity step adds, at the steps it names, the amounts sent over the entity relations to
+the neighbours that are not graph neighbours, each group with its own alpha and neighbour count.
 """
 
 from __future__ import annotations
@@ -42,19 +45,46 @@ def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
     return table
 
 
-def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]], steps: int,
-           alpha: Rational) -> list[dict[str, Rational]]:
-    """m_t for t = 0..steps, summing every walk of exactly t steps from every seed, walk by walk."""
+def entity_table(checker, kinds: list[str], graph: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """The entity step's neighbour table: over the frozen relations of `kinds`, each record's
+    neighbours that are not its graph neighbours, with the smallest relation id linking them."""
+    table = checker.neighbours(kinds)
+    return {node: {other: rid for other, rid in links.items() if other not in graph.get(node, {})}
+            for node, links in table.items()}
+
+
+Group = tuple[Mapping[str, Mapping[str, str]], Rational, int]  # (neighbour table, alpha, last step)
+
+
+def groups_of(checker, profile: Mapping) -> tuple[dict, list[Group]]:
+    """The graph neighbour table, and the step groups of a profile: the graph group (every step),
+    then the entity step when the profile has one."""
+    table = checker.neighbours(profile["graph"]["kinds"])
+    groups: list[Group] = [(table, decimal(profile["alpha"]), profile["steps"])]
+    if "entity_step" in profile:
+        spec = profile["entity_step"]
+        groups.append((entity_table(checker, spec["kinds"], table), decimal(spec["alpha"]), spec["up_to_step"]))
+    return table, groups
+
+
+def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]] | list[Group], steps: int,
+           alpha: Rational | None = None) -> list[dict[str, Rational]]:
+    """m_t for t = 0..steps, summing every walk of exactly t steps from every seed, walk by walk.
+    `table` is one neighbour table spreading `alpha` at every step, or a list of step groups."""
+    groups: list[Group] = [(table, alpha, steps)] if alpha is not None else table
     by_step: list[dict[str, Rational]] = [{} for _ in range(steps + 1)]
 
     def follow(node: str, mass: Rational, t: int) -> None:
         by_step[t][node] = by_step[t].get(node, ZERO) + mass
-        links = table.get(node, {})
-        if t == steps or not links:
+        if t == steps:
             return
-        share = alpha * mass / len(links)
-        for other in links:
-            follow(other, share, t + 1)
+        for links_of, share_of, last in groups:
+            links = links_of.get(node, {})
+            if t + 1 > last or not links:
+                continue
+            share = share_of * mass / len(links)
+            for other in links:
+                follow(other, share, t + 1)
 
     for seed, mass in seeds.items():
         follow(seed, mass, 0)
@@ -72,9 +102,8 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
     if page.get("anchors") != want_anchors:
         fail(None, "anchors", f"{page.get('anchors')}, recomputed seeds {want_anchors}")
         return
-    table = checker.neighbours(profile["graph"]["kinds"])
-    alpha = decimal(profile["alpha"])
-    by_step = masses(seeds, table, profile["steps"], alpha)
+    _, groups = groups_of(checker, profile)
+    by_step = masses(seeds, groups, profile["steps"])
     visit: dict[str, Rational] = {}
     for step in by_step:
         for rid, mass in step.items():
@@ -119,7 +148,7 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
         if proof is None:
             fail(i, "proof", "a hit with a walk rank carries no proof")
             continue
-        _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, table, alpha, returned, used, fail)
+        _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, groups, used, fail)
     checker.check_order(hits, fail, exact=True)
     have = [hit["id"] for hit in hits]
     if have != want:
@@ -133,6 +162,9 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
         edge = checker.edges.get(relation_id)
         if edge is None or not _same_relation(rel, edge, checker.relation_revision[relation_id]):
             fail(None, f"relations[{relation_id}]", "not a prepared relation with that kind, revision and endpoints")
+        elif rel.get("provenance") != checker.provenance.get(relation_id):
+            fail(None, f"relations[{relation_id}].provenance", "is not the frozen relation's provenance (what "
+                                                              "produced it)")
 
 
 def _same_relation(rel: Mapping, edge, revision: int) -> bool:
@@ -140,7 +172,7 @@ def _same_relation(rel: Mapping, edge, revision: int) -> bool:
             and (rel.get("source") or {}).get("id") == edge.source and (rel.get("target") or {}).get("id") == edge.target)
 
 
-def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, table, alpha, returned, used, fail) -> None:
+def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, groups, used, fail) -> None:
     if proof.get("walk_rank") != walk_rank:
         fail(i, "proof.walk_rank", f"{proof.get('walk_rank')}, recomputed {walk_rank}")
     if proof.get("visit_mass_exact") != _text(visit[rid]) or proof.get("visit_mass") != float(visit[rid]):
@@ -152,19 +184,20 @@ def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, table
     want = []
     for step in range(1, len(by_step)):
         for source in sorted(by_step[step - 1]):
-            links = table.get(source, {})
-            if rid not in links:
-                continue
-            mass = by_step[step - 1][source]
-            relation_id = links[rid]
-            edge = checker.edges[relation_id]
-            want.append({
-                "step": step, "from": {"id": source, "revision": checker.revision_of[source]},
-                "relation_id": relation_id, "relation_revision": checker.relation_revision[relation_id],
-                "kind": edge.kind, "direction": "forward" if edge.source == source else "backward",
-                "from_mass": float(mass), "from_mass_exact": _text(mass), "from_neighbours": len(links),
-                "amount": float(alpha * mass / len(links)), "amount_exact": _text(alpha * mass / len(links)),
-            })
+            for table, alpha, last in groups:
+                links = table.get(source, {})
+                if step > last or rid not in links:
+                    continue
+                mass = by_step[step - 1][source]
+                relation_id = links[rid]
+                edge = checker.edges[relation_id]
+                want.append({
+                    "step": step, "from": {"id": source, "revision": checker.revision_of[source]},
+                    "relation_id": relation_id, "relation_revision": checker.relation_revision[relation_id],
+                    "kind": edge.kind, "direction": "forward" if edge.source == source else "backward",
+                    "from_mass": float(mass), "from_mass_exact": _text(mass), "from_neighbours": len(links),
+                    "amount": float(alpha * mass / len(links)), "amount_exact": _text(alpha * mass / len(links)),
+                })
     have = proof.get("inflow")
     if have != want:
         at = rc.first_difference(have or [], want)
@@ -176,3 +209,4 @@ def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, table
     if total != visit[rid]:  # the proof's parts must add up to the mass it proves
         fail(i, "proof.inflow", f"seed mass and inflows add up to {total}, not the visit mass {visit[rid]}")
     used.update(entry["relation_id"] for entry in want)
+

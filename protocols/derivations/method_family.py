@@ -4,8 +4,10 @@ Every added method names its profile, and the profile's value is copied from its
 protocols/routes.py (the catalog entry the server serves): the protocol is a snapshot of it, and from then on the
 evaluator compares the live catalog with that snapshot. Besides the methods, the step may set the
 primary contrast, add exploratory analyses (under `evaluation.exploratory_analyses`, created with
-its label when the parent has none) and add contrast metrics. Everything else is the parent's, key
-for key, so a diff against the parent shows exactly what the family adds.
+its label when the parent has none), add contrast metrics and name the graph builder whose
+relations the new methods follow (`graph_builder`: protocol v4's entity graph, docs/graph-v4.md).
+Everything else is the parent's, key for key, so a diff against the parent shows exactly what the
+family adds.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class AddMethodFamily:
     contrast_metrics: tuple[str, ...] = ()  # appended to the parent's contrast metrics when absent
     requires: dict = field(default_factory=dict)  # method name -> the profile the parent's method must use
     replaces_title_suffix: str | None = None  # a suffix of the parent's title this step's suffix replaces
+    graph_builder: str | None = None  # replaces the parent's graph_builder.method when given
 
     kind = "add a method family"
 
@@ -56,6 +59,8 @@ class AddMethodFamily:
                 raise RefusedInput(f"{profile!r} is not a frozen profile of a route in protocols/routes.py")
             protocol["methods"][method] = copy.deepcopy(fields)
             protocol["ranking_profiles"][profile] = copy.deepcopy(FROZEN_PROFILES[profile])
+        if self.graph_builder is not None:
+            protocol["graph_builder"] = {"method": self.graph_builder}
         evaluation = protocol["evaluation"]
         if self.primary_contrast is not None:
             evaluation["primary_contrast"] = copy.deepcopy(self.primary_contrast)

@@ -4,7 +4,9 @@ The method is `server.walk.method.rank_walk` (pure); this module validates the b
 live index (the two channels, the eligible relations around a record) and lays out the page of
 docs/graph-v3.md: every hit with a walk rank carries the proof of its visit mass (its seed mass
 and every inflow: from which record, over which relation, that record's mass and neighbour count,
-the amount), and `relations` lists exactly the relations those proofs use.
+the amount), and `relations` lists exactly the relations those proofs use, each with the
+provenance that produced it (for a `shares_name` relation of entity_walk_v1, the shared name:
+docs/graph-v4.md).
 """
 
 from __future__ import annotations
@@ -80,6 +82,19 @@ def index_neighbours(index, kinds: list[str], reads: Reads) -> Neighbours:
     return neighbours
 
 
+def entity_neighbours(index, profile: Mapping, graph: Neighbours, reads: Reads) -> Neighbours | None:
+    """The entity step's neighbours of a record (entity_walk_v1): the distinct other endpoints of
+    its eligible relations of the step's kinds that are not among its graph neighbours."""
+    if "entity_step" not in profile:
+        return None
+    linked = index_neighbours(index, profile["entity_step"]["kinds"], reads)
+
+    def neighbours(node: str) -> list[tuple[str, str]]:
+        near = {other for other, _ in graph(node)}
+        return [(other, rid) for other, rid in linked(node) if other not in near]
+    return neighbours
+
+
 def search_walk(index, body: dict) -> dict:
     """POST .../search/walk: validate, rank on the live index, and build the page (no fence)."""
     request = parse_request(body, index)
@@ -93,8 +108,9 @@ def search_walk(index, body: dict) -> dict:
                               channels["semantic"]["depth"], channels["semantic"]["min_score"])
         fused = fuse(spec, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})[: spec["depth"]]
         reads = Reads()
-        ranked = rank_walk([(entry.id, entry.score) for entry in fused],
-                           index_neighbours(index, profile["graph"]["kinds"], reads), profile)
+        graph = index_neighbours(index, profile["graph"]["kinds"], reads)
+        ranked = rank_walk([(entry.id, entry.score) for entry in fused], graph, profile,
+                           entity_neighbours(index, profile, graph, reads))
         page = build_page(index, request, profile, fused, ranked, reads)
         page["work"]["records_examined"] = lex.matched + sem.scored
         page["work"]["embeddings_missing"] = len(index.records) - space.live_count()
@@ -126,7 +142,7 @@ def build_page(index, request: WalkRequest, profile: Mapping, fused: list, ranke
             visit = ranked.walk.visit(rid)
             hit_channels["walk"] = {"rank": walk_rank, "raw_score": float(visit), "contribution": float(part),
                                     "contribution_exact": exact(part)}
-            proof = _proof(index, rid, walk_rank, ranked, Fraction(str(profile["alpha"])))
+            proof = _proof(index, rid, walk_rank, ranked)
             used.update(step["relation_id"] for step in proof["inflow"])
         hits.append({
             "rank": rank, "id": rid, "revision": record.revision, "payload": record.payload,
@@ -170,13 +186,13 @@ def _base_channels(entry) -> dict:
     return out
 
 
-def _proof(index, rid: str, walk_rank: int, ranked: Ranked, alpha: Fraction) -> dict:
+def _proof(index, rid: str, walk_rank: int, ranked: Ranked) -> dict:
     walk = ranked.walk
     inflow = []
     for step in walk.inflow.get(rid, ()):
         relation = index.relations[step.relation_id]
         source_mass = walk.mass(step.step - 1, step.source)
-        amount = alpha * source_mass / step.source_neighbours
+        amount = step.alpha * source_mass / step.source_neighbours
         inflow.append({
             "step": step.step, "from": {"id": step.source, "revision": index.records[step.source].revision},
             "relation_id": step.relation_id, "relation_revision": relation["revision"], "kind": relation["kind"],

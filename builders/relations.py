@@ -1,0 +1,35 @@
+"""Every graph builder, by the name a protocol's `graph_builder.method` gives it.
+
+The importer builds relations.json with the builder its protocol names (lab/commands.py hands
+this table to the import command); the evaluator rebuilds a relations file with the builder the
+file names, and refuses one whose builder is not the protocol's (evaluator/inputs.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+from builders import entity_graph, graph
+
+BUILDERS: dict[str, ModuleType] = {
+    graph.METHOD: graph,  # document_title_graph_v1 (docs/design.md §5.1)
+    entity_graph.METHOD: entity_graph,  # document_entity_graph_v1 (docs/graph-v4.md)
+}
+SOURCE_BUILDERS: dict[str, Callable[[dict, str], dict]] = {name: module.build_for_source
+                                                            for name, module in BUILDERS.items()}
+
+
+def builder(method: object) -> ModuleType:
+    if not isinstance(method, str) or method not in BUILDERS:
+        raise graph.GraphInputError(f"no graph builder {method!r}; builders: {', '.join(BUILDERS)}")
+    return BUILDERS[method]
+
+
+def rebuild(relations_file: dict) -> dict:
+    """Rebuild a relations.json value, with the builder it names, from the projection and source
+    digest it records."""
+    if not isinstance(relations_file, dict) or "projection" not in relations_file or "source_digest" not in relations_file:
+        raise graph.GraphInputError("relations file has no projection or source_digest to rebuild from")
+    module = builder(relations_file.get("method"))
+    return module.build_relations(relations_file["projection"], relations_file["source_digest"])
