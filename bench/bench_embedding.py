@@ -337,13 +337,18 @@ def e5_torch(source: dict, args) -> dict:
 
 
 def fixture_agreement(a_path: Path, b_path: Path) -> dict:
-    """Two fixtures of the same source in two spaces: cosine per document and per query between
+    """Two fixtures of the same documents and queries in two spaces: cosine per document and per query between
     the spaces, and how far each query's exact-cosine top 10 agrees (overlap, same order)."""
     from builders.embedding import decode_vector, load_fixture
 
     a, b = load_fixture(a_path), load_fixture(b_path)
-    if a["source_digest"] != b["source_digest"]:
-        raise SystemExit(f"{a_path} and {b_path} embed different sources; nothing to compare")
+    # two twins' sources differ in the protocol they name, not in what was embedded
+    def inputs(fixture: dict) -> tuple:
+        source = fixture["source"]
+        return ([(d["id"], d["text"]) for d in source["documents"]], [(q["id"], q["question"]) for q in source["queries"]])
+
+    if inputs(a) != inputs(b):
+        raise SystemExit(f"{a_path} and {b_path} embed different documents or queries; nothing to compare")
     out = {"bench": "embedding-agreement", "a": a["space"]["model"], "b": b["space"]["model"]}
     print(f"A: {a['space']['provider']}, {a['space']['model']} ({a['space_id'][:22]}...)")
     print(f"B: {b['space']['provider']}, {b['space']['model']} ({b['space_id'][:22]}...)")
