@@ -33,8 +33,7 @@ MAGIC = b"E5S1"
 BLOCK = 32  # values per Q4_0 block
 BLOCK_BYTES = 2 + BLOCK // 2
 F32, Q4_0 = 0, 1
-LAYER_TENSORS = ("q.w", "q.b", "k.w", "k.b", "v.w", "v.b", "ao.w", "ao.b", "aln.w", "aln.b",
-                 "fi.w", "fi.b", "fo.w", "fo.b", "oln.w", "oln.b")
+DEQUANTIZE_CHUNK = 1 << 18  # blocks per step (8 million weights)
 
 
 class BadModelFile(RefusedInput):
@@ -77,7 +76,7 @@ class ModelFile:
         h = hashlib.sha256()
         for name, array in self.tensors.items():
             h.update(f"{name}:{','.join(map(str, array.shape))}\n".encode())
-            h.update(np.ascontiguousarray(array, dtype="<f4").tobytes())
+            h.update(memoryview(np.ascontiguousarray(array, dtype="<f4")).cast("B"))  # no copy
         return h.hexdigest()
 
 
@@ -200,10 +199,14 @@ def expected_shapes(header: Header) -> dict[str, tuple[int, ...]]:
 
 
 def dequantize_q4_0(data: memoryview, values: int) -> np.ndarray:
-    """Q4_0 blocks -> float32, exactly as e5.c's deq_row: (nibble - 8) * float16 scale."""
+    """Q4_0 blocks -> float32, exactly as e5.c's deq_row: (nibble - 8) * float16 scale. In chunks,
+    so the word matrix (96 million weights, 384 MB as float32) needs no full-size temporaries."""
     blocks = np.frombuffer(data, dtype=np.dtype([("d", "<f2"), ("qs", "u1", (BLOCK // 2,))]))
-    low = (blocks["qs"] & 0x0F).astype(np.int8) - 8
-    high = (blocks["qs"] >> 4).astype(np.int8) - 8
-    out = np.concatenate([low, high], axis=1).astype(np.float32)  # weight j, then weight j + 16
-    out *= blocks["d"].astype(np.float32)[:, None]  # in place: the word matrix alone is 384 MB
+    out = np.empty((len(blocks), BLOCK), dtype=np.float32)
+    for start in range(0, len(blocks), DEQUANTIZE_CHUNK):
+        part = blocks[start:start + DEQUANTIZE_CHUNK]
+        target = out[start:start + DEQUANTIZE_CHUNK]
+        target[:, :BLOCK // 2] = (part["qs"] & 0x0F).astype(np.int8) - 8  # weight j: low nibble of byte j
+        target[:, BLOCK // 2:] = (part["qs"] >> 4).astype(np.int8) - 8  # weight j + 16: its high nibble
+        target *= part["d"].astype(np.float32)[:, None]
     return out.reshape(values)
