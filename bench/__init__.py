@@ -11,7 +11,7 @@ from __future__ import annotations
 BENCHES: dict[str, tuple[str, str]] = {
     "all": ("bench.run_all", "every benchmark below in its standard form, then one summary table (`make bench`)"),
     "graph-build": ("bench.bench_graph_build", "graph build time at 100,000 documents"),
-    "embedding": ("bench.bench_embedding", "embedding throughput and query encode time on the MuSiQue sample"),
+    "embedding": ("bench.bench_embedding", "embedding throughput (any provider, any corpus, a thread/batch sweep) and agreement between spaces"),
     "store-writes": ("bench.bench_store_writes", "batch-write throughput over HTTP and GET /health round trip"),
     "retrieval": ("bench.bench_retrieval", "retrieval latency per method and corpus, in process and over HTTP"),
     "ann": ("bench.bench_ann", "the ANN lane against exact cosine: build, memory, p50, recall@10"),

@@ -22,7 +22,6 @@ pairs). The evaluator rebuilds the relations with its own code (evaluator/verifi
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -77,18 +76,7 @@ def build_relations(projection: list[dict], source_digest: str) -> dict:
     for edge in _entity_relations(documents, ENTITY_POLICY):
         edges[edge["id"]] = edge  # another kind: an id never collides with a title-graph one
     relations = [edges[key] for key in sorted(edges)]
-    return {
-        "format": FORMAT,
-        "method": METHOD,
-        "policy": copy.deepcopy(POLICY),
-        "policy_digest": digest(POLICY),
-        "source_digest": source_digest,
-        "projection": documents,
-        "projection_digest": digest(documents),
-        "relations": relations,
-        "relations_digest": digest(relations),
-        "counts": {kind: sum(1 for r in relations if r["kind"] == kind) for kind in KINDS},
-    }
+    return title_graph.relations_file(METHOD, POLICY, KINDS, documents, relations, source_digest)
 
 
 def build_for_source(source: dict, source_digest: str) -> dict:

@@ -69,18 +69,24 @@ def project(source: dict) -> list[dict]:
 def build_relations(projection: list[dict], source_digest: str) -> dict:
     """The whole relations.json value for a projection (see docs/contracts.md)."""
     documents = _checked_projection(projection)
-    relations = _relations(documents)
+    return relations_file(METHOD, POLICY, KINDS, documents, _relations(documents), source_digest)
+
+
+def relations_file(method: str, policy: dict, kinds: tuple[str, ...], documents: list[dict],
+                   relations: list[dict], source_digest: str) -> dict:
+    """The relations.json envelope every graph builder writes: its method and frozen policy, the
+    projection and relations it produced, each with its digest, and counts per kind."""
     return {
         "format": FORMAT,
-        "method": METHOD,
-        "policy": copy.deepcopy(POLICY),  # callers may mutate the value; the policy stays frozen
-        "policy_digest": digest(POLICY),
+        "method": method,
+        "policy": copy.deepcopy(policy),  # callers may mutate the value; the policy stays frozen
+        "policy_digest": digest(policy),
         "source_digest": source_digest,
         "projection": documents,
         "projection_digest": digest(documents),
         "relations": relations,
         "relations_digest": digest(relations),
-        "counts": {kind: sum(1 for r in relations if r["kind"] == kind) for kind in KINDS},
+        "counts": {kind: sum(1 for r in relations if r["kind"] == kind) for kind in kinds},
     }
 
 
