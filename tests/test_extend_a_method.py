@@ -139,6 +139,7 @@ def test_the_layering_holds_with_the_toy_family(toy_copy):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_toy_family_serves_and_verifies_a_campaign(toy_copy, tmp_path_factory):
     inputs = built_inputs(tmp_path_factory)
     env = {**os.environ, "PYTHONPATH": str(toy_copy),

@@ -63,6 +63,7 @@ def by_scripts(tmp_path_factory):
     return run.root
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_lab_run_writes_the_standard_layout_and_prints_the_table(by_lab_run):
     run_dir, done = by_lab_run
     for role in ("protocol", "source", "relations", "fixture", "generation", "db", "access", "log", "state", "plan",
@@ -78,6 +79,7 @@ def test_lab_run_writes_the_standard_layout_and_prints_the_table(by_lab_run):
     assert json.loads((run_dir / "report.json").read_text())["status"] == "complete"
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_scripts_and_lab_run_give_the_same_campaign(by_lab_run, by_scripts, tmp_path):
     run_dir, _ = by_lab_run
     for name in ("source.json", "relations.json", "fixture.json"):
@@ -90,6 +92,7 @@ def test_the_scripts_and_lab_run_give_the_same_campaign(by_lab_run, by_scripts, 
         assert (contrast["mean_delta"], contrast["interval"]) == (0.0, [0.0, 0.0]), contrast
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_audit_reads_a_run_directory(by_lab_run):
     run_dir, _ = by_lab_run
     out = lab_cli("audit", "--run-dir", run_dir)

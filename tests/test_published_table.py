@@ -40,6 +40,7 @@ def run(tmp_path_factory):
     return root / "run"
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_public_report_carries_the_published_rows_with_their_sources(run):
     public = json.loads((run / "public.json").read_text())
     published = public["published"]
@@ -51,6 +52,7 @@ def test_the_public_report_carries_the_published_rows_with_their_sources(run):
     assert all(published["sources"][row["source"]] == data["sources"][row["source"]] for row in published["rows"])
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_markdown_shows_the_published_table_beside_the_lab_and_labels_it(run):
     markdown = (run / "public.md").read_text()
     assert f"## Published recall on {COHORT} (published, not re-run here)" in markdown
@@ -63,6 +65,7 @@ def test_the_markdown_shows_the_published_table_beside_the_lab_and_labels_it(run
     assert "| HippoRAG 2 | the cohort this one twins | 11,656 | n/a | 74.7 | hipporag-2-table-3 |" in markdown
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_every_number_of_both_tables_in_the_page_is_bound_to_the_public_report(run):
     public = json.loads((run / "public.json").read_text())
     page = Page()
@@ -91,6 +94,7 @@ def test_every_number_of_both_tables_in_the_page_is_bound_to_the_public_report(r
             assert abs(float(shown) - value) <= 0.5 * 10 ** -decimals + 1e-12, d
 
 
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_twin_warmed_up_on_the_corpus_warmup_query(run):
     report = json.loads((run / "report.json").read_text())
     plan = json.loads((run / "plan.json").read_text())
