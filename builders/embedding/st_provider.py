@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import ST_PROVIDER
+from builders.embedding.torch_threads import torch_thread_limit
 from builders.embedding.vectors import NORMALIZATION
 from builders.model_profiles import ModelFacts, ProfileChoice, check_pooling
 from protocols.canonical import sha256_file
@@ -157,17 +157,9 @@ class SentenceTransformerProvider:
         )
         return np.asarray(out, dtype=np.float32)
 
-    @contextmanager
-    def thread_limit(self) -> Iterator[None]:
+    def thread_limit(self) -> AbstractContextManager[None]:
         """Fix torch's intra-op thread count (it changes float summation order), then restore it."""
-        import torch
-
-        before = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
+        return torch_thread_limit(self.threads)
 
     def provenance(self, batching: Batching) -> dict:
         profile = self.choice.profile
