@@ -26,6 +26,7 @@ from protocols.artifacts import (
 )
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space
 from protocols.errors import RefusedInput
+from protocols import metrics as metric_registry
 from protocols.fields import Fields, join
 from protocols.files import load_validated
 from protocols.routes import FAMILIES, ROUTES, check_expansion
@@ -227,7 +228,7 @@ EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min
 
 def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -> None:
     f.obj(evaluation, "evaluation", EVALUATION_KEYS,
-          optional=("exploratory_analyses", "depth") + STATISTICS_OPTIONS)
+          optional=("exploratory_analyses", "depth", "metrics") + STATISTICS_OPTIONS)
     if "exploratory_analyses" in evaluation:  # protocol v2: declared, labelled exploratory
         _check_exploratory_analyses(f, evaluation["exploratory_analyses"], methods)
     _check_statistics_options(f, evaluation)
@@ -263,7 +264,22 @@ def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -
         f.fail("evaluation.primary_contrast.baseline", "must differ from the candidate")
     f.string(contrast["label"], "evaluation.primary_contrast.label")
     f.string(evaluation["exploratory_contrasts"], "evaluation.exploratory_contrasts")
-    f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True, unique=True)
+    _check_metric_names(f, evaluation)
+
+
+def _check_metric_names(f: Fields, evaluation: dict) -> None:
+    """`evaluation.metrics` (optional) asks for metrics beyond the standard ones; every contrast metric
+    is a column this evaluation reports (protocols/metrics/), so a misspelt name stops the load."""
+    if "metrics" in evaluation:
+        for i, name in enumerate(f.strings(evaluation["metrics"], "evaluation.metrics", nonempty=True, unique=True)):
+            path = join("evaluation.metrics", i)
+            f.string(name, path, allowed=[m for m in metric_registry.METRICS if m not in metric_registry.STANDARD])
+    known = metric_registry.names(evaluation)
+    for i, name in enumerate(f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True,
+                                       unique=True)):
+        if name not in known:
+            f.fail(join("evaluation.contrast_metrics", i),
+                   f"{name!r} is not a metric this evaluation reports; known: {', '.join(known)}")
 
 
 # The lab's page limit for a search (the server's LIMITS["search_limit"] upper bound, kept equal by a
