@@ -16,7 +16,7 @@ from fractions import Fraction
 from bench.graph_v3_data import DevCorpus, DevQuery
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25, query_terms
-from server.retrieval.profiles import PROFILES
+from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.routes import search
 from server.retrieval.semantic import cosine, prepare_query
 

@@ -24,7 +24,7 @@ from server.errors import ApiError
 from server.retrieval.fusion import fuse
 from server.retrieval.graph import Anchor, Limits, affinities, expand, strongest_paths
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.retrieval.profiles import PROFILES
+from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.routes import CATALOG, search
 from server.retrieval.semantic import exact_cosines, prepare_query
 from server.retrieval.tokenize import bm25_tokens
