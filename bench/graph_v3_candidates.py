@@ -43,7 +43,7 @@ def base_scores(corpus: DevCorpus, query: DevQuery) -> dict[str, Fraction]:
     space = corpus.index.spaces[corpus.space_id]
     lexical = bm25(corpus.index, query.question, DEPTH)
     semantic = cosine(corpus.index, prepare_query(space, query.vector), DEPTH, -1.0)
-    fused = fuse(profile, {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)})
+    fused = fuse(profile["fusion"], profile, {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)})
     return {entry.id: Fraction(*entry.score) for entry in fused[:DEPTH]}
 
 

@@ -28,6 +28,7 @@ from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_
 from protocols.errors import RefusedInput
 from protocols import metrics as metric_registry
 from protocols.fields import Fields, join
+from protocols.fusion import check_profile_rules
 from protocols.files import load_validated
 from protocols.routes import FAMILIES, ROUTES, check_expansion
 from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
@@ -155,6 +156,7 @@ def _check_profiles(f: Fields, profiles: Any) -> dict:
         f.obj(profile, path, ("family", "tie_break"), extra=True)
         family = f.string(profile["family"], join(path, "family"), allowed=FAMILIES)
         f.string(profile["tie_break"], join(path, "tie_break"))
+        check_profile_rules(f, profile, path, profiles)  # a fusion rule no side implements stops the load
         if family == "hybrid":
             _check_hybrid_profile(f, profile, path, profiles)
         elif family == "graph":

@@ -79,7 +79,8 @@ def _fused(index: ScopeIndex, profile_name: str, query: str, vq: VectorQuery) ->
     profile = PROFILES[profile_name]
     lexical = bm25(index, query, profile["channels"]["lexical"]["depth"])
     semantic = cosine(index, vq.query, profile["channels"]["semantic"]["depth"], SEMANTIC_DEPTH_MIN_SCORE)
-    fused = fuse(profile, {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)})
+    lists = {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)}
+    fused = fuse(profile["fusion"], profile, lists)
     return fused, lexical.matched + semantic.scored
 
 
