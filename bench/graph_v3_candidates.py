@@ -4,7 +4,7 @@ Prototypes, label-free: each reads the query text, the query vector, document ti
 vectors and relations, never a judgment. Each returns the ranking (record ids, best first, at most
 100) and the set of records its expansion proposed (for the "where are the misses" shares).
 Scores are exact rationals (fractions) and ties break on record id, as the server's methods do.
-The frozen method itself runs through the server code (`server/secondhop/`), not through these.
+The method frozen from them (seeded_walk_v1) runs through the server's code (`server/walk/`), not through these.
 """
 
 from __future__ import annotations

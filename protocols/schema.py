@@ -303,7 +303,7 @@ def _check_depth(f: Fields, evaluation: dict, methods: dict, k: int) -> int:
     return depth
 
 
-# Optional statistics fields (issue 12, docs/reports.md "Statistics"); a protocol without them gets
+# Optional statistics fields, added after the v1 protocols froze (docs/reports.md "Statistics"); a protocol without them gets
 # 10,000 permutations, the cluster rule "auto" and the query-level interval as the primary one.
 STATISTICS_OPTIONS = ("randomization", "clusters")
 MIN_PERMUTATIONS = 10_000

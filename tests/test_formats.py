@@ -72,7 +72,7 @@ def test_a_toy_format_through_the_documented_steps_imports(tmp_path):
     text = artifacts.read_text()
     head, sep, tail = text.partition("\n}\n# The HippoRAG layout")
     assert sep and steps[0] == ("protocols/artifacts.py", False)
-    artifacts.write_text(head + "\n" + (TOY / "entry.py").read_text().rstrip("\n") + sep + tail)
+    artifacts.write_text(head + "\n" + (TOY / "entry.txt").read_text().rstrip("\n") + sep + tail)
     assert steps[1] == ("importer/formats/<format>.py", True)
     shutil.copyfile(TOY / "toyqa.py", repo / "importer" / "formats" / "toyqa.py")
     assert changed_files(repo) == {"importer/formats/toyqa.py": True, "protocols/artifacts.py": False}

@@ -6,7 +6,7 @@ prepared relations, and the gate from the query text and the two recomputed chan
 lane is recomputed with one breadth-first search per seed (the server labels all seeds in one
 level-by-level pass), so agreement is evidence, not an echo.
 
-`check_rescue(checker, query, page, spec, fail)` plugs into `evaluator.verify.Checker.check_page`;
+`check_rescue(checker, query, page, spec, fail)` plugs into `evaluator.verification.verify.Checker.check_page`;
 `expected_rescue` is the recomputation on explicit inputs, usable by tests and audit alike.
 """
 
