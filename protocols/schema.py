@@ -273,9 +273,12 @@ def _check_metric_names(f: Fields, evaluation: dict) -> None:
     """`evaluation.metrics` (optional) asks for metrics beyond the standard ones; every contrast metric
     is a column this evaluation reports (protocols/metrics/), so a misspelt name stops the load."""
     if "metrics" in evaluation:
+        added = [m for m in metric_registry.METRICS if m not in metric_registry.STANDARD]
         for i, name in enumerate(f.strings(evaluation["metrics"], "evaluation.metrics", nonempty=True, unique=True)):
-            path = join("evaluation.metrics", i)
-            f.string(name, path, allowed=[m for m in metric_registry.METRICS if m not in metric_registry.STANDARD])
+            if name not in added:
+                f.fail(join("evaluation.metrics", i),
+                       f"{name!r} is not a metric added to the standard ones; added: {', '.join(added) or 'none'} "
+                       f"(every report holds the standard {', '.join(metric_registry.STANDARD)})")
     known = metric_registry.names(evaluation)
     for i, name in enumerate(f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True,
                                        unique=True)):

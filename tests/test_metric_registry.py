@@ -56,8 +56,9 @@ def test_an_unknown_contrast_metric_is_refused_with_the_known_ones(name):
                                   f"reports; known: {', '.join(metrics.METRIC_ORDER)}")
 
 
-@pytest.mark.parametrize("asked, reason", [(["ndcg"], "'ndcg' is not one of"), (["mrr"], "'mrr' is not one of"),
-                                           ([], "must not be empty")])
+@pytest.mark.parametrize("asked, reason", [(["ndcg"], r"evaluation.metrics\[0\]: 'ndcg' is not a metric added to the "
+                                                     r"standard ones; added: none \(every report holds the standard "),
+                                           (["mrr"], "'mrr' is not a metric added"), ([], "must not be empty")])
 def test_evaluation_metrics_names_only_added_metrics(asked, reason):
     with pytest.raises(ProtocolError, match=reason):
         validate_protocol(protocol(metrics=asked))
