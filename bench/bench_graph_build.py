@@ -2,7 +2,7 @@
 
     lab bench graph-build [--documents 100000] [--seed S] [--builder NAME] [--profile]
 
-Target (issue 2; for document_entity_graph_v1, issue 23): 100,000 documents in under 60 s on this
+Target (for document_title_graph_v1, and the same for document_entity_graph_v1): 100,000 documents in under 60 s on this
 machine. --builder names the builder (builders/relations.py; default document_title_graph_v1;
 document_entity_graph_v1 builds the title graph and the shares_name relations). Prints documents,
 relations by kind, the shares_name degree distribution, seconds and documents per second;

@@ -4,7 +4,7 @@ Prototypes, label-free: each reads the query text, the query vector, document ti
 vectors and relations, never a judgment. Each returns the ranking (record ids, best first, at most
 100) and the set of records its expansion proposed (for the "where are the misses" shares).
 Scores are exact rationals (fractions) and ties break on record id, as the server's methods do.
-The frozen method itself runs through the server code (`server/secondhop/`), not through these.
+The method frozen from them (seeded_walk_v1) runs through the server's code (`server/walk/`), not through these.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fractions import Fraction
 from bench.graph_v3_data import DevCorpus, DevQuery
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25, query_terms
-from server.retrieval.profiles import PROFILES
+from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.routes import search
 from server.retrieval.semantic import cosine, prepare_query
 
@@ -43,7 +43,7 @@ def base_scores(corpus: DevCorpus, query: DevQuery) -> dict[str, Fraction]:
     space = corpus.index.spaces[corpus.space_id]
     lexical = bm25(corpus.index, query.question, DEPTH)
     semantic = cosine(corpus.index, prepare_query(space, query.vector), DEPTH, -1.0)
-    fused = fuse(profile, {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)})
+    fused = fuse(profile["fusion"], profile, {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)})
     return {entry.id: Fraction(*entry.score) for entry in fused[:DEPTH]}
 
 

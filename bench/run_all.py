@@ -28,7 +28,7 @@ HTTP_TARGET_MS = {"lexical": 2.0, "semantic": 2.0, "weighted_rrf_v1": 2.0, "weig
                   "graph_hybrid_balanced": 5.0}
 
 
-# issue 13 targets: in-process p50 at 100,000 documents, server RSS there, the wire overhead on the
+# the serving targets (docs/scale.md): in-process p50 at 100,000 documents, server RSS there, the wire overhead on the
 # sample, the ANN lane at 100,000 (bench_ann.py).
 TARGETS_100K = {"semantic_ms": 8.0, "graph_hybrid_balanced_ms": 15.0, "rss_mib": 1.2 * 1024, "bm25_ratio": 1.0}
 WIRE_TARGET_MS = 1.0

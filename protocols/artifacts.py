@@ -6,6 +6,7 @@ orders, references), so any stage that reads one can trust it without re-derivin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +25,11 @@ ALL_ROWS = "all"  # a split's counts may be "all": every eligible row of its fil
 
 @dataclass(frozen=True)
 class RowFormat:
-    """What a dataset's row format fixes for every stage: strata keys, categories, document ids.
+    """What a dataset's row format fixes for every stage: strata keys, categories, document ids, and
+    where the rest of it lives: the importer module that reads its rows and the committed protocol
+    `lab protocol new` starts from. A format is declared once, here; the importer binds the reader
+    at import (importer/formats/__init__.py, checked by `check_format_bindings`) and protocols/new.py
+    derives its templates from this table (docs/extend-a-format.md).
 
     `strata` are the keys of a protocol's selection counts (all of them, 0 allowed). MuSiQue
     stratifies by hop ("2", "3", "4") and derives both hop and category from the row id; HotpotQA
@@ -38,6 +43,8 @@ class RowFormat:
     categories: tuple[str, ...]
     by_type: bool  # stratum = category = the row's type (else MuSiQue's hop from the id)
     selection_version: str  # the name of the selection rule (docs/design.md §4 and §4.1: one ordering)
+    reader: str  # the module importer/formats/<reader>.py, whose READERS holds the format's reader
+    template: str  # the committed protocol whose methods and evaluation `lab protocol new` keeps
     # the HippoRAG layout (docs/hipporag.md): a question file plus one passage corpus shared by every
     # question, pinned under this source_files role; None: the corpus is the union of the rows' paragraphs
     corpus_role: str | None = None
@@ -48,15 +55,17 @@ class RowFormat:
 
 ROW_FORMATS = {
     "musique_v1": RowFormat("musique_v1", DOCUMENT_PREFIX, HOP_KEYS, CATEGORIES, by_type=False,
-                            selection_version="musique_identifier_strata_v1"),
+                            selection_version="musique_identifier_strata_v1", reader="musique",
+                            template="musique-sample-v3.json"),
     "hotpotqa_distractor_v1": RowFormat("hotpotqa_distractor_v1", "hotpotqa-", ("bridge", "comparison"),
                                         ("bridge", "comparison"), by_type=True,
-                                        selection_version="identifier_type_strata_v1"),
+                                        selection_version="identifier_type_strata_v1", reader="hotpotqa",
+                                        template="hotpotqa-sample-v3.json"),
     "2wikimultihopqa_v1": RowFormat(
         "2wikimultihopqa_v1", "2wikimultihopqa-",
         ("bridge_comparison", "comparison", "compositional", "inference"),
         ("bridge_comparison", "comparison", "compositional", "inference"), by_type=True,
-        selection_version="identifier_type_strata_v1"),
+        selection_version="identifier_type_strata_v1", reader="twowiki", template="2wikimultihopqa-sample-v3.json"),
 }
 # The HippoRAG layout (docs/hipporag.md): the same row formats in a question file (one JSON array),
 # with the documents read from a separate corpus file; ids keep each dataset's prefix, so a passage
@@ -66,10 +75,21 @@ QUESTIONS_ROLE = "questions"
 HIPPORAG_FORMATS = {"hipporag_musique_v1": "musique_v1", "hipporag_2wikimultihopqa_v1": "2wikimultihopqa_v1",
                     "hipporag_hotpotqa_v1": "hotpotqa_distractor_v1"}
 for _name, _rows in HIPPORAG_FORMATS.items():
-    ROW_FORMATS[_name] = replace(ROW_FORMATS[_rows], name=_name, corpus_role=CORPUS_ROLE)
+    ROW_FORMATS[_name] = replace(ROW_FORMATS[_rows], name=_name, corpus_role=CORPUS_ROLE, reader="hipporag")
 # A protocol or source.json without `row_format` predates the field: its rows are MuSiQue's. The
 # frozen MuSiQue protocols stay byte-identical, so the default is part of the contract.
 DEFAULT_ROW_FORMAT = "musique_v1"
+
+
+def check_format_bindings(side: str, bound: Mapping[str, object], formats: Mapping[str, RowFormat]) -> None:
+    """Refuse a side's reader table that does not bind every declared format (ROW_FORMATS), or binds
+    one nobody declares: raised at import, so no declared format goes unread."""
+    missing = [name for name in formats if name not in bound]
+    unknown = [name for name in bound if name not in formats]
+    faults = ([f"binds no reader to the row formats {missing}"] if missing else []) + \
+        ([f"binds a reader to {unknown}, which protocols/artifacts.py does not declare"] if unknown else [])
+    if faults:
+        raise RuntimeError(f"{side} {' and '.join(faults)}: every declared row format needs exactly one reader")
 
 
 class SourceError(RefusedInput):

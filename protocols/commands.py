@@ -15,7 +15,7 @@ from protocols.derivations import Inputs, Skipped
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.errors import CheckFailed, RefusedInput
-from protocols.files import refuse_existing, save
+from protocols.files import FROZEN_DIR, refuse_existing, save
 from protocols.new import TEMPLATES, new_protocol
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
 from protocols.schema import load_protocol, validate_protocol
@@ -53,6 +53,8 @@ def _show_configure(parser: argparse.ArgumentParser) -> None:
 
 def _show(args: argparse.Namespace) -> int:
     entry = _declared(args.name)
+    if not isinstance(entry.step, SuitePin):  # a file that no longer validates is refused, not shown
+        load_protocol(FROZEN_DIR / entry.file)
     print(f"{entry.name}: protocols/{entry.file}")
     if isinstance(entry.step, SuitePin):
         print("pins, each with its lineage from the root:")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from protocols.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
 from protocols.profiles.rescue import RESCUE_PROFILES
+from protocols.profiles.v1 import v1_route
 from protocols.profiles.walk import WALK_PROFILES
 
 TEXT = "query"  # the query's text, sent as `query`
@@ -41,9 +42,8 @@ class Route:
 
     `profiles` is the one home of a family's catalog entries (every parameter, plain JSON values):
     the server serves them (server/routes.py), a protocol derivation copies them into a protocol
-    (protocols/derivations/method_family.py), and the evaluator compares the two. The v1 routes
-    leave it empty: their catalog is written out in server/retrieval/profiles.py, and the v1
-    protocols hold the snapshot."""
+    (protocols/derivations/method_family.py) or a root protocol holds their snapshot (the v1
+    routes', protocols/profiles/v1.py), and the evaluator compares the two."""
 
     family: str
     request: tuple[str, ...]
@@ -117,11 +117,12 @@ def _check_rescue_method(f: Fields, method: dict, path: str, profiles: dict) -> 
 
 # In the order the server lists its routes. A new route is a new entry, never an edit of one.
 ROUTES: dict[str, Route] = {
-    "lexical": Route("lexical", ("profile", TEXT, "limit")),
-    "semantic": Route("semantic", ("profile", VECTOR, "limit", "min_score"), _check_semantic_method),
-    "hybrid": Route("hybrid", ("profile", TEXT, VECTOR, "limit")),
+    "lexical": Route("lexical", ("profile", TEXT, "limit"), profiles=v1_route("lexical")),
+    "semantic": Route("semantic", ("profile", VECTOR, "limit", "min_score"), _check_semantic_method,
+                      profiles=v1_route("semantic")),
+    "hybrid": Route("hybrid", ("profile", TEXT, VECTOR, "limit"), profiles=v1_route("hybrid")),
     "graph": Route("graph", ("profile", "seed", TEXT, "limit", "expansion", VECTOR_IF_HYBRID_SEED),
-                   _check_graph_method),
+                   _check_graph_method, profiles=v1_route("graph")),
     # protocol v2 (docs/rescue.md)
     "rescue": Route("rescue", ("profile", TEXT, VECTOR, "limit", "graph_mode"), _check_rescue_method,
                     profiles=RESCUE_PROFILES),

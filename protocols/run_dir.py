@@ -18,7 +18,7 @@ FILES = {
     "protocol": "protocol.json",      # the frozen protocol, copied in so the run is self-contained
     "data": "data",                   # generated source data (synthetic runs only)
     "source": "source.json",          # importer: documents, queries, judgments, provenance
-    "relations": "relations.json",    # builders/graph: the typed graph
+    "relations": "relations.json",    # builders/graph.py: the typed graph
     "fixture": "fixture.json",        # builders/embedding: vectors and receipts
     "generation": "generation.json",  # builders/embedding: per-input encode measurements
     "db": "lab-db",                   # the lab server's RocksDB directory

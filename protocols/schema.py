@@ -26,7 +26,9 @@ from protocols.artifacts import (
 )
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space
 from protocols.errors import RefusedInput
+from protocols import metrics as metric_registry
 from protocols.fields import Fields, join
+from protocols.fusion import check_profile_rules
 from protocols.files import load_validated
 from protocols.routes import FAMILIES, ROUTES, check_expansion
 from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
@@ -154,6 +156,7 @@ def _check_profiles(f: Fields, profiles: Any) -> dict:
         f.obj(profile, path, ("family", "tie_break"), extra=True)
         family = f.string(profile["family"], join(path, "family"), allowed=FAMILIES)
         f.string(profile["tie_break"], join(path, "tie_break"))
+        check_profile_rules(f, profile, path, profiles)  # a fusion rule no side implements stops the load
         if family == "hybrid":
             _check_hybrid_profile(f, profile, path, profiles)
         elif family == "graph":
@@ -227,7 +230,7 @@ EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min
 
 def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -> None:
     f.obj(evaluation, "evaluation", EVALUATION_KEYS,
-          optional=("exploratory_analyses", "depth") + STATISTICS_OPTIONS)
+          optional=("exploratory_analyses", "depth", "metrics") + STATISTICS_OPTIONS)
     if "exploratory_analyses" in evaluation:  # protocol v2: declared, labelled exploratory
         _check_exploratory_analyses(f, evaluation["exploratory_analyses"], methods)
     _check_statistics_options(f, evaluation)
@@ -263,7 +266,25 @@ def _check_evaluation(f: Fields, evaluation: Any, methods: dict, splits: dict) -
         f.fail("evaluation.primary_contrast.baseline", "must differ from the candidate")
     f.string(contrast["label"], "evaluation.primary_contrast.label")
     f.string(evaluation["exploratory_contrasts"], "evaluation.exploratory_contrasts")
-    f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True, unique=True)
+    _check_metric_names(f, evaluation)
+
+
+def _check_metric_names(f: Fields, evaluation: dict) -> None:
+    """`evaluation.metrics` (optional) asks for metrics beyond the standard ones; every contrast metric
+    is a column this evaluation reports (protocols/metrics/), so a misspelt name stops the load."""
+    if "metrics" in evaluation:
+        added = [m for m in metric_registry.METRICS if m not in metric_registry.STANDARD]
+        for i, name in enumerate(f.strings(evaluation["metrics"], "evaluation.metrics", nonempty=True, unique=True)):
+            if name not in added:
+                f.fail(join("evaluation.metrics", i),
+                       f"{name!r} is not a metric added to the standard ones; added: {', '.join(added) or 'none'} "
+                       f"(every report holds the standard {', '.join(metric_registry.STANDARD)})")
+    known = metric_registry.names(evaluation)
+    for i, name in enumerate(f.strings(evaluation["contrast_metrics"], "evaluation.contrast_metrics", nonempty=True,
+                                       unique=True)):
+        if name not in known:
+            f.fail(join("evaluation.contrast_metrics", i),
+                   f"{name!r} is not a metric this evaluation reports; known: {', '.join(known)}")
 
 
 # The lab's page limit for a search (the server's LIMITS["search_limit"] upper bound, kept equal by a
@@ -285,7 +306,7 @@ def _check_depth(f: Fields, evaluation: dict, methods: dict, k: int) -> int:
     return depth
 
 
-# Optional statistics fields (issue 12, docs/reports.md "Statistics"); a protocol without them gets
+# Optional statistics fields, added after the v1 protocols froze (docs/reports.md "Statistics"); a protocol without them gets
 # 10,000 permutations, the cluster rule "auto" and the query-level interval as the primary one.
 STATISTICS_OPTIONS = ("randomization", "clusters")
 MIN_PERMUTATIONS = 10_000

@@ -23,7 +23,6 @@ from server.ann.page import search_ann
 from server.errors import ApiError
 from server.rescue.page import search_rescue
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.profiles import PROFILES, ROUTE_PROFILES
 from server.retrieval.request import invalid
 from server.retrieval.search import search_graph, search_hybrid, search_lexical, search_semantic
 from server.walk.page import search_walk
@@ -32,19 +31,15 @@ from server.walk.page import search_walk
 @dataclass(frozen=True)
 class Handler:
     search: Callable[[ScopeIndex, dict], dict]  # (index, body with the route's fields) -> page without fence
-    profiles: Mapping[str, dict]  # its family's catalog entries: protocols/routes.py's, or the v1 catalog
+    profiles: Mapping[str, dict]  # its family's catalog entries, as protocols/routes.py binds them
     defaults: tuple[str, ...] = ()  # request fields it may do without
 
 
-def _v1(route: str) -> dict[str, dict]:
-    return {name: PROFILES[name] for name in ROUTE_PROFILES[route]}
-
-
 HANDLERS: dict[str, Handler] = {
-    "lexical": Handler(search_lexical, _v1("lexical"), defaults=("profile",)),
-    "semantic": Handler(search_semantic, _v1("semantic"), defaults=("profile", "min_score")),
-    "hybrid": Handler(search_hybrid, _v1("hybrid")),
-    "graph": Handler(search_graph, _v1("graph"), defaults=("expansion",)),
+    "lexical": Handler(search_lexical, ROUTES["lexical"].profiles, defaults=("profile",)),
+    "semantic": Handler(search_semantic, ROUTES["semantic"].profiles, defaults=("profile", "min_score")),
+    "hybrid": Handler(search_hybrid, ROUTES["hybrid"].profiles),
+    "graph": Handler(search_graph, ROUTES["graph"].profiles, defaults=("expansion",)),
     "rescue": Handler(search_rescue, ROUTES["rescue"].profiles),  # server/rescue (docs/rescue.md)
     "ann": Handler(search_ann, ROUTES["ann"].profiles, defaults=("profile",)),  # server/ann (docs/scale.md)
     "walk": Handler(search_walk, ROUTES["walk"].profiles),  # server/walk (docs/graph-v3.md)

@@ -1,5 +1,5 @@
 """A small real campaign for the evaluator tests: synthetic corpus, real model, real labs, the real
-`lab` commands (in-process, tests.conftest.lab; the lab server is always its own process).
+`lab` commands (in-process, tests.conftest.lab_cli; the lab server is always its own process).
 
 The slow part (generate, import, embed with the real model) is built once per test session and
 shared read-only; each test module starts its own lab and prepares it through `lab prepare`.
@@ -36,7 +36,7 @@ class Inputs:
 
 def cli(script: str, *args, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
     """A script of scripts/ in its own process (the protocol generators; the Qilbee workflow's
-    commands are tested as scripts in tests/test_scripts.py)."""
+    commands are tested as scripts in tests/test_lab_run.py)."""
     result = subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
                             text=True, timeout=timeout, cwd=REPO)
     if check and result.returncode != 0:

@@ -54,7 +54,7 @@ def test_every_subcommand_help_is_complete(path, capsys):
     assert done.value.code == 0
     text = capsys.readouterr().out
     assert text.startswith(f"usage: lab {' '.join(path)}")
-    # a summary that ends mid-sentence was a real defect of the scripts' help (issue 19)
+    # a summary that ends mid-sentence was a real defect of the scripts' help, so it is checked
     summary = next(c for c in _commands_by_path() if c[0] == path)[1]
     assert summary.summary and not summary.summary.endswith((",", " the", " a", " of"))
 

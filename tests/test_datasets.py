@@ -1,4 +1,4 @@
-"""HotpotQA (distractor) and 2WikiMultihopQA beside MuSiQue (issue 11): readers, selection, corpus,
+"""HotpotQA (distractor) and 2WikiMultihopQA beside MuSiQue (docs/design.md §4.1): readers, selection, corpus,
 judgments and every refusal, on synthetic files of both shapes (no ../shared needed), then the two
 shared samples end to end (skipped, naming the path, when ../shared is absent)."""
 

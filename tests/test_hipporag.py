@@ -27,7 +27,7 @@ PROTOCOLS = REPO / "protocols"
 COHORTS = ("hipporag-musique-v1", "hipporag-2wikimultihopqa-v1", "hipporag-hotpotqa-v1")
 HIPPORAG_SAMPLE = SHARED_DATA / "hipporag-musique-sample"
 TWOWIKI_CORPUS = SHARED_DATA / "hipporag-2wikimultihopqa-corpus" / "2wikimultihopqa_corpus.json"
-ISSUE_PINS = {  # the six published files (issue 21): name -> (bytes, SHA-256)
+ISSUE_PINS = {  # the six published files, a second copy the protocols' pins are checked against: name -> (bytes, SHA-256)
     "musique.json": (12_543_629, "98ed4e21d3076532f6388d42320fb809599c63a0d8dffca8ece5e41922be6b46"),
     "musique_corpus.json": (6_239_261, "73157a03ce3f0b1a5673dd5dc12bb970c24976dbffc688af9eecdd758c97ffcb"),
     "2wikimultihopqa.json": (6_505_789, "895cba294064df0c3302c76847b1fc08d99b5619f7663dfaa3b65cd780f1cac4"),

@@ -1,4 +1,4 @@
-"""The MuSiQue importer: the sample imported end to end, the reference cohort, every refusal of issue 2."""
+"""The MuSiQue importer: the sample imported end to end, the reference cohort, every refusal of docs/design.md §4."""
 
 from __future__ import annotations
 

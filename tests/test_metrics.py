@@ -1,4 +1,4 @@
-"""evaluator.metrics against ir_measures (pytrec_eval) as an oracle on the same runs."""
+"""evaluator.reporting.metrics against ir_measures (pytrec_eval) as an oracle on the same runs."""
 
 from __future__ import annotations
 

@@ -166,7 +166,7 @@ def test_every_number_in_the_tables_is_the_public_reports(run, page):
 
 
 def test_every_contrast_row_shows_both_intervals_p_holm_p_and_the_detectable_effect(run, page):
-    """Issue 12: each contrast of the page carries its bootstrap interval, cluster interval, raw and
+    """The statistics on the page (docs/reports.md "Statistics"): each contrast of the page carries its bootstrap interval, cluster interval, raw and
     Holm p and detectable effect, each cell bound to that contrast's number in the public report
     (query level: the frozen protocols' primary interval); the Markdown has the same columns."""
     public = json.loads(run.public.read_text())

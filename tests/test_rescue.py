@@ -1,6 +1,6 @@
 """The rescue family on hand-built corpora: the four invariants, fusion at weight 0, gate, bonuses.
 
-In-process tests drive `server.rescue.rank_rescue` with explicit channel lists and a hand-built
+In-process tests drive `server.rescue.method.rank_rescue` with explicit channel lists and a hand-built
 relation graph; the HTTP test at the end runs the real lab and checks a page with the evaluator's
 independent verifier.
 """

@@ -24,7 +24,7 @@ from server.errors import ApiError
 from server.retrieval.fusion import fuse
 from server.retrieval.graph import Anchor, Limits, affinities, expand, strongest_paths
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.retrieval.profiles import PROFILES
+from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.routes import CATALOG, search
 from server.retrieval.semantic import exact_cosines, prepare_query
 from server.retrieval.tokenize import bm25_tokens
@@ -278,7 +278,7 @@ def test_rrf_k2_tie_example_orders_by_id():
     semantic = filler[:17] + ["mem-z"] + filler[17:41] + ["mem-b"]  # mem-z semantic 18, mem-b 43
     assert semantic.index("mem-z") == 17 and semantic.index("mem-b") == 42
     assert 0.25 / 4 + 0.75 / 20 != 0.25 / 3 + 0.75 / 45  # floats disagree; exact values do not
-    fused = fuse(PROFILES["weighted_rrf_v2"], {"lexical": (lexical, [2.0, 1.0]),
+    fused = fuse("weighted_reciprocal_rank", PROFILES["weighted_rrf_v2"], {"lexical": (lexical, [2.0, 1.0]),
                                                "semantic": (semantic, [1.0 - i / 100 for i in range(len(semantic))])})
     by_id = {f.id: f for f in fused}
     assert Fraction(*by_id["mem-b"].score) == Fraction(1, 10) == Fraction(*by_id["mem-z"].score)

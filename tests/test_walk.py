@@ -21,6 +21,7 @@ from evaluator.verification.verify import Checker, RecentCache
 from evaluator.verification.walk import check_walk, masses
 from protocols.artifacts import document_id
 from protocols.canonical import canonical, digest
+from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
 from server.walk.method import rank_walk, spread
@@ -111,7 +112,7 @@ def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     """A Checker over the hand corpus, built from its parts (the campaign builds it from the frozen
     files; tests/test_walk_campaign.py runs that path)."""
     checker = Checker.__new__(Checker)
-    checker.profiles = {"seeded_walk_v1": PROFILE}
+    checker.profiles = {**V1_PROFILES, "seeded_walk_v1": PROFILE}  # as in a protocol: the base names weighted_rrf_v2
     checker.frozen = SimpleNamespace(query_vectors=query_vectors)
     checker.bm25 = rc.Bm25.build({d["id"]: d["text"] for d in docs})
     checker.cosine_index = rc.CosineIndex({k: v.astype(np.float64) for k, v in vectors.items()})

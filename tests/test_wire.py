@@ -20,7 +20,7 @@ from protocols.canonical import canonical
 from server.http.render import _risky, render
 from server.retrieval.indexes import Indexes
 from protocols.profiles.rescue import RESCUE_PROFILES
-from server.retrieval.profiles import ROUTE_PROFILES
+from protocols.profiles.v1 import V1_ROUTE_PROFILES as ROUTE_PROFILES
 from server.routes import search
 from tests.conftest import REPO
 

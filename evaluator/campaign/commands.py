@@ -15,6 +15,7 @@ from protocols.cli import Command
 from protocols.errors import RefusedInput
 from protocols.files import load_json
 from protocols.run_dir import add_file, add_run_dir, resolve
+from protocols.schema import load_protocol
 
 PREPARE_DESCRIPTION = """Load a lab with a campaign's inputs: memories, model-bound embeddings and typed assertions.
 
@@ -114,6 +115,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from evaluator.campaign.evaluate import CampaignFailed, Paths, evaluate
 
     files = _inputs(args)
+    load_protocol(files["protocol"])  # first: a protocol that does not validate is refused before the lab is read
     access = _access(files["access_file"])
     plan, report = resolve(args, "--plan", "plan"), resolve(args, "--report", "report")
     paths = Paths(files["fixture"], files["relations"], files["access_file"], files["state"], files["protocol"],

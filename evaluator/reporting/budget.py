@@ -99,7 +99,7 @@ def select_packed(ranking: Sequence[str], tokens: Mapping[str, int], similarity:
 
 def outcome(selection: Selection, judgments: Mapping[str, int], chain: Sequence[str]) -> dict:
     """Recall and chain coverage of the selected set: the report's metrics with the whole selection
-    as the cutoff (one definition of each, in `evaluator.metrics`)."""
+    as the cutoff (one definition of each, in `evaluator.reporting.metrics`)."""
     everything = len(selection.ids)
     return {
         "tokens_spent": selection.tokens,

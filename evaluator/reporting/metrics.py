@@ -2,16 +2,9 @@
 
 Every function takes explicit inputs (a ranking of document ids, the query's judgments and evidence
 chain) and returns plain floats, so export and audit can recompute a report's numbers from nothing
-but the report and the fixture.
-
-Definitions (k = 10 unless the protocol says otherwise):
-- ndcg@k: DCG = sum over ranks r <= k of (2^grade - 1) / log2(r + 1); the ideal DCG sorts the
-  judged grades descending; an unjudged document has grade 0; 0 when the ideal is 0.
-- judged_recall@c: relevant documents (grade > 0) in the top c / all relevant documents.
-- all_supports@k: 1 when every relevant document is in the top k, else 0.
-- no_support@k: 1 when no relevant document is in the top k, else 0.
-- chain_coverage@k: fraction of evidence-chain slots whose document is in the top k.
-- full_chain_hit@k: 1 when every chain slot is covered, else 0.
+but the report and the fixture. Each metric is declared once, with its definition, in its own
+module of protocols/metrics/ (the registry); `query_metrics` reads them in the registry's order.
+The per-metric functions are named here too, for the analyses that call one directly.
 """
 
 from __future__ import annotations
@@ -19,70 +12,32 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-METRIC_ORDER = (
-    "ndcg@10", "judged_recall@10", "recall@2", "recall@5", "all_supports@10", "no_support@10",
-    "chain_coverage@10", "full_chain_hit@10",
-)
+from protocols import metrics as registry
+from protocols.metrics.all_supports import all_supports
+from protocols.metrics.chain_coverage import chain_coverage
+from protocols.metrics.full_chain_hit import full_chain_hit
+from protocols.metrics.judged_recall import recall, relevant
+from protocols.metrics.ndcg import dcg, ndcg
+from protocols.metrics.no_support import no_support
 
+__all__ = ["METRIC_ORDER", "aggregate", "all_supports", "chain_coverage", "dcg", "full_chain_hit",
+           "latency_summary", "mean_metrics", "ndcg", "no_support", "percentile", "query_metrics", "recall",
+           "relevant"]
 
-def dcg(grades: Iterable[int]) -> float:
-    return sum((2.0 ** g - 1.0) / math.log2(rank + 1) for rank, g in enumerate(grades, start=1))
-
-
-def ndcg(ranking: Sequence[str], judgments: Mapping[str, int], k: int) -> float:
-    ideal = dcg(sorted((g for g in judgments.values() if g > 0), reverse=True)[:k])
-    if ideal == 0.0:
-        return 0.0
-    return dcg(judgments.get(doc, 0) for doc in ranking[:k]) / ideal
-
-
-def relevant(judgments: Mapping[str, int]) -> set[str]:
-    return {doc for doc, grade in judgments.items() if grade > 0}
-
-
-def recall(ranking: Sequence[str], judgments: Mapping[str, int], cutoff: int) -> float:
-    wanted = relevant(judgments)
-    if not wanted:
-        return 0.0
-    return len(wanted.intersection(ranking[:cutoff])) / len(wanted)
-
-
-def all_supports(ranking: Sequence[str], judgments: Mapping[str, int], k: int) -> float:
-    wanted = relevant(judgments)
-    return 1.0 if wanted and wanted.issubset(ranking[:k]) else 0.0
-
-
-def no_support(ranking: Sequence[str], judgments: Mapping[str, int], k: int) -> float:
-    return 0.0 if relevant(judgments).intersection(ranking[:k]) else 1.0
-
-
-def chain_coverage(ranking: Sequence[str], chain: Sequence[str], k: int) -> float:
-    if not chain:
-        return 0.0
-    top = set(ranking[:k])
-    return sum(1 for doc in chain if doc in top) / len(chain)
-
-
-def full_chain_hit(ranking: Sequence[str], chain: Sequence[str], k: int) -> float:
-    return 1.0 if chain and set(chain).issubset(ranking[:k]) else 0.0
+# the columns of a protocol at k = 10 with recall cutoffs 2, 5, 10 (every v1 protocol), as derived
+METRIC_ORDER = tuple(name for name, _, _ in registry.reported(10, (2, 5, 10)))
 
 
 def query_metrics(
     ranking: Sequence[str], judgments: Mapping[str, int], chain: Sequence[str],
-    k: int = 10, recall_cutoffs: Sequence[int] = (2, 5, 10),
+    k: int = 10, recall_cutoffs: Sequence[int] = (2, 5, 10), requested: Iterable[str] = (),
 ) -> dict[str, float]:
-    """Every per-query metric of the report, keyed `name@cutoff`."""
+    """Every per-query metric of the report, keyed `name@cutoff`, in the registry's column order:
+    the standard metrics and the `requested` ones (the protocol's `evaluation.metrics`)."""
     if len(set(ranking)) != len(ranking):
         raise ValueError("a ranking lists a document twice")
-    out = {f"ndcg@{k}": ndcg(ranking, judgments, k), f"judged_recall@{k}": recall(ranking, judgments, k)}
-    for cutoff in recall_cutoffs:
-        if cutoff != k:
-            out[f"recall@{cutoff}"] = recall(ranking, judgments, cutoff)
-    out[f"all_supports@{k}"] = all_supports(ranking, judgments, k)
-    out[f"no_support@{k}"] = no_support(ranking, judgments, k)
-    out[f"chain_coverage@{k}"] = chain_coverage(ranking, chain, k)
-    out[f"full_chain_hit@{k}"] = full_chain_hit(ranking, chain, k)
-    return out
+    return {name: metric.value(ranking, judgments, chain, cutoff)
+            for name, metric, cutoff in registry.reported(k, recall_cutoffs, requested)}
 
 
 def mean_metrics(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:

@@ -77,7 +77,7 @@ def row_from_page(query: Mapping, method: str, page: Mapping, doc_of: Mapping[st
 
 def row_metrics(ranking: Sequence[str], query: Mapping, evaluation: Mapping) -> dict[str, float]:
     return metrics.query_metrics(ranking, query["judgments"], query["evidence_chain"], evaluation["k"],
-                                 evaluation["recall_cutoffs"])
+                                 evaluation["recall_cutoffs"], evaluation.get("metrics", ()))
 
 
 def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping], titles: Mapping[str, str]) -> dict:

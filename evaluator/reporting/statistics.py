@@ -1,4 +1,4 @@
-"""Paired statistics of every contrast (docs/design.md §8, issue 12): bootstrap intervals over queries and
+"""Paired statistics of every contrast (docs/design.md §8, docs/reports.md "Statistics"): bootstrap intervals over queries and
 over clusters of dependent queries, a sign-flip randomization test, Holm's adjustment of the
 exploratory family, the detectable effect, and wins/losses/ties. docs/reports.md has the recipes.
 

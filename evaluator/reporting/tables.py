@@ -13,6 +13,8 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from protocols import metrics as metrics_registry
+
 
 @dataclass(frozen=True)
 class Num:
@@ -95,14 +97,9 @@ def joined(*cells: Cell, sep: str = " / ") -> Cell:
     return Cell(tuple(parts))
 
 
-METRIC_LABELS = {"ndcg": "nDCG", "judged_recall": "judged R", "recall": "R", "all_supports": "all supports",
-                 "no_support": "no support", "chain_coverage": "chain cov", "full_chain_hit": "full chain"}
-
-
 def metric_label(name: str) -> str:
-    """`judged_recall@10` -> `judged R@10`."""
-    base, _, cutoff = name.partition("@")
-    return METRIC_LABELS.get(base, base) + (f"@{cutoff}" if cutoff else "")
+    """`judged_recall@10` -> `judged R@10`: the label its declaration gives (protocols/metrics/)."""
+    return metrics_registry.label(name)
 
 
 # ---- rendering --------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from evaluator.verification.exact import ZERO, Rational, parse, rational
+from protocols.fusion import check_fusion_bindings
 
 # rounding room between float64 recomputation and the server's arithmetic (float32 matrices for
 # cosine, another summation order for BM25): far below any real score difference
@@ -263,6 +264,16 @@ def rrf(channels: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: 
             entry["ranks"][name] = rank
             entry["score"] += weight / (k + rank)
     return fused
+
+
+# The fusion rules this verifier recomputes, by name (protocols/fusion.py declares them).
+FUSERS = {"weighted_reciprocal_rank": rrf}
+check_fusion_bindings("evaluator/verification/recompute.py", FUSERS)
+
+
+def fuse(rule: str, channels: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int) -> dict[str, dict]:
+    """The channels fused by the named rule (a profile's `fusion`): per record, ranks and exact score."""
+    return FUSERS[rule](channels, weights, k)
 
 
 def fused_order(fused: Mapping[str, Mapping]) -> list[str]:

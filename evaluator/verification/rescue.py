@@ -6,7 +6,7 @@ prepared relations, and the gate from the query text and the two recomputed chan
 lane is recomputed with one breadth-first search per seed (the server labels all seeds in one
 level-by-level pass), so agreement is evidence, not an echo.
 
-`check_rescue(checker, query, page, spec, fail)` plugs into `evaluator.verify.Checker.check_page`;
+`check_rescue(checker, query, page, spec, fail)` plugs into `evaluator.verification.verify.Checker.check_page`;
 `expected_rescue` is the recomputation on explicit inputs, usable by tests and audit alike.
 """
 
@@ -18,6 +18,7 @@ from fractions import Fraction
 
 from builders.normalize import normalize_text, normalized_tokens, title_is_eligible
 from evaluator.verification import recompute as rc
+from protocols.fusion import check_fusion_bindings
 
 Fail = Callable[[int | None, str, str], None]
 
@@ -72,18 +73,28 @@ def _distances(start: str, adj: Mapping[str, list[tuple[str, str]]], max_hops: i
     return dist
 
 
+def _weighted_reciprocal_rank(ranks: Mapping[str, Mapping[str, int]], base: Mapping) -> dict[str, Fraction]:
+    """Per record, the sum over the channels that ranked it (in channel order) of weight / (k + rank)."""
+    fused: dict[str, Fraction] = {}
+    for name, ranked in ranks.items():
+        for rid, r in ranked.items():
+            fused[rid] = fused.get(rid, Fraction(0)) + dec(base["channels"][name]["weight"]) / (base["k"] + r)
+    return fused
+
+
+BASE_FUSERS = {"weighted_reciprocal_rank": _weighted_reciprocal_rank}  # the base's `fusion`, by name
+check_fusion_bindings("evaluator/verification/rescue.py", BASE_FUSERS)
+
+
 def expected_rescue(query: str, lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],
                     titles: Mapping[str, str], edges: Mapping[str, rc.Edge], profile: Mapping, mode: str) -> Expected:
     """The whole rescue ranking from explicit inputs (channel lists best first, titles by record)."""
     base_spec = profile["base"]
-    k = base_spec["k"]
     ranks: dict[str, dict[str, int]] = {}
-    fused: dict[str, Fraction] = {}
     for name, lst in (("lexical", lexical), ("semantic", semantic)):
         spec = base_spec["channels"][name]
         ranks[name] = {rid: r for r, (rid, _) in enumerate(lst[: spec["depth"]], start=1)}
-        for rid, r in ranks[name].items():
-            fused[rid] = fused.get(rid, Fraction(0)) + dec(spec["weight"]) / (k + r)
+    fused = BASE_FUSERS[base_spec["fusion"]](ranks, base_spec)
     order = sorted(fused, key=lambda rid: (-fused[rid], rid))[: base_spec["depth"]]
     fused = {rid: fused[rid] for rid in order}
     top = fused[order[0]] if order else Fraction(1)

@@ -163,8 +163,8 @@ class Checker:
             "semantic": rc.ordered(self.cosines(query), channels["semantic"]["depth"],
                                    min_score=self.frozen.protocol["evaluation"]["min_score"]),
         }
-        fused = rc.rrf({c: [rid for rid, _ in lst] for c, lst in lists.items()},
-                       {c: channels[c]["weight"] for c in channels}, profile["k"])
+        fused = rc.fuse(profile["fusion"], {c: [rid for rid, _ in lst] for c, lst in lists.items()},
+                        {c: channels[c]["weight"] for c in channels}, profile["k"])
         return fused, rc.fused_order(fused), lists
 
     # ---- the page ----------------------------------------------------------------------------

@@ -27,7 +27,8 @@ def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str,
         "semantic": [rid for rid, _ in rc.ordered(checker.cosines(query), channels["semantic"]["depth"],
                                                   min_score=channels["semantic"]["min_score"])],
     }
-    fused = rc.rrf(lists, {c: channels[c]["weight"] for c in channels}, base["k"])
+    rule = checker.profiles[base["profile"]]["fusion"]  # the rule of the hybrid profile the base names
+    fused = rc.fuse(rule, lists, {c: channels[c]["weight"] for c in channels}, base["k"])
     order = rc.fused_order(fused)[: base["depth"]]
     return order, {rid: fused[rid]["score"] for rid in order}, {rid: fused[rid]["ranks"] for rid in order}
 

@@ -77,3 +77,5 @@ HIPPORAG_TWOWIKI = _corpus_reader(
 HIPPORAG_HOTPOTQA = _corpus_reader(
     HOTPOTQA, "hipporag_hotpotqa_v1", CorpusMatch(by_title=True, gold=_context_gold(HOTPOTQA_ROWS.paragraphs)),
     "the corpus passage of each title the row's supporting_facts name (HotpotQA), matched by title")
+
+READERS = (HIPPORAG_MUSIQUE, HIPPORAG_TWOWIKI, HIPPORAG_HOTPOTQA)  # bound by importer/formats/__init__.py

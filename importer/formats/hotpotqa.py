@@ -16,3 +16,5 @@ def _level(f: Fields, row: dict, where: str) -> None:
 
 HOTPOTQA_ROWS = ContextFormat("hotpotqa_distractor_v1", KEYS, (), "", _level)
 HOTPOTQA = HOTPOTQA_ROWS.reader("HotpotQA")
+
+READERS = (HOTPOTQA,)  # bound by importer/formats/__init__.py to protocols/artifacts.py's declaration

@@ -99,3 +99,5 @@ MUSIQUE = RowReader(
         "judgments_complete": False,
     },
 )
+
+READERS = (MUSIQUE,)  # bound by importer/formats/__init__.py to protocols/artifacts.py's declaration

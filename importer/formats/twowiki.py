@@ -19,3 +19,5 @@ def _evidences(f: Fields, row: dict, where: str) -> None:
 
 TWOWIKI_ROWS = ContextFormat("2wikimultihopqa_v1", KEYS, OPTIONAL_KEYS, " ", _evidences)
 TWOWIKI = TWOWIKI_ROWS.reader("2WikiMultihopQA")
+
+READERS = (TWOWIKI,)  # bound by importer/formats/__init__.py to protocols/artifacts.py's declaration

@@ -1,4 +1,4 @@
-"""The ANN family's catalog entries, written out here like every other profile (server/retrieval/profiles.py);
+"""The ANN family's catalog entries, written out here like every other profile (protocols/profiles/);
 held in protocols/ because a derivation step copies them into the ANN protocols (protocols/registry.py).
 
 `cosine_hnsw_v1` freezes the engine and every parameter that changes which candidates come back:

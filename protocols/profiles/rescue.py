@@ -1,8 +1,8 @@
 """Catalog entries of the rescue family (docs/rescue.md): every parameter, as plain data.
 
 Held in protocols/ because a derivation step copies them into protocol v2 (protocols/registry.py),
-and the server's catalog (server/retrieval/profiles.py) lists them from here without importing the
-search code. A change to any value here is a new method version: new profile name, new protocol
+and the server's catalog (server/routes.py `CATALOG`, through protocols/routes.py) lists them from
+here without importing the search code. A change to any value here is a new method version: new profile name, new protocol
 (`lab protocol regenerate --check` fails on the frozen v2 files otherwise).
 """
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from protocols.fusion import check_fusion_bindings
 from server.rescue import titles as title_rules
 from server.retrieval.exact import exact_order
 
@@ -102,18 +103,26 @@ class Ranked:
     lane_before_cap: int
 
 
+def _weighted_reciprocal_rank(hits: Mapping[str, Mapping[str, ChannelHit]], base: Mapping) -> dict[str, Fraction]:
+    """Per record, the sum over the channels that ranked it of weight / (k + rank)."""
+    weights = {name: Fraction(str(spec["weight"])) for name, spec in base["channels"].items()}
+    return {rid: sum((weights[n] / (base["k"] + h.rank) for n, h in ch.items()), Fraction(0))
+            for rid, ch in hits.items()}
+
+
+BASE_FUSERS = {"weighted_reciprocal_rank": _weighted_reciprocal_rank}  # the base's `fusion`, by name
+check_fusion_bindings("server/rescue/method.py", BASE_FUSERS)
+
+
 def fuse_base(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],
               base: Mapping) -> list[BaseHit]:
-    """Weighted RRF of the two channels (each already ranked best first), cut at the base depth."""
-    k = base["k"]
+    """The two channels (each already ranked best first) fused by the base's rule, cut at the base depth."""
     lists = {"lexical": lexical, "semantic": semantic}
     hits: dict[str, dict[str, ChannelHit]] = {}
     for name, ranked in lists.items():
         for rank, (record_id, raw) in enumerate(ranked[: base["channels"][name]["depth"]], start=1):
             hits.setdefault(record_id, {})[name] = ChannelHit(rank, raw)
-    weights = {name: Fraction(str(base["channels"][name]["weight"])) for name in lists}
-    fused = {rid: sum((weights[n] / (k + h.rank) for n, h in ch.items()), Fraction(0))
-             for rid, ch in hits.items()}
+    fused = BASE_FUSERS[base["fusion"]](hits, base)
     order = best_first(list(fused), fused.__getitem__, lambda rid: rid)[: base["depth"]]
     top = fused[order[0]] if order else Fraction(1)
     return [BaseHit(rid, fused[rid], fused[rid] / top, hits[rid], rank)

@@ -1,6 +1,6 @@
 """The rescue route: `POST .../search/rescue` body -> validated request -> ranking -> page.
 
-The method itself is `server.rescue.rank_rescue` (pure, explicit inputs); this module reads the
+The method itself is `server.rescue.method.rank_rescue` (pure, explicit inputs); this module reads the
 live index (channels, title table, eligible relations) and lays out the page of docs/rescue.md.
 """
 
@@ -36,7 +36,7 @@ class RescueRequest:
 def parse_request(body: dict, index) -> RescueRequest:
     """Validate a rescue body against the catalog and the scope's spaces (422 on any fault).
 
-    `server.search.search` has already checked the body is an object with exactly the route's
+    `server.routes.search` has already checked the body is an object with exactly the route's
     fields; the shared primitives of server/validation.py check each value.
     """
     name = body["profile"]

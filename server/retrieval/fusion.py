@@ -1,4 +1,6 @@
-"""`weighted_rrf_v1` / `weighted_rrf_v2` (docs/design.md §7) in exact rational arithmetic.
+"""The fusion rules the server implements, by name (protocols/fusion.py declares them), in exact
+rational arithmetic: `weighted_reciprocal_rank`, the rule of `weighted_rrf_v1` / `weighted_rrf_v2`
+(docs/design.md §7).
 
 Each channel keeps its best `depth` (100) records; a record's fused score is the sum over the
 channels that ranked it of weight / (k + rank), ranks 1-based, weights read as the decimals the
@@ -8,8 +10,10 @@ lexical rank 1 + semantic rank 43 under v2 are both exactly 1/10 and order by id
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from protocols.fusion import check_fusion_bindings
 from server.retrieval import exact
 
 CHANNELS = ("lexical", "semantic")
@@ -29,7 +33,7 @@ class Fused:
     channels: dict[str, ChannelEntry]  # only the channels that ranked the record
 
 
-def fuse(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
+def weighted_reciprocal_rank(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
     """lists: channel -> (ids best first, raw scores), each already cut to the channel depth."""
     fused: dict[str, Fused] = {}
     k = profile["k"]
@@ -55,3 +59,15 @@ def _score(entry: Fused) -> tuple[int, int]:
 
 def _id(entry: Fused) -> str:
     return entry.id
+
+
+Fuser = Callable[[dict, dict[str, tuple[list[str], list[float]]]], list[Fused]]
+FUSERS: dict[str, Fuser] = {
+    "weighted_reciprocal_rank": weighted_reciprocal_rank,
+}
+check_fusion_bindings("server/retrieval/fusion.py", FUSERS)
+
+
+def fuse(rule: str, profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
+    """The channels fused by the named rule (a profile's `fusion`) with the profile's parameters."""
+    return FUSERS[rule](profile, lists)

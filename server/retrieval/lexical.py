@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.profiles import PROFILES
+from protocols.profiles.v1 import V1_PROFILES
 from server.retrieval.tokenize import bm25_tokens
 
-_PROFILE = PROFILES["bm25_v1"]
+_PROFILE = V1_PROFILES["bm25_v1"]
 K1 = _PROFILE["k1"]
 B = _PROFILE["b"]
 

@@ -8,6 +8,8 @@ decisions the design leaves open are written in docs/retrieval.md.
 
 from __future__ import annotations
 
+from protocols.canonical import digest
+from protocols.profiles.v1 import V1_PROFILES as PROFILES, V1_ROUTE_PROFILES as ROUTE_PROFILES
 from server.retrieval import exact
 from server import validation
 from server.retrieval.fusion import Fused, fuse
@@ -15,7 +17,6 @@ from server.retrieval.graph import Anchor, Limits, affinities, expand, final_sco
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.lexical import bm25
 from server.retrieval import page as parts
-from server.retrieval.profiles import PROFILE_DIGESTS, PROFILES, ROUTE_PROFILES
 from server.retrieval.request import SEARCH_LIMIT, VectorQuery, invalid, number, profile_name, vector_query
 from server.retrieval.semantic import cosine
 from server.validation import LIMITS
@@ -25,6 +26,8 @@ MAX_NODES = LIMITS["max_nodes"]  # 1024
 MAX_EDGES = LIMITS["max_edges"]  # 4096
 MAX_SCAN = LIMITS["max_scan"]  # 16384
 SEMANTIC_DEPTH_MIN_SCORE = -1.0  # channels of fusion and graph seeds keep every cosine
+
+PROFILE_DIGESTS = {name: digest(profile) for name, profile in PROFILES.items()}  # a page carries its profile's digest
 
 _EXPANSION_BOUNDS = {
     "max_depth": MAX_DEPTH,
@@ -76,7 +79,8 @@ def _fused(index: ScopeIndex, profile_name: str, query: str, vq: VectorQuery) ->
     profile = PROFILES[profile_name]
     lexical = bm25(index, query, profile["channels"]["lexical"]["depth"])
     semantic = cosine(index, vq.query, profile["channels"]["semantic"]["depth"], SEMANTIC_DEPTH_MIN_SCORE)
-    fused = fuse(profile, {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)})
+    lists = {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)}
+    fused = fuse(profile["fusion"], profile, lists)
     return fused, lexical.matched + semantic.scored
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from protocols.canonical import digest
+from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server import validation
 from server.errors import ApiError
@@ -106,7 +107,9 @@ def search_walk(index, body: dict) -> dict:
         space = index.spaces[request.space_id]
         sem = semantic.cosine(index, semantic.prepare_query(space, request.vector),
                               channels["semantic"]["depth"], channels["semantic"]["min_score"])
-        fused = fuse(spec, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})[: spec["depth"]]
+        # the base fuses by the rule of the hybrid profile it names (weighted_rrf_v2), with its own parameters
+        rule = V1_PROFILES[spec["profile"]]["fusion"]
+        fused = fuse(rule, spec, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})[: spec["depth"]]
         reads = Reads()
         graph = index_neighbours(index, profile["graph"]["kinds"], reads)
         ranked = rank_walk([(entry.id, entry.score) for entry in fused], graph, profile,

@@ -1,5 +1,5 @@
 """The toy family at work, run by tests/test_extend_a_method.py inside the copy of the repository
-that the steps of docs/extend-a-method.md changed (and only there: it imports server.coord).
+that the steps of docs/extend-a-method.md changed (and only there: it imports the toy's server/<family>.py).
 
 A protocol with the toy method passes the validator, a real lab serves the route with the fields
 its declaration derives, a campaign runs it through the evaluator's own commands (every page

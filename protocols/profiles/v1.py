@@ -1,16 +1,14 @@
-"""The ranking catalog of the v1 routes (docs/design.md §7), written out here on purpose.
+"""The ranking catalog of the v1 routes (docs/design.md §7): lexical, semantic, hybrid and graph.
 
-It is not loaded from the protocol file: the evaluator compares the catalog with the protocol's
-frozen `ranking_profiles` copy by digest, and a catalog read from that same file would prove
-nothing. Floats stay floats and integers stay integers exactly as the protocol writes them,
-because `digest` distinguishes `1` from `1.0`. Each later family writes its own entries beside its
-method (server/rescue/profiles.py, server/walk/profiles.py, server/ann/profiles.py); the lab's
-whole catalog is their union, assembled by the route table (server/routes.py `CATALOG`).
+Written out here, not loaded from a protocol file: the evaluator compares the lab's live catalog
+with the protocol's frozen `ranking_profiles` copy by digest, and a catalog read from that same
+file would prove nothing. Floats stay floats and integers stay integers exactly as the protocol
+writes them, because `digest` distinguishes `1` from `1.0`. Beside the later families' entries
+(rescue.py, walk.py, ann.py in this package), one home for every profile; the route table
+(protocols/routes.py) binds each route's entries, and the server serves them from there.
 """
 
 from __future__ import annotations
-
-from protocols.canonical import digest
 
 _GRAPH_COMMON = {
     "family": "graph",
@@ -63,7 +61,7 @@ def _rrf(lexical_weight: float, semantic_weight: float, k: int) -> dict:
     }
 
 
-PROFILES: dict[str, dict] = {
+V1_PROFILES: dict[str, dict] = {
     "bm25_v1": {
         "family": "lexical",
         "tokenizer": "maximal_unicode_letter_digit_runs_lowercased",
@@ -103,11 +101,15 @@ PROFILES: dict[str, dict] = {
     }),
 }
 
-PROFILE_DIGESTS: dict[str, str] = {name: digest(profile) for name, profile in PROFILES.items()}
-
-ROUTE_PROFILES: dict[str, tuple[str, ...]] = {
+# each v1 route's profiles, its default first (a request without `profile` ranks with it)
+V1_ROUTE_PROFILES: dict[str, tuple[str, ...]] = {
     "lexical": ("bm25_v1",),
     "semantic": ("cosine_exact_v1",),
     "hybrid": ("weighted_rrf_v1", "weighted_rrf_v2"),
     "graph": ("typed_path_balanced_v1", "typed_path_entity_v1"),
 }
+
+
+def v1_route(route: str) -> dict[str, dict]:
+    """The catalog entries of one v1 route, in its order."""
+    return {name: V1_PROFILES[name] for name in V1_ROUTE_PROFILES[route]}
