@@ -62,11 +62,11 @@ def test_the_fixture_is_the_same_bytes_in_process_on_local_dask_workers_and_a_ha
 def test_a_worker_killed_mid_build_loses_no_batch(tmp_path):
     """SIGKILL the worker that is encoding a batch as soon as the first batch is back: the scheduler
     runs its batches again on the other worker and every vector is the in-process one."""
-    from distributed import Client
+    from distributed import Client, default_client
 
     provider = open_provider(BuildOptions(threads=1))
-    texts = [f"{title}. {text} " * (1 + i % 5) for i, (title, text) in
-             enumerate([(d["title"], d["paragraph_text"]) for d in make_source()["documents"]] * 4)]
+    texts = [f"{title}. {text} " * (4 + i % 6) for i, (title, text) in
+             enumerate([(d["title"], d["paragraph_text"]) for d in make_source()["documents"]] * 12)]
     batching = Batching("fixed", 2)
     tokens = provider.count_tokens(texts, "document")
     ids = [f"d{i}" for i in range(len(texts))]
@@ -77,19 +77,20 @@ def test_a_worker_killed_mid_build_loses_no_batch(tmp_path):
     killed: list[int] = []
     rows: dict[int, np.ndarray] = {}
     try:
-        with Client(cluster.address, timeout=30) as watcher:
-            def done(index: int, matrix: np.ndarray, ms: float) -> None:
-                rows[index] = matrix
-                if not killed:
-                    busy = [address for address, tasks in watcher.processing().items() if tasks]
-                    assert busy, "no worker held a batch when the first one came back: nothing to kill"
-                    killed.append(watcher.run(os.getpid, workers=[busy[0]])[busy[0]])
-                    os.kill(killed[0], signal.SIGKILL)
+        def done(index: int, matrix: np.ndarray, ms: float) -> None:
+            rows[index] = matrix
+            if not killed:
+                client = default_client()  # the build's own client (a second one here would need its own loop)
+                busy = [address for address, tasks in client.processing().items() if tasks]
+                assert busy, "no worker held a batch when the first one came back: nothing to kill"
+                killed.append(client.run(os.getpid, workers=[busy[0]])[busy[0]])
+                os.kill(killed[0], signal.SIGKILL)
 
-            where, count = encode_batches(provider, [[texts[i] for i in batch] for batch in plan], done,
-                                          scheduler=cluster.address)
-            assert count == 2 and killed
-            assert len(watcher.scheduler_info()["workers"]) == 1, "the killed worker is still registered"
+        where, count = encode_batches(provider, [[texts[i] for i in batch] for batch in plan], done,
+                                      scheduler=cluster.address)
+        assert count == 2 and killed
+        with Client(cluster.address, timeout=30) as client:
+            assert len(client.scheduler_info()["workers"]) == 1, "the killed worker is still registered"
     finally:
         cluster.stop()
     assert sorted(rows) == list(range(len(plan)))
