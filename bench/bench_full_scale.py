@@ -75,6 +75,13 @@ ELSEWHERE = [  # the table's rows other benchmarks measure, named so the table i
     ("HTTP p50 minus server time, every method", "<= 1.0 ms", "lab bench retrieval --corpora sample,100000 "
                                                                "--http-max-docs 100000"),
     ("BM25 / bm25s at 100,000 documents, same run", "<= 1.0", "lab bench retrieval --corpora 100000"),
+    # the embedding rows (measured by bench_embedding and the cluster tests), one run on the 6,119-passage 2Wiki corpus
+    ("embedding on 2 Dask workers / 2 local processes, MiniLM", ">= 0.95x",
+     "lab bench embedding --workers 1,2 --corpus ../shared/data/hipporag-2wikimultihopqa-corpus/2wikimultihopqa_corpus.json"),
+    ("embedding 1 -> 2 workers, same corpus", ">= 1.8x",
+     "lab bench embedding --workers 1,2 --corpus ../shared/data/hipporag-2wikimultihopqa-corpus/2wikimultihopqa_corpus.json"),
+    ("fixture bytes, in process vs 1 vs 2 workers vs scheduler", "identical",
+     "pytest tests/test_embedding_cluster.py tests/test_second_host.py"),
 ]
 
 

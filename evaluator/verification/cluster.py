@@ -27,25 +27,23 @@ Which cluster (`--workers`, `--scheduler`) is cluster_options.py, importable wit
 
 from __future__ import annotations
 
-import logging
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import orjson
-from distributed import Client, LocalCluster, WorkerPlugin, get_worker
-from distributed.security import Security
+from distributed import WorkerPlugin, get_worker
 
 from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options
 from evaluator.verification.verify import Checker, Failure
 from protocols.canonical import digest
+from protocols.cluster import connect, start_local
 
 WORKER_ATTRIBUTE = "lab_checkers"
 # pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the
 # client about a millisecond of CPU, as much as checking a page (docs/scale.md, "Dask or Ray")
 BATCH = 16
-CONNECT_SECONDS = 10  # a scheduler that has not answered by then is refused (exit 2, nothing written)
 CHUNK = 32  # pages per task at least when all are at hand (audit, a recheck): whole queries, in order
 
 
@@ -178,15 +176,9 @@ class ClusterChecks(PageChecks):
         self.cluster = None
         self._open: dict[str, _Batch] = {}  # per worker: the pages of its queries not yet sent
         if scheduler is None:
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                        dashboard_address=None, silence_logs=logging.ERROR)
-            self.client = Client(self.cluster)
+            self.cluster, self.client = start_local(workers)
         else:
-            try:
-                self.client = Client(scheduler, security=Security() if scheduler.startswith("tls://") else None,
-                                     timeout=CONNECT_SECONDS)
-            except (OSError, TimeoutError) as exc:
-                raise ClusterRefused(f"--scheduler {scheduler}: no Dask scheduler answered ({exc})") from None
+            self.client = connect(scheduler)
         try:
             self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key}")
             self.plugin = f"lab-checker-{self.key}"

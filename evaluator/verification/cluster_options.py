@@ -1,26 +1,20 @@
 """Where page checks run: `--workers N` and `--scheduler ADDRESS` (docs/scale.md), without importing Dask.
 
 Only loopback addresses are joined over plain TCP; any other scheduler must be `tls://` with
-Dask's own TLS settings (`distributed.comm.tls.*`), so a check's inputs and pages never cross a
-network in the clear.
+Dask's own TLS settings (protocols/cluster.py, the rule the embedding builder follows too).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from protocols.errors import RefusedInput
+# the address rule and the refusal are shared with the embedding builder's cluster (protocols/cluster.py)
+from protocols.cluster import ClusterRefused, check_address
 
 # Below this many pages to check, a local cluster's start (seconds: processes, imports, inputs
 # loaded in each worker) costs more than it saves; `--workers` chooses explicitly.
 AUTO_MIN_PAGES = 1000
-
-
-class ClusterRefused(RefusedInput):
-    """A cluster option that cannot be honoured (address, TLS settings, worker count)."""
 
 
 @dataclass(frozen=True)
@@ -58,26 +52,3 @@ def check_options(options: ClusterOptions) -> None:
         if options.workers is not None:
             raise ClusterRefused("--workers and --scheduler exclude each other: a joined cluster has its own workers")
         check_address(options.scheduler)
-
-
-def check_address(address: str) -> None:
-    """Plain TCP only to this machine; anything else over TLS with Dask's TLS settings configured."""
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parts.scheme == "tls":
-        from distributed.security import Security
-
-        security = Security()
-        if not (security.tls_ca_file and security.tls_client_cert):
-            raise ClusterRefused(f"--scheduler {address}: TLS needs Dask's distributed.comm.tls.ca-file and "
-                                 f"distributed.comm.tls.client.cert (and .key) configured (docs/scale.md)")
-        return
-    if parts.scheme != "tcp":
-        raise ClusterRefused(f"--scheduler {address}: only tcp:// (loopback) or tls:// addresses")
-    host = parts.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise ClusterRefused(f"--scheduler {address}: plain TCP only to a loopback address; join another machine "
-                             f"over tls:// with Dask's TLS settings (docs/scale.md)")
