@@ -6,6 +6,7 @@ expansion term, a feedback id or beta fails the check."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 from collections import Counter
 from types import SimpleNamespace
@@ -173,3 +174,37 @@ def test_a_hand_edited_expansion_weight_term_or_feedback_id_fails_the_check():
         tampered = copy.deepcopy(page)
         edit(tampered)
         assert field.strip() in {f for _, f, _ in failures(checker, query, tampered, "prf_hybrid_v1")}, field
+
+
+from protocols.canonical import digest  # noqa: E402
+from tests.lab_fixtures import fresh_scope, lab  # noqa: E402,F401 (fixtures)
+
+HTTP_SPACE = {"provider": "test", "model": "prf-hand-corpus", "revision": "r1", "dimensions": 8}
+
+
+def test_prf_route_over_http_matches_the_verifier(fresh_scope):
+    client = fresh_scope()
+    texts = corpus()
+    rng = np.random.default_rng(3)
+    vectors = {d: rng.standard_normal(8).astype(np.float32) for d in texts}
+    receipts = client.create_memories([{"idempotency_key": d, "external_id": d,
+                                        "payload": {"content": t, "metadata": {}}} for d, t in texts.items()])["receipts"]
+    record = {d: r["id"] for d, r in zip(texts, receipts)}
+    client.attach_embeddings([{"idempotency_key": "e" + d, "record_id": record[d], "revision": 1,
+                               "space": HTTP_SPACE, "vector": [float(x) for x in vectors[d]]} for d in texts])
+    checker = Checker.__new__(Checker)
+    checker.profiles = copy.deepcopy(PRF_PROFILES)
+    checker.bm25 = rc.Bm25.build({record[d]: t for d, t in texts.items()})
+    checker.vectors = {record[d]: v.astype(np.float64) for d, v in vectors.items()}
+    checker.cosine_index = rc.CosineIndex(checker.vectors)
+    checker._work, checker._neighbours = RecentCache(64), {}
+    checker.revision_of = {record[d]: 1 for d in texts}
+    qvec = np.random.default_rng(9).standard_normal(8).astype(np.float32)
+    checker.frozen = SimpleNamespace(query_vectors={"q": qvec})
+    for profile in PRF_PROFILES:
+        body = {"profile": profile, "query": "apple orchard", "query_vector": [float(x) for x in qvec],
+                "space_id": "space-" + digest(HTTP_SPACE), "limit": 10}
+        page, micros, size, _ = client.search("prf", body)
+        assert micros > 0 and size > 0 and page["method"] == "prf" and page["profile"] == profile
+        assert failures(checker, {"id": "q", "question": "apple orchard"}, page, profile) == []
+        assert client.catalog()["profiles"][profile] == json.loads(json.dumps(PRF_PROFILES[profile]))
