@@ -41,3 +41,37 @@ def test_reach_splits_gold_by_the_base_pool_and_counts_seeds():
 def test_no_pools_no_section():
     assert derive_reach([], QUERIES, None, PROTOCOL) is None
     assert reach_table({"reach": None}) is None
+
+
+def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
+    import copy
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from evaluator.reporting.reach_audit import base_pool_failures
+    from evaluator.verification import recompute as rc
+    from evaluator.verification.verify import Checker, RecentCache
+    from server.retrieval.profiles import PROFILES
+
+    rng = np.random.default_rng(4)
+    texts = {f"r{i:03d}": f"word{i % 7} common text{i % 13} n{i}" for i in range(150)}
+    checker = Checker.__new__(Checker)
+    checker.profiles = {"weighted_rrf_v2": PROFILES["weighted_rrf_v2"]}
+    checker.bm25 = rc.Bm25.build(texts)
+    checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
+    checker._work, checker._neighbours = RecentCache(8), {}
+    checker.queries = {"q1": {"id": "q1", "question": "word3 text5"}}
+    checker.frozen = SimpleNamespace(query_vectors={"q1": rng.standard_normal(8)},
+                                     protocol={"evaluation": {"min_score": -1.0}})
+    checker.record_of = {f"d{r}": r for r in texts}
+    checker.doc_of = {r: f"d{r}" for r in texts}
+    _, order, _ = checker.hybrid(checker.queries["q1"], "weighted_rrf_v2")
+    report = {"protocol": PROTOCOL, "plan": {"queries": ["q1"]},
+              "base_pools": {"q1": [f"d{r}" for r in order[:100]]}}
+    assert base_pool_failures(report, checker) == []
+    edited = copy.deepcopy(report)
+    edited["base_pools"]["q1"][3], edited["base_pools"]["q1"][60] = report["base_pools"]["q1"][60], report["base_pools"]["q1"][3]
+    assert base_pool_failures(edited, checker)[0].startswith("base_pools[q1]: position 4")
+    assert base_pool_failures({**report, "base_pools": None}, checker) == [
+        "base_pools: absent, but the protocol has a base method"]

@@ -50,3 +50,4 @@ def fetch_base_pools(search: Callable[[dict, dict], dict], checker: Checker, pro
         pools[query_id] = [doc_of[rid] for rid in records]
     log(f"evaluate: base pools fetched and checked ({len(pools)} queries, {method} top {DEPTH})")
     return pools
+
