@@ -68,7 +68,7 @@ demo-sample: $(STAMP)
 	$(VENV)/bin/lab demo --data-dir ../shared/data/musique-sample
 
 # the three shared samples (MuSiQue, HotpotQA, 2WikiMultihopQA) one after another, one summary table,
-# then the pooled table; `make demo-samples VERSION=v3` (or v4) for the v3 (v4) protocols and their graph suite
+# then the pooled table; `make demo-samples VERSION=v3` (v4, v5) for the v3 (v4, v5) protocols and their suite
 demo-samples: $(STAMP)
 	$(VENV)/bin/lab demo --samples --data-dir ../shared/data $(if $(VERSION),--version $(VERSION))
 

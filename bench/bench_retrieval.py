@@ -46,6 +46,11 @@ from server.retrieval.tokenize import bm25_tokens  # noqa: E402
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 PROTOCOL = json.loads((REPO / "protocols" / "graph-multihop-protocol-v1.json").read_text())
+# the PRF methods as the v5 protocols freeze them (docs/prf.md), timed beside the v1 methods
+PRF_METHODS = {name: spec for name, spec in json.loads((REPO / "protocols" / "musique-sample-v5.json").read_text())
+               ["methods"].items() if spec["route"] == "prf"}
+METHODS = {**PROTOCOL["methods"], **PRF_METHODS}
+PRF_TARGET = 2.0  # each PRF method's in-process p50 within 2x weighted_rrf_v2's (issue 27)
 DIM = 384
 SPACE = {"provider": "bench", "model": "random-unit", "revision": "seed-20260921", "dimensions": DIM}
 
@@ -91,13 +96,13 @@ def percentiles(values: list[float]) -> tuple[float, float]:
 
 def method_bodies(question: str, vector: list[float], space_id: str) -> dict[str, tuple[str, dict]]:
     bodies = {}
-    for name, spec in PROTOCOL["methods"].items():
+    for name, spec in METHODS.items():
         body = {"query": question, "limit": spec["limit"]}
         if spec["route"] != "lexical":
             body.update(query_vector=vector, space_id=space_id)
         if spec["route"] == "semantic":
             body = {"query_vector": vector, "space_id": space_id, "limit": spec["limit"], "min_score": spec["min_score"]}
-        if spec["route"] in ("hybrid", "graph"):
+        if spec["route"] in ("hybrid", "graph", "prf"):
             body["profile"] = spec["profile"]
         if spec["route"] == "graph":
             body.update(seed=spec["seed"], expansion=spec["expansion"])
@@ -151,15 +156,15 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
         for route, body in bodies.values():
             search(index, route, body)
     in_process = {name: [timed_both(lambda: search(index, route, body)) for route, body in
-                         (bodies[name] for bodies in per_query)] for name in PROTOCOL["methods"]}
+                         (bodies[name] for bodies in per_query)] for name in METHODS}
 
     bm25_line, bm25_ratio = compare_bm25s(index, texts, questions)
     matvec_line, matvec_ratio = compare_matvec(index, space_id, query_vectors)
     scan_line, scan_ratio = compare_scans(index, space_id, query_vectors)
     lines += [bm25_line, matvec_line, scan_line]
 
-    header: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
-    http: dict[str, list[float]] = {name: [] for name in PROTOCOL["methods"]}
+    header: dict[str, list[float]] = {name: [] for name in METHODS}
+    http: dict[str, list[float]] = {name: [] for name in METHODS}
     server_cpu: dict[str, float] = {}
     rss = None
     if len(ids) <= http_max_docs:
@@ -174,7 +179,7 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
     figures = {"corpus": label, "documents": len(ids), "queries": len(questions), "bm25_ratio": bm25_ratio,
                "matvec_ratio": matvec_ratio, "quantized_over_float32": scan_ratio,
                "load_average": os.getloadavg()[0], "rss_mib": rss and rss / 2**20, "methods": {}}
-    for name in PROTOCOL["methods"]:
+    for name in METHODS:
         ip = percentiles([w for w, _ in in_process[name]])
         cpu = float(np.percentile([c for _, c in in_process[name]], 50))
         hd = percentiles(header[name]) if header[name] else None
@@ -188,6 +193,17 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
                                     "http_minus_header_p50_ms": wire}
     if rss is not None:
         lines.append(f"server RSS after load and queries: {rss / 2**20:.0f} MiB")
+    base = figures["methods"]["weighted_rrf_v2"]["in_process_p50_ms"]
+    base_cpu = figures["methods"]["weighted_rrf_v2"]["in_process_cpu_p50_ms"]
+    for name in PRF_METHODS:
+        mine = figures["methods"][name]["in_process_p50_ms"]
+        cpu = figures["methods"][name]["in_process_cpu_p50_ms"]
+        figures["methods"][name]["over_weighted_rrf_v2"] = mine / base
+        figures["methods"][name]["cpu_over_weighted_rrf_v2"] = cpu / base_cpu
+        # CPU time beside wall time: on a loaded machine the wall ratio mostly measures the others
+        lines.append(f"{name}: in-process p50 {mine:.3f} ms = {mine / base:.2f}x weighted_rrf_v2's {base:.3f} ms "
+                     f"(CPU p50 {cpu:.3f} ms = {cpu / base_cpu:.2f}x its {base_cpu:.3f} ms; target: at most "
+                     f"{PRF_TARGET:.0f}x; load average {os.getloadavg()[0]:.1f})")
     return lines, figures
 
 
@@ -285,7 +301,7 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server
                 for route, body in bodies.values():
                     client.search(route, http_body(body))
             server = psutil.Process(lab.pid)
-            for name in PROTOCOL["methods"]:
+            for name in METHODS:
                 before = sum(server.cpu_times()[:2])
                 for bodies in per_query:
                     route, body = bodies[name]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from protocols.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.rescue import RESCUE_PROFILES
 from protocols.profiles.v1 import v1_route
 from protocols.profiles.walk import WALK_PROFILES
@@ -130,6 +131,8 @@ ROUTES: dict[str, Route] = {
     "ann": Route("ann", ("profile", VECTOR, "limit"), profiles=ANN_PROFILES),
     # protocol v3 (docs/graph-v3.md)
     "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles=WALK_PROFILES),
+    # protocol v5 (docs/prf.md): RM3, Rocchio and their fusion
+    "prf": Route("prf", ("profile", TEXT, VECTOR, "limit"), profiles=PRF_PROFILES),
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 

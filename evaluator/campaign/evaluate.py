@@ -58,7 +58,8 @@ from evaluator.state import StateError, load_state, record_map
 from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.routes import VERIFIERS
-from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
+from evaluator.campaign.base_pool import BasePoolError, fetch_base_pools
+from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.cli import Progress
 from protocols.errors import RefusedInput
@@ -392,6 +393,7 @@ class Campaign:
                 progress.advance()
         self.job = None
         self.cross_checks()
+        self.base_pools()
         after = self.snapshots.take(self.client)
         self.report["after"] = after
         changed = check_store_unchanged(self.report["before"], after)
@@ -526,6 +528,20 @@ class Campaign:
                 raise CampaignError(f"cross-method check failed: {failures[0]}", failures[0].as_dict())
             checked += 1
         self.report["cross_checks"] = {"queries": checked, "anchors_equal_seed_top": True, "depth_zero_equals_base": True}
+
+    def base_pools(self) -> None:
+        """The reach/ceiling section's base pools, once per query after the timed jobs (base_pool.py)."""
+        checker = getattr(self.checks, "checker", None) or Checker(self.frozen, self.state)
+
+        def search(spec: dict, query: dict) -> dict:
+            return self.client.search(spec["route"], search_body(spec, query, self.frozen))[0]
+        try:
+            pools = fetch_base_pools(search, checker, self.frozen.protocol, self.plan["queries"], self.queries,
+                                     self.doc_of, self.rows, self.log)
+        except BasePoolError as exc:
+            raise CampaignError(str(exc), exc.where) from None
+        if pools is not None:
+            self.report["base_pools"] = pools
 
     def fail(self, exc: BaseException) -> None:
         where = getattr(exc, "where", {}) or {}

@@ -15,6 +15,7 @@ Checks, each reported as `ok <check>` or `FAIL <check> <location>: <what>`:
   this process or as tasks on a Dask cluster (`cluster`, evaluator/verification/cluster.py);
 - rows: every field of every row derived again from its page, the query and the state;
 - cross_method: anchors = the seed method's top 4, depth zero = hybrid v2;
+- base_pools: the reach section's pools recomputed from the frozen inputs (evaluator/reporting/reach_audit.py);
 - repetitions: every job of a (query, method) repeated the ranking and proofs of the stored page;
 - metrics: every per-query metric and every derived block recomputed;
 - generation (only with --generation): its digest is the chain's and every embed-plus-HTTP time is
@@ -43,6 +44,7 @@ from evaluator.verification.cluster import failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures
+from evaluator.reporting.reach_audit import base_pool_failures
 from protocols.canonical import digest, sha256_bytes
 from protocols.errors import RefusedInput
 from protocols.files import load_json
@@ -157,6 +159,7 @@ def audit_loaded(report, frozen: Frozen, given: Given | None = None, *, memo: Me
     result.check("pages", lambda: page_failures(report, frozen, context))
     result.check("rows", lambda: row_failures(report, frozen, context))
     result.check("cross_method", lambda: cross_failures(report, frozen))
+    result.check("base_pools", lambda: base_pool_failures(report, context.checker()))  # the reach section's
     result.check("repetitions", lambda: repetition_failures(report, rows_checked=True))
     result.check("metrics", lambda: metric_failures(report, frozen, context))
     if frozen.generation is not None:

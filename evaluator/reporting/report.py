@@ -14,12 +14,13 @@ from evaluator.reporting import clusters as clustering
 from evaluator.reporting import metrics
 from evaluator.reporting.ann import derive_ann
 from evaluator.reporting import statistics
+from evaluator.reporting.reach import derive_reach
 from evaluator.reporting.rescue import derive_rescue
 from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import canonical, digest
 
 REPORT_FORMAT = "graph_evaluation_report_v1"
-DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics", "rescue", "ann")
+DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics", "rescue", "ann", "reach")
 
 
 class Row(TypedDict):
@@ -98,6 +99,8 @@ def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping], t
     derived["work"], derived["cuts"] = work_and_cuts(rows)
     derived["rescue"] = derive_rescue(rows, protocol, queries)  # None for protocols without the rescue analyses
     derived["ann"] = derive_ann(rows, protocol)  # None for protocols without the ANN lane (evaluator/reporting/ann.py)
+    # reach and ceiling over the base pools fetched after the timed jobs (evaluator/reporting/reach.py)
+    derived["reach"] = derive_reach(rows, queries, report.get("base_pools"), protocol)
     methods = {r["method"] for r in rows}
     primary = evaluation["primary_contrast"]
     complete = all(len({r["query_id"] for r in rows if r["method"] == m}) == len(report["plan"]["queries"])

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evaluator.reporting import contrast_text, contrasts, glance, html, published, rescue, tables
+from evaluator.reporting.reach import reach_table
 from evaluator.reporting.figures import CAPTIONS
 from evaluator.reporting.tables import Table, metric_label, num
 
@@ -135,7 +136,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
         categories_table(public), *fig("category_heatmap"), *fig("category_bars"),
         latency_table(public), *fig("latency"), work_table(public), *fig("work_cuts"), resources_table(public),
-        *rescue.tables(public), *fig("budget_curve"),
+        *rescue.tables(public), *fig("budget_curve"), reach_table(public),
     ]
     return [s for s in sections if s is not None]
 

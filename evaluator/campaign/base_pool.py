@@ -1,0 +1,53 @@
+"""The base pools of the reach/ceiling section (evaluator/reporting/reach.py): weighted_rrf_v2's top
+100 for every query, fetched once per query after the timed jobs (so no measured job waits for it)
+and checked against the evaluator's independent recomputation like every page.
+
+A protocol's methods run at limit 10; the section needs the base's top 100, so the base method is
+asked once more per query with limit 100 (the hybrid route's largest). The page must pass the
+hybrid check at that limit (evaluator/verification/verify.py `check_hybrid`) and its first hits
+must be the verified row of the base method; the pool is stored as document ids in the report
+(`base_pools`), which the seal covers and from which export and audit derive the section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from evaluator.reporting.reach import DEPTH, base_method
+from evaluator.verification.verify import Checker, Failure
+
+
+class BasePoolError(Exception):
+    def __init__(self, message: str, where: dict):
+        super().__init__(message)
+        self.where = where
+
+
+def fetch_base_pools(search: Callable[[dict, dict], dict], checker: Checker, protocol: Mapping,
+                     query_ids: list[str], queries: Mapping[str, Mapping], doc_of: Mapping[str, str],
+                     rows: Mapping[tuple[str, str], Mapping], log: Callable[[str], None]) -> dict | None:
+    """{query id: the base's top DEPTH document ids}; None when the protocol has no base method.
+    `search(spec, query)` sends one request (outside the timed jobs)."""
+    method = base_method(protocol)
+    if method is None:
+        return None
+    spec = {**protocol["methods"][method], "limit": DEPTH}
+    pools: dict[str, list[str]] = {}
+    for query_id in query_ids:
+        query = queries[query_id]
+        page = search(spec, query)
+        hits = page.get("hits") or []
+        failures: list[Failure] = []
+        checker.check_hybrid(query, hits, spec,
+                             lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
+        if failures:
+            raise BasePoolError(f"base pool check failed: {failures[0]}", failures[0].as_dict())
+        records = [hit["id"] for hit in hits]
+        row = rows.get((query_id, method))
+        if row is not None and records[: len(row["records"])] != row["records"]:
+            raise BasePoolError(f"base pool of {query_id}: its top {len(row['records'])} is not the verified "
+                                f"{method} row", {"query": query_id, "method": method, "field": "base_pool"})
+        pools[query_id] = [doc_of[rid] for rid in records]
+    log(f"evaluate: base pools fetched and checked ({len(pools)} queries, {method} top {DEPTH})")
+    return pools
+

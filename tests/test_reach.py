@@ -1,0 +1,77 @@
+"""The reach/ceiling section (evaluator/reporting/reach.py) on hand-built rows: reached vs
+re-ranked gold, seed shares, both oracles over the base pool, and its table bound to the public
+report's paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluator.reporting import metrics
+from evaluator.reporting.reach import derive_reach, reach_table
+
+PROTOCOL = {"methods": {"weighted_rrf_v2": {"route": "hybrid", "profile": "weighted_rrf_v2", "limit": 10},
+                        "walk": {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}}}
+QUERIES = {"q1": {"judgments": {"a": 2, "b": 1, "z": 1}}, "q2": {"judgments": {"c": 1}}}
+POOLS = {"q1": ["x", "a", "y", "b"], "q2": ["c", "x"]}
+
+
+def row(query, method, ranking, seeds=()):
+    records = [f"r-{d}" for d in ranking]
+    return {"query_id": query, "method": method, "ranking": ranking, "records": records,
+            "page": {"anchors": [{"id": f"r-{d}"} for d in seeds]}}
+
+
+def test_reach_splits_gold_by_the_base_pool_and_counts_seeds():
+    rows = [row("q1", "weighted_rrf_v2", ["x", "a", "y", "b"]), row("q2", "weighted_rrf_v2", ["c", "x"]),
+            row("q1", "walk", ["z", "a", "x"], seeds=["a", "x"]), row("q2", "walk", ["c"], seeds=["c"])]
+    reach = derive_reach(rows, QUERIES, POOLS, PROTOCOL)
+    walk = reach["methods"]["walk"]
+    assert (walk["gold@10"], walk["reached"], walk["reranked"]) == (3, 1, 2)  # z is outside q1's pool
+    assert walk["reached_share"] == pytest.approx(1 / 3) and walk["seed_share"] == pytest.approx(3 / 4)
+    base = reach["methods"]["weighted_rrf_v2"]
+    assert base["reached"] == 0 and base["seed_share"] is None
+    ideal = (metrics.ndcg(["a", "b", "x", "y"], QUERIES["q1"]["judgments"], 10) + 1.0) / 2
+    assert reach["oracle"]["rerank_ndcg@10"] == pytest.approx(ideal)
+    assert (reach["oracle"]["gold"], reach["oracle"]["gold_outside"]) == (4, 1)
+    assert reach["base"]["method"] == "weighted_rrf_v2"
+    table = reach_table({"reach": reach})
+    assert [c.text() for c in table.rows[-1]] == ["weighted_rrf_v2", "3", "0.000", "1.000", "-"]
+
+
+def test_no_pools_no_section():
+    assert derive_reach([], QUERIES, None, PROTOCOL) is None
+    assert reach_table({"reach": None}) is None
+
+
+def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
+    import copy
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from evaluator.reporting.reach_audit import base_pool_failures
+    from evaluator.verification import recompute as rc
+    from evaluator.verification.verify import Checker, RecentCache
+    from server.retrieval.profiles import PROFILES
+
+    rng = np.random.default_rng(4)
+    texts = {f"r{i:03d}": f"word{i % 7} common text{i % 13} n{i}" for i in range(150)}
+    checker = Checker.__new__(Checker)
+    checker.profiles = {"weighted_rrf_v2": PROFILES["weighted_rrf_v2"]}
+    checker.bm25 = rc.Bm25.build(texts)
+    checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
+    checker._work, checker._neighbours = RecentCache(8), {}
+    checker.queries = {"q1": {"id": "q1", "question": "word3 text5"}}
+    checker.frozen = SimpleNamespace(query_vectors={"q1": rng.standard_normal(8)},
+                                     protocol={"evaluation": {"min_score": -1.0}})
+    checker.record_of = {f"d{r}": r for r in texts}
+    checker.doc_of = {r: f"d{r}" for r in texts}
+    _, order, _ = checker.hybrid(checker.queries["q1"], "weighted_rrf_v2")
+    report = {"protocol": PROTOCOL, "plan": {"queries": ["q1"]},
+              "base_pools": {"q1": [f"d{r}" for r in order[:100]]}}
+    assert base_pool_failures(report, checker) == []
+    edited = copy.deepcopy(report)
+    edited["base_pools"]["q1"][3], edited["base_pools"]["q1"][60] = report["base_pools"]["q1"][60], report["base_pools"]["q1"][3]
+    assert base_pool_failures(edited, checker)[0].startswith("base_pools[q1]: position 4")
+    assert base_pool_failures({**report, "base_pools": None}, checker) == [
+        "base_pools: absent, but the protocol has a base method"]
