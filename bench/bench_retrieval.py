@@ -50,7 +50,7 @@ PROTOCOL = json.loads((REPO / "protocols" / "graph-multihop-protocol-v1.json").r
 PRF_METHODS = {name: spec for name, spec in json.loads((REPO / "protocols" / "musique-sample-v5.json").read_text())
                ["methods"].items() if spec["route"] == "prf"}
 METHODS = {**PROTOCOL["methods"], **PRF_METHODS}
-PRF_TARGET = 2.0  # each PRF method's in-process p50 within 2x weighted_rrf_v2's (issue 27)
+PRF_TARGET = 2.0  # each PRF method's in-process p50 within 2x weighted_rrf_v2's: a second step that costs more than a second retrieval is not a fair baseline
 DIM = 384
 SPACE = {"provider": "bench", "model": "random-unit", "revision": "seed-20260921", "dimensions": DIM}
 

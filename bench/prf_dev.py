@@ -24,10 +24,10 @@ from evaluator.reporting import metrics
 from protocols.files import refuse_existing, save
 from protocols.cli import run
 from protocols.profiles.prf import PRF_PROFILES
+from protocols.profiles.v1 import V1_PROFILES
 from server.prf.page import rm3_ranking, rocchio_ranking
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25
-from server.retrieval.profiles import PROFILES
 from server.retrieval.request import vector_query
 from server.retrieval.semantic import cosine
 
@@ -55,14 +55,14 @@ def _profile(base: str, overrides: dict) -> dict:
 def rankings(corpus) -> dict[str, list[list[str]]]:
     """Every variant's top 10 per development query (in query order)."""
     out: dict[str, list[list[str]]] = {}
-    rrf = PROFILES["weighted_rrf_v2"]
+    rrf = V1_PROFILES["weighted_rrf_v2"]
     for query in corpus.queries:
         body = {"query_vector": query.vector.tolist(), "space_id": corpus.space_id}
         vq = vector_query(corpus.index, body)
         lex = bm25(corpus.index, query.question, DEPTH)
         sem = cosine(corpus.index, vq.query, DEPTH, -1.0)
         runs = {"bm25_v1": lex.ids, "cosine_exact_v1": sem.ids,
-                "weighted_rrf_v2": [e.id for e in fuse(rrf, {"lexical": (lex.ids, lex.scores),
+                "weighted_rrf_v2": [e.id for e in fuse(rrf["fusion"], rrf, {"lexical": (lex.ids, lex.scores),
                                                              "semantic": (sem.ids, sem.scores)})]}
         rm3 = {name: rm3_ranking(corpus.index, query.question, _profile("bm25_rm3_v1", o), DEPTH)[0]
                for name, o in RM3_VARIANTS.items()}
@@ -72,7 +72,7 @@ def rankings(corpus) -> dict[str, list[list[str]]]:
         runs.update({name: r.ids for name, r in roc.items()})
         for a, ra in rm3.items():
             for b, rb in roc.items():
-                fused = fuse(rrf, {"lexical": (ra.ids, ra.scores), "semantic": (rb.ids, rb.scores)})
+                fused = fuse(rrf["fusion"], rrf, {"lexical": (ra.ids, ra.scores), "semantic": (rb.ids, rb.scores)})
                 runs[f"hybrid[{a}+{b}]"] = [e.id for e in fused]
         for name, ids in runs.items():
             out.setdefault(name, []).append(ids[:K])

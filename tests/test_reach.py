@@ -52,12 +52,12 @@ def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
     from evaluator.reporting.reach_audit import base_pool_failures
     from evaluator.verification import recompute as rc
     from evaluator.verification.verify import Checker, RecentCache
-    from server.retrieval.profiles import PROFILES
+    from protocols.profiles.v1 import V1_PROFILES
 
     rng = np.random.default_rng(4)
     texts = {f"r{i:03d}": f"word{i % 7} common text{i % 13} n{i}" for i in range(150)}
     checker = Checker.__new__(Checker)
-    checker.profiles = {"weighted_rrf_v2": PROFILES["weighted_rrf_v2"]}
+    checker.profiles = {"weighted_rrf_v2": V1_PROFILES["weighted_rrf_v2"]}
     checker.bm25 = rc.Bm25.build(texts)
     checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
     checker._work, checker._neighbours = RecentCache(8), {}

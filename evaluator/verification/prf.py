@@ -153,8 +153,8 @@ def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
     sem_profile = checker.profiles[channels["semantic"]["profile"]]
     lists = {"lexical": rc.ordered(lex, channels["lexical"]["depth"]),
              "semantic": rc.ordered(sem, channels["semantic"]["depth"], min_score=sem_profile["min_score"])}
-    fused = rc.rrf({c: [rid for rid, _ in lst] for c, lst in lists.items()},
-                   {c: channels[c]["weight"] for c in channels}, profile["k"])
+    fused = rc.fuse(profile["fusion"], {c: [rid for rid, _ in lst] for c, lst in lists.items()},
+                    {c: channels[c]["weight"] for c in channels}, profile["k"])
     raw = {c: dict(lst) for c, lst in lists.items()}
     tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
     for i, hit in enumerate(hits, start=1):

@@ -103,7 +103,7 @@ def search_prf(index: ScopeIndex, body: dict) -> dict:
                                      channels["lexical"]["depth"])
         sem, sem_block = rocchio_ranking(index, vq, PRF_PROFILES[channels["semantic"]["profile"]],
                                          channels["semantic"]["depth"])
-        fused = fuse(profile, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})
+        fused = fuse(profile["fusion"], profile, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})
         hits = []
         for rank, entry in enumerate(fused[:limit], start=1):
             hit_channels = {}
