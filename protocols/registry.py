@@ -401,6 +401,7 @@ DECLARED: tuple[Declared, ...] = (
     Declared("hotpotqa-sample-v5.json", "hotpotqa-sample-v4", PRF_FAMILY),
     Declared("2wikimultihopqa-sample-v5.json", "2wikimultihopqa-sample-v4", PRF_FAMILY),
     Declared("suite-prf-v1.json", None, SUITE_PRF_V1),
+    Declared("graph-multihop-protocol-prf-v1.json", "graph-multihop-protocol-v4", PRF_FAMILY),  # the general protocol whose PRF profiles join the server catalog
 )
 
 
