@@ -10,7 +10,9 @@ from pathlib import Path
 
 from bench import BENCHES
 from importer.commands import IMPORT_DESCRIPTION, IMPORT_SUMMARY, configure_import, run_import
+from lab.pipeline import read_rows
 from protocols.cli import Command
+from protocols.commands import new_run
 from protocols.errors import RefusedInput
 
 
@@ -18,6 +20,11 @@ def _import(args: argparse.Namespace) -> int:
     from builders.relations import SOURCE_BUILDERS
 
     return run_import(args, graph_builders=SOURCE_BUILDERS)
+
+
+# a stage's subcommand whose work needs a stage above it, handed in here (lab/cli.py applies it):
+# `lab protocol new` reads its rows with the importer's reader, which protocols may not import
+HANDED_IN = {("protocol", "new"): new_run(read_rows)}
 
 
 RUN_DESCRIPTION = """Run the whole documented pipeline on one protocol and data folder, in a new run directory.
