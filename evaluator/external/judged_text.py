@@ -28,6 +28,11 @@ def input_table(judged: Mapping) -> Table:
     t.add("depth (hits beyond it not judged)", num(judged, "input", "depth", fmt="d"))
     t.add("hits beyond the depth", num(judged, "input", "hits_beyond_depth", fmt="d"))
     t.add("equal scores", given["tie_rule"])
+    ties = given.get("ties")
+    if ties and ties["queries_with_ties"]:
+        # the lab's figure and the one trec_eval would give the same file, side by side
+        t.add(f"queries with equal scores; {metric_label(ties['metric'])} in the lab's order / trec_eval's",
+              f"{ties['queries_with_ties']}; {ties['lab_order']:.4f} / {ties['trec_eval_order']:.4f}")
     retriever = judged.get("retriever")
     if retriever:
         t.add("retriever failures (judged empty)", num(judged, "retriever", "failures", fmt="d"))
