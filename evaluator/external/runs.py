@@ -31,6 +31,11 @@ TIE_RULE = ("score descending, then document id ascending (Python string order);
             "run is not used")
 # trec_eval (and ir_measures, ranx, which follow it) break equal scores the other way
 TREC_EVAL_TIE_RULE = "score descending, then document id descending (trec_eval's order, and ir_measures')"
+# each kind of refusal counted, in the singular when there is one ("1 malformed line")
+SINGULAR = {"malformed lines": "malformed line", "documents not in the corpus": "document not in the corpus",
+            "duplicate documents in one ranking": "duplicate document in one ranking",
+            "empty run files": "empty run file", "non-numeric or non-finite scores": "non-numeric or non-finite score",
+            "query ids not in the campaign's cohort": "query id not in the campaign's cohort"}
 SHOWN = 3  # examples shown per kind of refusal
 
 
@@ -64,7 +69,8 @@ class Problems:
         return bool(self.counts)
 
     def message(self) -> str:
-        return "; ".join(f"{n} {kind} (e.g. {', '.join(self.examples[kind])})" for kind, n in self.counts.items())
+        return "; ".join(f"{n} {kind if n != 1 else SINGULAR.get(kind, kind)} (e.g. {', '.join(self.examples[kind])})"
+                         for kind, n in self.counts.items())
 
 
 def is_jsonl(path: Path, text: str) -> bool:
