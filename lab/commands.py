@@ -125,6 +125,10 @@ def run_demo(args: argparse.Namespace) -> int:
                             args.run_dir or demo.stamped("samples"))
     if args.version is not None or args.suite is not None:
         raise RefusedInput("--version and --suite go with --samples")
+    if args.data_dir is not None and not args.data_dir.is_dir():  # `make demo-sample` on a fresh clone
+        raise RefusedInput(f"--data-dir {args.data_dir} is not a directory: the shared samples (the MuSiQue-Ans "
+                           "sample, CC BY 4.0, and its HotpotQA and 2WikiMultihopQA siblings) live in ../shared/data "
+                           "beside the repository, never in it; without them, `make demo` runs the synthetic corpus")
     protocol = args.protocol or demo.default_protocol(args.data_dir)
     print_finished(run_pipeline(protocol, args.data_dir, args.run_dir or demo.stamped("demo"), native=args.native))
     return 0

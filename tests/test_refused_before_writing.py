@@ -99,3 +99,12 @@ def test_lab_run_refuses_a_file_changed_since_the_protocol_before_the_run_direct
     assert ran.returncode == 2, ran.stderr
     assert "the protocol pins" in ran.stderr
     assert not run_dir.exists()
+
+
+def test_demo_without_the_shared_sample_says_what_the_data_is_and_where_it_lives(tmp_path):
+    # what `make demo-sample` gives on a fresh clone (no ../shared)
+    ran = lab_cli("demo", "--data-dir", tmp_path / "absent" / "musique-sample", "--run-dir", tmp_path / "run",
+                  check=False)
+    assert ran.returncode == 2
+    assert "MuSiQue-Ans" in ran.stderr and "../shared/data" in ran.stderr and "make demo" in ran.stderr
+    assert not (tmp_path / "run").exists()
