@@ -108,3 +108,17 @@ def test_demo_without_the_shared_sample_says_what_the_data_is_and_where_it_lives
     assert ran.returncode == 2
     assert "MuSiQue-Ans" in ran.stderr and "../shared/data" in ran.stderr and "make demo" in ran.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_an_os_error_is_one_line_naming_the_file_and_the_way_on(tmp_path):
+    # a real OS error: the output's folder is a file, so the folder cannot be made
+    data = tmp_path / "data"
+    musique_twin(data, questions=12)
+    (tmp_path / "afile").write_text("x")
+    ran = lab_cli("protocol", "new", "--questions", data / QUESTIONS, "--corpus", data / CORPUS,
+                  "--layout", "hipporag_musique_v1", "--test", "all", "--output", tmp_path / "afile" / "mine-v1.json",
+                  check=False)
+    assert ran.returncode == 1
+    failed = [line for line in ran.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and str(tmp_path / "afile") in failed[0] and "run the command again" in failed[0]
+    assert "Traceback" not in ran.stderr
