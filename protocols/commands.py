@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from protocols import registry
@@ -186,13 +187,18 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attribution", default="not stated", help="whom to credit for the data")
 
 
-def _new(args: argparse.Namespace) -> int:
+def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
+    """`lab protocol new` reading its rows with `check` (lab/commands.py hands in the importer's)."""
+    return lambda args: _new(args, check)
+
+
+def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None = None) -> int:
     refuse_existing(args.output)
     protocol = new_protocol(
         questions=args.questions, corpus=args.corpus, layout=args.layout, test=args.test,
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
-                 "attribution": args.attribution})
+                 "attribution": args.attribution}, check=check)
     save(args.output, protocol)
     for role, entry in protocol["source_files"].items():
         print(f"pinned {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")

@@ -6,11 +6,13 @@ suite-graph-v3's primary contrast) and pins the question file (and the corpus fi
 HippoRAG layout) by name, SHA-256 and size. The test split is every question ("all") or counts per
 stratum; a development split, drawn from the same file after the test split, only when its counts
 are given; without one the cohort is test-only (protocols/derivations/layout_pin.py). Nothing reads
-a row here: the import checks the rows against the protocol (docs/own-data.md).
+a row here; `check` (handed in by `lab protocol new`: importer.cohort.read_cohort, the import's own
+reading, which protocols may not import) reads every row before anything is written (docs/own-data.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from protocols.artifacts import ALL_ROWS, CORPUS_ROLE, QUESTIONS_ROLE, ROW_FORMATS
@@ -45,8 +47,9 @@ def parse_counts(text: str, layout: str, flag: str) -> dict | str:
 
 def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
                  version: str, title: str | None = None, dataset: dict | None = None,
-                 template: Path | None = None) -> dict:
-    """The validated protocol value (nothing written)."""
+                 template: Path | None = None, check: Callable[[dict, Path], object] | None = None) -> dict:
+    """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
+    import would refuse."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -73,4 +76,7 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
         dataset or {"name": questions.name, "license": "not stated", "attribution": "not stated"},
         layout, files, parse_counts(test, layout, "--test"),
         parse_counts(development, layout, "--development") if development is not None else None)
-    return validate_protocol(protocol)
+    protocol = validate_protocol(protocol)
+    if check is not None:
+        check(protocol, questions.parent)
+    return protocol

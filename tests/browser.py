@@ -122,6 +122,14 @@ def render(binary: str, page: Path, profile: Path, width: int = 1400, height: in
                  "return {id: f.id, svg: !!s, x: r && r.x + window.scrollX, y: r && r.y + window.scrollY,"
                  "width: r && r.width, height: r && r.height}; }),"
                  "text: document.body.innerText.length,"
+                 # horizontal overflow: the page's width beside the viewport's, and what sticks out
+                 "scroll_width: document.documentElement.scrollWidth, viewport: window.innerWidth,"
+                 "wider: [...document.querySelectorAll('table, pre, figure, svg')].filter(e => "
+                 "e.getBoundingClientRect().right > window.innerWidth + 0.5).map(e => "
+                 "(e.closest('section') || e).id + ' ' + e.tagName + ' ' + Math.round(e.getBoundingClientRect().right)),"
+                 # a section scrolling sideways inside the page (overflow-x: auto) counts too
+                 "scrolling: [...document.querySelectorAll('section')].filter(e => e.scrollWidth > e.clientWidth + 1)"
+                 ".map(e => e.id + ' ' + e.scrollWidth + ' > ' + e.clientWidth),"
                  "resources: performance.getEntriesByType('resource').map(e => e.name)})")
         seen = json.loads(browser.call("Runtime.evaluate", {"expression": probe, "returnByValue": True},
                                        session=session)["result"]["value"])

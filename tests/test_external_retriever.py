@@ -81,11 +81,31 @@ def test_the_example_adapter_is_judged_end_to_end(run, adapter, tmp_path):
 
 def test_a_retriever_that_fails_is_recorded_as_failures(run, adapter, tmp_path):
     wrong = adapter.rsplit("/", 1)[0] + "/nowhere"  # the adapter answers 404 there
-    lab_cli("judge", "--run-dir", run.directory, "--retriever", wrong, "--name", "broken", "--output-dir", tmp_path / "j")
+    ran = lab_cli("judge", "--run-dir", run.directory, "--retriever", wrong, "--name", "broken", "--output-dir",
+                  tmp_path / "j", check=False)
+    assert ran.returncode == 1 and "a failed judgment" in ran.stderr, ran.stderr  # any failure fails by default
     judged = json.loads((tmp_path / "j" / "judged.json").read_text())
     cohort = judged["campaign"]["queries"]
     assert judged["retriever"]["failures"] == cohort and judged["retriever"]["failures_by_kind"] == {"http 404": cohort}
+    assert judged["retriever"]["status"] == "failed" and judged["retriever"]["max_failed_share"] == 0
     assert all(r["ranking"] == [] for r in judged["rows"]) and judged["input"]["missing_queries"] == cohort
+    # a declared share above what failed: judged (exit 0), the failures still counted
+    lab_cli("judge", "--run-dir", run.directory, "--retriever", wrong, "--name", "broken", "--output-dir",
+            tmp_path / "k", "--max-failed-share", "1")
+    assert json.loads((tmp_path / "k" / "judged.json").read_text())["retriever"]["status"] == "judged"
+
+
+def test_a_retriever_with_nothing_listening_is_refused_before_anything_is_written(run, tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: bound here, closed before the judge asks
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ran = lab_cli("judge", "--run-dir", run.directory, "--retriever", f"http://127.0.0.1:{port}/search",
+                  "--name", "absent", "--output-dir", tmp_path / "j", check=False)
+    assert ran.returncode == 2, ran.stderr
+    assert "nothing answers" in ran.stderr and "nothing written" in ran.stderr
+    assert not (tmp_path / "j").exists()
 
 
 @pytest.mark.parametrize("value, message", [

@@ -38,11 +38,11 @@ def test_a_jsonl_run_reads_like_the_trec_run(tmp_path):
 
 @pytest.mark.parametrize("text, counted", [
     ("qX Q0 d1 1 1 x\nqY Q0 d1 1 1 x\n", "2 query ids not in the campaign's cohort"),
-    ("q1 Q0 dX 1 1 x\n", "1 documents not in the corpus"),
-    ("q1 Q0 d1 1 1 x\nq1 Q0 d1 2 0 x\n", "1 duplicate documents in one ranking"),
+    ("q1 Q0 dX 1 1 x\n", "1 document not in the corpus"),
+    ("q1 Q0 d1 1 1 x\nq1 Q0 d1 2 0 x\n", "1 duplicate document in one ranking"),
     ("q1 Q0 d1 1 one x\nq1 Q0 d2 2 nan x\nq1 Q0 d3 3 -inf x\n", "3 non-numeric or non-finite scores"),
-    ("q1 Q0 d1 1\n", "1 malformed lines"),
-    ("", "1 empty run files"),
+    ("q1 Q0 d1 1\n", "1 malformed line "),
+    ("", "1 empty run file"),
 ])
 def test_every_refusal_is_counted(tmp_path, text, counted):
     with pytest.raises(RunRefused) as caught:
@@ -55,7 +55,7 @@ def test_several_refusals_are_reported_together(tmp_path):
     with pytest.raises(RunRefused) as caught:
         read_run(run_file(tmp_path, text), COHORT, DOCUMENTS, depth=10)
     message = str(caught.value)
-    assert "1 query ids not in" in message and "1 documents not in" in message and "1 non-numeric" in message
+    assert "1 query id not in" in message and "1 document not in" in message and "1 non-numeric" in message
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8765/search", "http://127.0.0.1:1/"])

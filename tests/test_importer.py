@@ -247,16 +247,16 @@ def test_cli_refuses_a_file_whose_hash_differs(tmp_path, sample_protocol):
 
 def test_a_file_changed_after_the_hash_check_is_refused(tmp_path, sample_protocol, monkeypatch):
     # the rows are hashed again while parsed: bytes swapped after verify_hash cannot slip through
-    import importer.pipeline as pipeline
+    import importer.cohort as cohort  # where the import hashes its files (read_cohort)
     protocol, data = make_dataset(tmp_path, sample_protocol)
     dev = data / sample_protocol["source_files"]["dev"]["name"]
-    real_verify = pipeline.verify_hash
+    real_verify = cohort.verify_hash
 
     def verify_then_swap(pinned):
         real_verify(pinned)
         if pinned.path == dev:
             dev.write_bytes(dev.read_bytes() + b"\n")  # a blank line: every row still parses
-    monkeypatch.setattr(pipeline, "verify_hash", verify_then_swap)
+    monkeypatch.setattr(cohort, "verify_hash", verify_then_swap)
     refused(tmp_path, protocol, data, "changed while it was read")
 
 

@@ -129,11 +129,11 @@ def test_equal_scores_order_by_document_id_and_missing_queries_are_empty(run, tm
 @pytest.mark.parametrize("edit, message", [
     (lambda ls: ls + [["no-such-query", "Q0", ls[0][2], 1, 1.0, "x"], ["other-query", "Q0", ls[0][2], 1, 1.0, "x"]],
      "2 query ids not in the campaign's cohort"),
-    (lambda ls: ls + [[ls[0][0], "Q0", "musique-not-a-document", 99, -5.0, "x"]], "1 documents not in the corpus"),
-    (lambda ls: ls + [ls[0][:4] + ["-9.0", "x"]], "1 duplicate documents in one ranking"),
+    (lambda ls: ls + [[ls[0][0], "Q0", "musique-not-a-document", 99, -5.0, "x"]], "1 document not in the corpus"),
+    (lambda ls: ls + [ls[0][:4] + ["-9.0", "x"]], "1 duplicate document in one ranking"),
     (lambda ls: [ls[0][:4] + ["high", "x"], ls[1][:4] + ["nan", "x"], ls[2][:4] + ["inf", "x"]] + ls[3:],
      "3 non-numeric or non-finite scores"),
-    (lambda ls: ls + [["just", "three", "fields"]], "1 malformed lines"),
+    (lambda ls: ls + [["just", "three", "fields"]], "1 malformed line "),
 ])
 def test_every_refusal_is_counted_and_writes_nothing(run, tmp_path, edit, message):
     lines = trec_lines(run, baseline_of(run))
@@ -149,10 +149,10 @@ def test_jsonl_refusals_name_booleans_and_strings_as_non_numeric(run, tmp_path):
     bad.write_text(json.dumps({"query_id": q, "document_id": d, "score": True}) + "\n"
                    + json.dumps({"query_id": q, "document_id": d + "x", "score": "1.5"}) + "\n")
     ran = judge(run, bad, tmp_path / "out", check=False)
-    assert ran.returncode == 2 and "documents not in the corpus" in ran.stderr
+    assert ran.returncode == 2 and "1 document not in the corpus" in ran.stderr
     bad.write_text(json.dumps({"query_id": q, "document_id": d, "score": "1.5"}) + "\n")
     ran = judge(run, bad, tmp_path / "out", check=False)
-    assert ran.returncode == 2 and "1 non-numeric or non-finite scores" in ran.stderr
+    assert ran.returncode == 2 and "1 non-numeric or non-finite score" in ran.stderr
 
 
 def test_the_command_refuses_an_existing_output_a_frozen_name_and_a_remote_retriever(run, tmp_path):

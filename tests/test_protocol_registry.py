@@ -46,7 +46,7 @@ def _copy_protocols(tmp_path):
 
 
 def test_regenerate_check_passes_on_the_committed_files(capsys):
-    assert lab(["protocol", "regenerate", "--check"]) == 0
+    assert lab(["protocol", "regenerate", "--check", "--data-dir", str(SHARED_DATA)]) == 0
     out = capsys.readouterr().out
     assert "every declared file regenerates byte for byte" in out
     if SHARED_DATA.is_dir():  # with ../shared, nothing is skipped
@@ -74,7 +74,7 @@ def test_without_the_shared_data_its_steps_are_skipped_with_the_reason_not_faile
 def test_output_dir_writes_the_regenerated_set_and_never_protocols(tmp_path, capsys):
     before = {p: p.stat().st_mtime_ns for pattern in COMMITTED_GLOBS for p in PROTOCOLS.glob(pattern)}
     out = tmp_path / "regenerated"
-    assert lab(["protocol", "regenerate", "--output-dir", str(out)]) == 0
+    assert lab(["protocol", "regenerate", "--output-dir", str(out), "--data-dir", str(SHARED_DATA)]) == 0
     assert f"wrote {len(registry.DECLARED)} files to {out}" in capsys.readouterr().out or not SHARED_DATA.is_dir()
     for path in out.rglob("*.json"):
         assert path.read_bytes() == (PROTOCOLS / path.relative_to(out)).read_bytes(), path
@@ -91,7 +91,7 @@ def test_an_edited_derivation_parameter_fails_the_check_on_every_file_it_makes(m
     edited = tuple(dataclasses.replace(e, step=dataclasses.replace(rescue, methods=methods))
                    if e.step is rescue else e for e in registry.DECLARED)
     monkeypatch.setattr(registry, "DECLARED", edited)
-    assert lab(["protocol", "regenerate", "--check"]) == 1
+    assert lab(["protocol", "regenerate", "--check", "--data-dir", str(SHARED_DATA)]) == 1
     captured = capsys.readouterr()
     differing = {line.split()[1].rstrip(":") for line in captured.out.splitlines() if line.startswith("differs")}
     assert differing == {"graph-multihop-protocol-v2.json", "musique-sample-v2.json", "hotpotqa-sample-v2.json",
@@ -111,7 +111,7 @@ def test_an_edited_derivation_parameter_fails_the_check_on_every_file_it_makes(m
                                  "development": {"source": "train", "counts": {"2": 10, "3": 10, "4": 10}}}}),
 ])
 def test_each_step_kind_fails_the_check_when_its_parameters_change(name, changes):
-    outcomes = {o.file: o.status for o in regenerate(_edited(name.split("/")[-1], **changes))}
+    outcomes = {o.file: o.status for o in regenerate(_edited(name.split("/")[-1], **changes), data_dir=SHARED_DATA)}
     assert outcomes[f"{name}.json"] == "differs"
     assert sum(status != EQUAL and status != SKIPPED for status in outcomes.values()) == 1
 
@@ -123,7 +123,7 @@ def test_an_edited_root_an_edited_file_and_an_undeclared_file_fail_the_check(tmp
     v3 = copied / "musique-sample-v3.json"
     v3.write_bytes(v3.read_bytes().replace(b'"limit": 10', b'"limit": 11', 1))
     (copied / "design" / "musique-design-v4.json").write_bytes(b"{}\n")
-    outcomes = {o.file: o for o in regenerate(registry.DECLARED, protocols_dir=copied)}
+    outcomes = {o.file: o for o in regenerate(registry.DECLARED, protocols_dir=copied, data_dir=SHARED_DATA)}
     assert outcomes["graph-multihop-protocol-v1.json"].status == "differs"
     assert "a root never changes" in outcomes["graph-multihop-protocol-v1.json"].detail
     assert outcomes["musique-sample-v3.json"].status == "differs"
@@ -132,15 +132,18 @@ def test_an_edited_root_an_edited_file_and_an_undeclared_file_fail_the_check(tmp
     # what is derived from an edited file differs too (v2 keeps the root's title, the suite pins the
     # v3 file's digest, the HippoRAG MuSiQue protocols and v4 keep v3's methods; the full cohort sets
     # its own title); nothing else does
+    # (the sample layout pin reads the shared data: without it, it is skipped, not compared)
+    sample_pin = {"hipporag-musique-sample-v1.json"} if SHARED_DATA.is_dir() else set()
     assert {f for f, o in outcomes.items() if o.status == "differs"} == {
         "graph-multihop-protocol-v1.json", "graph-multihop-protocol-v2.json", "musique-sample-v3.json",
-        "suite-graph-v3.json", "hipporag-musique-v1.json", "hipporag-musique-sample-v1.json",
-        "musique-sample-v4.json"}
+        "suite-graph-v3.json", "hipporag-musique-v1.json", "musique-sample-v4.json"} | sample_pin
+    if not SHARED_DATA.is_dir():
+        assert outcomes["hipporag-musique-sample-v1.json"].status == SKIPPED
 
 
 def test_a_new_version_is_reported_new_until_committed():
     entry = registry.Declared("musique-sample-v9.json", "musique-sample-v1", registry.WALK_FAMILY)
-    outcomes = {o.file: o for o in regenerate(registry.DECLARED + (entry,))}
+    outcomes = {o.file: o for o in regenerate(registry.DECLARED + (entry,), data_dir=SHARED_DATA)}
     assert outcomes["musique-sample-v9.json"].status == "new"
     assert json.loads(outcomes["musique-sample-v9.json"].data)["protocol_version"] == "musique-sample-v9"
 

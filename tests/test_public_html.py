@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import BINARIES, find_browser, render
-from tests.conftest import lab_cli
+from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import exported_runs
 
 # heavy: renders the page of two exported campaigns; runs in `make test`, left out of `make test-fast`
@@ -315,3 +315,18 @@ def test_the_verdict_rule(numbers, unit, expected):
 
     assert verdict({"queries": 40, **numbers}, unit) == expected
     assert verdict({"queries": 1, **numbers, "p_value": 1.0}, unit) == "cohort too small to tell"
+
+
+def test_the_example_page_has_no_horizontal_scroll_at_1280_px(tmp_path):
+    """docs/example/public.html (the demo's public page) at 1,280 px wide: the page is no wider than
+    the viewport and no section scrolls sideways (tables wrap). The screenshot is written to
+    tmp_path/public-1280.png for a person to look at."""
+    binary = find_browser()
+    if binary is None:
+        pytest.skip(f"no headless browser installed (looked for {', '.join(BINARIES)} on PATH); "
+                    f"`apt-get install chromium` enables this test")
+    seen = render(binary, REPO / "docs" / "example" / "public.html", tmp_path / "profile", width=1280, height=900)
+    (tmp_path / "public-1280.png").write_bytes(seen["screenshot"])
+    assert seen["viewport"] == 1280
+    assert seen["scroll_width"] <= seen["viewport"], seen["wider"]
+    assert seen["wider"] == [] and seen["scrolling"] == [], (seen["wider"], seen["scrolling"])

@@ -16,14 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from builders.embedding.batching import Batching
-from builders.embedding.contract import FixtureError, validate_fixture
+from builders.embedding.contract import validate_fixture
 from builders.embedding.providers import Provider, open_provider, spec_from_provenance
 from builders.embedding.vectors import normalize_rows, vector_sha256
-from protocols.errors import RefusedInput
+from protocols.errors import CheckFailed, RefusedInput
 
 
-class NotReproduced(FixtureError):
-    """A fixture vector that its own space's encoder does not produce."""
+class NotReproduced(CheckFailed):
+    """A fixture vector that its own space's encoder does not produce: the check failed (exit 1), as
+    the README's exit-code table says; a space this machine cannot run stays refused input (exit 2)."""
 
 
 def batching_of(provenance: dict) -> Batching:

@@ -22,7 +22,9 @@ finite numbers; malformed lines. Writes DIR/judged.json (the external method, la
 no proofs, not verified", and every contrast external − frozen method under the campaign's own seed,
 resamples, clusters and permutations, Holm per metric over those contrasts), judged.md,
 judged.html, judged.figures/forest.svg, judged.rows.csv and .jsonl, and DIR/NAME.run (the rankings
-judged, as a TREC run). docs/external.md."""
+judged, as a TREC run). With --retriever, nothing answering the first request is refused (exit 2,
+nothing written); more failed queries than --max-failed-share allows (default: any) is a failed
+judgment: the report is written, marked failed, and the exit code is 1. docs/external.md."""
 
 
 def configure_judge(parser: argparse.ArgumentParser) -> None:
@@ -37,13 +39,17 @@ def configure_judge(parser: argparse.ArgumentParser) -> None:
                         help="with --retriever: also send each query's frozen vector from the fixture")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="with --retriever: seconds to wait for each answer (default 30)")
+    parser.add_argument("--max-failed-share", type=float, default=0.0, metavar="SHARE",
+                        help="with --retriever: the share of cohort queries allowed to fail (default 0: any "
+                             "failure makes the judgment fail, exit 1, the report saved marked failed)")
 
 
 def run_judge(args: argparse.Namespace) -> int:
     from evaluator.external.write import judge_command
 
     paths = judge_command(args.run_dir, args.name, args.output_dir, run=args.run, retriever=args.retriever,
-                          send_vector=args.send_vector, timeout=args.timeout)
+                          send_vector=args.send_vector, timeout=args.timeout,
+                          max_failed_share=args.max_failed_share)
     for path in paths.values():
         print(path)
     return 0

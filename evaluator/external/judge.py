@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.external.runs import TIE_RULE, Rankings
+from evaluator.external.runs import TIE_RULE, TREC_EVAL_TIE_RULE, Rankings
 from evaluator.reporting import clusters as clustering
 from evaluator.reporting import statistics
 from evaluator.reporting.depth import evaluation_depth
@@ -183,6 +183,11 @@ def judge(campaign: Campaign, name: str, ranked: Rankings, given: Mapping) -> di
     methods; `given` describes where the rankings came from (kept as the report's `input`)."""
     rows = external_rows(campaign, ranked.rankings)
     report = campaign.report
+    metric = campaign.evaluation["contrast_metrics"][0]
+    ties = {"queries_with_ties": len(ranked.trec_eval_order), "metric": metric,
+            "lab_order": means(rows)[metric] if rows else None,
+            "trec_eval_order": means(external_rows(campaign, {**ranked.rankings, **ranked.trec_eval_order}))[metric]
+            if rows else None, "trec_eval_rule": TREC_EVAL_TIE_RULE}
     return {
         "format": JUDGED_FORMAT,
         "name": name,
@@ -192,7 +197,7 @@ def judge(campaign: Campaign, name: str, ranked: Rankings, given: Mapping) -> di
                      "queries": len(campaign.cohort), "methods": campaign.methods,
                      "primary_contrast": campaign.evaluation["primary_contrast"]},
         "input": {**given, "tie_rule": TIE_RULE, "depth": campaign.depth, "hits_accepted": ranked.hits,
-                  "hits_beyond_depth": ranked.beyond_depth, "missing_queries": len(ranked.missing),
+                  "hits_beyond_depth": ranked.beyond_depth, "missing_queries": len(ranked.missing), "ties": ties,
                   "missing_query_ids": ranked.missing,
                   "missing_rule": "a cohort query the run does not rank is judged as an empty ranking"},
         "aggregates": {"methods": {name: means(rows), **report["aggregates"]["methods"]},

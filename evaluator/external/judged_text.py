@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.reporting import contrasts, html, plotting, tables
-from evaluator.reporting.contrast_text import interval_text, p_text
+from evaluator.reporting.contrast_text import interval_text, p_phrase
 from evaluator.reporting.tables import Table, metric_label, num
 
 
@@ -28,6 +28,11 @@ def input_table(judged: Mapping) -> Table:
     t.add("depth (hits beyond it not judged)", num(judged, "input", "depth", fmt="d"))
     t.add("hits beyond the depth", num(judged, "input", "hits_beyond_depth", fmt="d"))
     t.add("equal scores", given["tie_rule"])
+    ties = given.get("ties")
+    if ties and ties["queries_with_ties"]:
+        # the lab's figure and the one trec_eval would give the same file, side by side
+        t.add(f"queries with equal scores; {metric_label(ties['metric'])} in the lab's order / trec_eval's",
+              f"{ties['queries_with_ties']}; {ties['lab_order']:.4f} / {ties['trec_eval_order']:.4f}")
     retriever = judged.get("retriever")
     if retriever:
         t.add("retriever failures (judged empty)", num(judged, "retriever", "failures", fmt="d"))
@@ -72,8 +77,12 @@ def sentence(judged: Mapping) -> str:
     primary = judged["campaign"]["primary_contrast"]
     for c in judged["statistics"]["contrasts"]:
         if c["baseline"] == primary["baseline"]:
+            # the p the family's correction gives (Holm over the external − frozen contrasts of this
+            # metric), named as such, so the sentence agrees with the contrast table below it
+            holm = c.get("p_value_holm")
+            shown = p_phrase(holm, "Holm p") if holm is not None else p_phrase(c["p_value"])
             return (f"{c['candidate']} ({judged['label']}) − {c['baseline']}, {metric_label(c['metric'])}: "
-                    f"{c['mean_delta']:+.3f} {interval_text(c['interval'])}, p = {p_text(c['p_value'])}, "
+                    f"{c['mean_delta']:+.3f} {interval_text(c['interval'])}, {shown}, "
                     f"W/L/T {c['wins']}/{c['losses']}/{c['ties']}.")
     return ""
 

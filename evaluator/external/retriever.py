@@ -49,6 +49,10 @@ def check_url(url: str) -> str:
     return url
 
 
+class RetrieverRefused(RefusedInput):
+    """The retriever cannot be reached at all: refused before anything is written (exit 2)."""
+
+
 @dataclass
 class Asked:
     """What the retriever answered: accepted (document, score) pairs by query, failures, timings."""
@@ -95,6 +99,11 @@ def ask(url: str, queries: Sequence[Mapping], documents: Mapping | set, limit: i
                 reason = None if response.status_code == 200 else f"http {response.status_code}"
             except httpx.TimeoutException:
                 answer, reason = None, f"timeout: no answer within {timeout:g} s"
+            except httpx.ConnectError as exc:
+                if not asked.latency_ms:  # the first request: nothing listens there, so nothing is judged
+                    raise RetrieverRefused(f"--retriever {url}: nothing answers ({exc}); start the retriever "
+                                           "or check the port (nothing written)") from None
+                answer, reason = None, f"connection: {type(exc).__name__}: {exc}"
             except httpx.HTTPError as exc:
                 answer, reason = None, f"connection: {type(exc).__name__}: {exc}"
             except ValueError:

@@ -29,6 +29,13 @@ from protocols.errors import RefusedInput
 
 TIE_RULE = ("score descending, then document id ascending (Python string order); the rank column of a TREC "
             "run is not used")
+# trec_eval (and ir_measures, ranx, which follow it) break equal scores the other way
+TREC_EVAL_TIE_RULE = "score descending, then document id descending (trec_eval's order, and ir_measures')"
+# each kind of refusal counted, in the singular when there is one ("1 malformed line")
+SINGULAR = {"malformed lines": "malformed line", "documents not in the corpus": "document not in the corpus",
+            "duplicate documents in one ranking": "duplicate document in one ranking",
+            "empty run files": "empty run file", "non-numeric or non-finite scores": "non-numeric or non-finite score",
+            "query ids not in the campaign's cohort": "query id not in the campaign's cohort"}
 SHOWN = 3  # examples shown per kind of refusal
 
 
@@ -62,7 +69,8 @@ class Problems:
         return bool(self.counts)
 
     def message(self) -> str:
-        return "; ".join(f"{n} {kind} (e.g. {', '.join(self.examples[kind])})" for kind, n in self.counts.items())
+        return "; ".join(f"{n} {kind if n != 1 else SINGULAR.get(kind, kind)} (e.g. {', '.join(self.examples[kind])})"
+                         for kind, n in self.counts.items())
 
 
 def is_jsonl(path: Path, text: str) -> bool:
@@ -156,6 +164,12 @@ def ordered(pairs: Sequence[tuple[str, float]]) -> list[str]:
     return [doc for doc, _ in sorted(pairs, key=lambda p: (-p[1], p[0]))]
 
 
+def trec_eval_ordered(pairs: Sequence[tuple[str, float]]) -> list[str]:
+    """Document ids by TREC_EVAL_TIE_RULE (two stable sorts: id descending, then score descending)."""
+    by_id = sorted(pairs, key=lambda p: p[0], reverse=True)
+    return [doc for doc, _ in sorted(by_id, key=lambda p: -p[1])]
+
+
 @dataclass(frozen=True)
 class Rankings:
     """What is judged: one ranking per cohort query (empty when the run has none), cut at `depth`."""
@@ -164,16 +178,21 @@ class Rankings:
     missing: list[str]  # cohort queries the run does not mention
     beyond_depth: int  # hits cut off below the depth
     hits: int  # hits read and accepted
+    # queries with two equal scores: their ranking by TREC_EVAL_TIE_RULE, cut at `depth`
+    trec_eval_order: dict[str, list[str]] = field(default_factory=dict)
 
 
 def rankings(by_query: Mapping[str, Sequence[tuple[str, float]]], cohort: Sequence[str], depth: int) -> Rankings:
-    out, cut = {}, 0
+    out, cut, other = {}, 0, {}
     for q in sorted(cohort):
-        full = ordered(by_query.get(q, []))
+        pairs = by_query.get(q, [])
+        full = ordered(pairs)
         cut += max(0, len(full) - depth)
         out[q] = full[:depth]
+        if len({score for _, score in pairs}) < len(pairs):
+            other[q] = trec_eval_ordered(pairs)[:depth]
     missing = [q for q in sorted(cohort) if q not in by_query]
-    return Rankings(out, missing, cut, sum(len(v) for v in by_query.values()))
+    return Rankings(out, missing, cut, sum(len(v) for v in by_query.values()), other)
 
 
 def read_run(path: Path, cohort: Sequence[str], documents: Mapping | set, depth: int) -> tuple[str, Rankings]:
@@ -188,12 +207,19 @@ def read_run(path: Path, cohort: Sequence[str], documents: Mapping | set, depth:
 
 
 def trec_text(rankings_: Mapping[str, Sequence[str]], scores: Mapping[str, Sequence[float]] | None, tag: str) -> str:
-    """A TREC run of the rankings (scores: the given ones, else rank-derived n + 1 - rank)."""
+    """A TREC run of the rankings (scores: the given ones, else rank-derived n + 1 - rank), its scores
+    strictly decreasing with rank: a score equal to (or above) the one before it is written as the
+    next float below that one, so trec_eval, ir_measures and ranx, which break ties their own way,
+    read the lab's order and reproduce its figures."""
     lines = []
     for q in sorted(rankings_):
         ranking = rankings_[q]
+        previous = math.inf
         for rank, doc in enumerate(ranking, start=1):
             score = scores[q][rank - 1] if scores is not None else len(ranking) + 1 - rank
+            if score >= previous:
+                score = math.nextafter(float(previous), -math.inf)
+            previous = score
             lines.append(f"{q} Q0 {doc} {rank} {score!r} {tag}" if isinstance(score, float)
                          else f"{q} Q0 {doc} {rank} {score} {tag}")
     return "\n".join(lines) + ("\n" if lines else "")

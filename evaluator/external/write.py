@@ -14,6 +14,7 @@ from evaluator.reporting.export import write_bytes
 from evaluator.reporting.glance import rows_csv, rows_jsonl
 from evaluator.reporting.plotting import standalone
 from protocols.canonical import sha256_bytes
+from protocols.errors import CheckFailed
 from protocols.files import encode, refuse_existing
 
 def query_vectors(campaign: Campaign) -> dict[str, list[float]]:
@@ -37,7 +38,12 @@ def from_retriever(campaign: Campaign, url: str, send_vector: bool, timeout: flo
 
 
 def judge_command(run_dir: Path, name: str, output: Path, *, run: Path | None = None, retriever: str | None = None,
-                  send_vector: bool = False, timeout: float = 30.0) -> dict[str, Path]:
+                  send_vector: bool = False, timeout: float = 30.0, max_failed_share: float = 0.0) -> dict[str, Path]:
+    """Judge, write, and return the files written. A retriever whose failed queries exceed
+    `max_failed_share` of the cohort is a failed judgment: the report is still written (marked
+    `"status": "failed"` in its retriever block) and CheckFailed is raised after, so `lab judge` exits 1."""
+    if not 0.0 <= max_failed_share <= 1.0:
+        raise JudgeRefused(f"--max-failed-share {max_failed_share:g}: give a share between 0 and 1")
     refuse_existing(output)
     if retriever is not None:
         check_url(retriever)
@@ -54,6 +60,17 @@ def judge_command(run_dir: Path, name: str, output: Path, *, run: Path | None = 
     else:
         raise JudgeRefused("give --run FILE or --retriever URL")
     judged = {**judge(campaign, name, ranked, given), **extra}
+    failed_judgment = None
+    if "retriever" in judged:
+        failed = judged["retriever"]["failures"]
+        judged["retriever"]["max_failed_share"] = max_failed_share
+        judged["retriever"]["status"] = "judged"
+        if failed > max_failed_share * len(campaign.cohort):
+            judged["retriever"]["status"] = "failed"
+            failed_judgment = (f"{failed} of {len(campaign.cohort)} queries failed at {retriever} "
+                               f"({', '.join(f'{k} {v}' for k, v in judged['retriever']['failures_by_kind'].items())}), "
+                               f"more than --max-failed-share {max_failed_share:g} allows: a failed judgment; "
+                               f"the report is in {output}, marked failed")
     files = rendered(judged, output)
     files[output / f"{name}.run"] = trec_text(ranked.rankings, scores, name).encode("utf-8")
     refuse_existing(output)
@@ -64,6 +81,8 @@ def judge_command(run_dir: Path, name: str, output: Path, *, run: Path | None = 
     print(f"judged {name}: {judged['input']['missing_queries']} of {len(campaign.cohort)} cohort queries with no "
           f"ranking (judged empty)" + (f", {failures} retriever failures" if failures is not None else "")
           + f"; {judged_text.sentence(judged)}", file=sys.stderr)
+    if failed_judgment is not None:
+        raise CheckFailed(failed_judgment)
     return {str(path.relative_to(output)): path for path in files}
 
 

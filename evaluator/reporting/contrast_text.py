@@ -18,6 +18,13 @@ def p_text(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def p_phrase(p: float | None, name: str = "p") -> str:
+    """"p = 0.043", "p < 0.001" (never "p = < 0.001"), "p n/a"; `name` e.g. "Holm p"."""
+    if p is None:
+        return f"{name} n/a"
+    return f"{name} < 0.001" if p < 0.001 else f"{name} = {p:.3f}"
+
+
 def interval_text(interval) -> str:
     return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
 
@@ -73,8 +80,8 @@ def confirmatory_sentences(stats: Mapping) -> list[str]:
         cluster = c.get("cluster") or {}
         out.append(f"{c['candidate']} − {c['baseline']}, {c['metric']}: {c['mean_delta']:+.3f} "
                    f"{interval_text(c['interval'])} over queries, "
-                   f"{interval_text(cluster['interval']) if cluster else 'n/a'} over clusters, p = "
-                   f"{p_text(primary_p(c, unit)[0])}; {detect_sentence(c, unit)}.")
+                   f"{interval_text(cluster['interval']) if cluster else 'n/a'} over clusters, "
+                   f"{p_phrase(primary_p(c, unit)[0])}; {detect_sentence(c, unit)}.")
     return out
 
 
@@ -124,7 +131,7 @@ def pooled_sentence(pooled: Mapping) -> str:
     detect = ("the pooled cohort is too small to estimate a detectable effect" if p["detectable_effect"] is None
               else f"the pooled cohort can detect effects of about {effect_text(p['detectable_effect'])}")
     return (f"Pooled {c['candidate']} − {c['baseline']}, {c['metric']} ({c['label']}): {p['mean_delta']:+.3f} "
-            f"{interval_text(p['interval'])}, p = {p_text(p['p_value'])}; {detect}.")
+            f"{interval_text(p['interval'])}, {p_phrase(p['p_value'])}; {detect}.")
 
 
 def pooled_note(pooled: Mapping) -> str:

@@ -15,9 +15,9 @@ STYLE = """
 body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 2em auto; max-width: 78em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; overflow-wrap: anywhere; }
 thead th { background: #f0f0f0; } tbody th { text-align: left; font-weight: normal; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: normal; }
 section, figure { overflow-x: auto; } figure { margin: 1em 0 2em; } figure svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.85em; color: #444; max-width: 60em; }
 p.note { font-size: 0.85em; color: #444; }
