@@ -1,4 +1,4 @@
-"""Judging like the field (issue 29, item 3): every run file `lab judge` writes has scores strictly
+"""Judging like the field: every run file `lab judge` writes has scores strictly
 decreasing with rank, so ir_measures re-scoring it gives the lab's figure; a judged run with equal
 scores reports how many queries have ties and the primary metric under both tie orders, the
 trec_eval one being what ir_measures computes from the tied file itself. (The exported runs are

@@ -1,4 +1,4 @@
-"""Bad input is refused before anything exists (issue 29, item 1): `lab protocol new` reads every row
+"""Bad input is refused before anything exists: `lab protocol new` reads every row
 it pins with the import's own reader (importer/cohort.py) and refuses a malformed file with exit 2 and
 no protocol written; `lab run` reads them again before it creates the run directory, so a refused run
 leaves no directory and the retry with the same --run-dir is accepted."""
