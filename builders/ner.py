@@ -86,10 +86,32 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def entities(texts: Iterable[str], nlp, batch_size: int = BATCH_SIZE) -> list[list[list[str]]]:
-    """Per text, its distinct [normalized text, label] entities, sorted; `nlp` from load_pipeline()."""
+def entities(texts: Iterable[str], nlp, batch_size: int = BATCH_SIZE, progress=None,
+             total: int = 0) -> list[list[list[str]]]:
+    """Per text, its distinct [normalized text, label] entities, sorted; `nlp` from load_pipeline().
+    `progress(done, total)` is called after every `batch_size` texts when given."""
     out = []
     for doc in nlp.pipe(texts, batch_size=batch_size):
         found = {(normalize(ent.text), ent.label_) for ent in doc.ents if ent.label_ not in DROPPED_LABELS}
         out.append([[text, label] for text, label in sorted(found) if text])
+        if progress is not None and len(out) % batch_size == 0:
+            progress(len(out), total)
     return out
+
+
+def progress_printer(label: str, stream=None):
+    """A progress(done, total) callback printing the rate and the ETA, at most every 5 seconds."""
+    import sys
+    import time
+    stream = stream if stream is not None else sys.stderr
+    started, last = time.perf_counter(), [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter() - started
+        if now - last[0] < 5.0 and done != total:
+            return
+        last[0] = now
+        rate = done / now if now > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 and total else 0.0
+        print(f"{label}: {done}/{total} passages, {rate:.0f}/s, ETA {eta:.0f} s", file=stream, flush=True)
+    return report

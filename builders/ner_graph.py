@@ -56,10 +56,12 @@ POLICY = {
 KINDS = entity_graph.KINDS + (KIND,)
 
 
-def run_ner(documents: list[dict], nlp=None) -> dict:
-    """The NER output of a checked projection: the model's provenance and each document's entities."""
+def run_ner(documents: list[dict], nlp=None, progress=None) -> dict:
+    """The NER output of a checked projection: the model's provenance and each document's entities.
+    `progress(done, total)`, if given, is called after each batch (rate and ETA on long builds)."""
     nlp = nlp if nlp is not None else ner.load_pipeline()
-    found = ner.entities((doc["paragraph_text"] for doc in documents), nlp)
+    found = ner.entities((doc["paragraph_text"] for doc in documents), nlp, progress=progress,
+                         total=len(documents))
     return {"model": ner.provenance(),
             "documents": [{"id": doc["id"], "entities": ents} for doc, ents in zip(documents, found)]}
 
