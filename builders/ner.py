@@ -115,3 +115,13 @@ def progress_printer(label: str, stream=None):
         eta = (total - done) / rate if rate > 0 and total else 0.0
         print(f"{label}: {done}/{total} passages, {rate:.0f}/s, ETA {eta:.0f} s", file=stream, flush=True)
     return report
+
+
+def query_entities(source: dict, nlp=None) -> dict:
+    """The fixture's `query_entities`: each question's entities by the pinned pipeline, with the
+    model's provenance (computed in the fixture stage, never inside the server)."""
+    nlp = nlp if nlp is not None else load_pipeline()
+    queries = source["queries"]
+    found = entities((q["question"] for q in queries), nlp)
+    return {"provenance": provenance(),
+            "queries": [{"id": q["id"], "entities": ents} for q, ents in zip(queries, found)]}

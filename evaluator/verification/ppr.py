@@ -113,3 +113,25 @@ def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> li
     if len(hits) != len(want["hits"]):
         failures.append(f"page has {len(hits)} hits, the recomputation {len(want['hits'])}")
     return failures
+
+
+def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    """The route's verifier (evaluator/verification/routes.py): the base by the walk verifier's own
+    fusion, the relations from the frozen file under their lab record ids, the query's entities
+    from the fixture; then `recompute` and every difference reported."""
+    from evaluator.verification.walk import base_list
+
+    profile = checker.profiles[spec["profile"]]
+    entities = checker.frozen.query_entities(query["id"])
+    if page.get("query_entities") != entities:
+        fail(None, "query_entities", f"{page.get('query_entities')}, the fixture's {entities}")
+        return
+    order, scores, _ = base_list(checker, query, profile["base"])
+    base = [(rid, Fraction(int(scores[rid].numerator), int(scores[rid].denominator))) for rid in order]
+    relations = [{"kind": rel["kind"], "source": checker.record_of[rel["source"]],
+                  "target": checker.record_of[rel["target"]], "provenance": rel["provenance"]}
+                 for rel in checker.frozen.relations["relations"] if rel["kind"] in profile["graph"]["kinds"]]
+    want = recompute(entities, relations, base, profile, spec["limit"])
+    hits = [{key: hit.get(key) for key in ("rank", "id", "mass", "base_rank")} for hit in page.get("hits") or []]
+    for failure in ppr_failures(page.get("ppr") or {}, hits, want):
+        fail(None, "ppr", failure)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from evaluator.verification import recompute as rc
 from evaluator.verification.ann import check_ann
 from evaluator.verification.rescue import check_rescue
+from evaluator.verification.ppr import check_ppr
 from evaluator.verification.walk import check_walk
 from protocols.routes import check_bindings
 
@@ -48,5 +49,6 @@ VERIFIERS: dict[str, Verifier] = {
     "rescue": check_rescue,  # evaluator/verification/rescue.py (docs/rescue.md)
     "ann": check_ann,  # evaluator/verification/ann.py (docs/scale.md)
     "walk": check_walk,  # evaluator/verification/walk.py (docs/graph-v3.md)
+    "ppr": check_ppr,  # evaluator/verification/ppr.py (docs/field-graphs.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)
