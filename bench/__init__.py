@@ -23,4 +23,5 @@ BENCHES: dict[str, tuple[str, str]] = {
     "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples from a fresh lab"),
     "graph-v3-dev": ("bench.graph_v3_dev", "graph-v3 design harness over development queries only"),
     "graph-v4-dev": ("bench.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
+    "prf-dev": ("bench.prf_dev", "PRF design harness (RM3, Rocchio, their fusion) over development queries only"),
 }

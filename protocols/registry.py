@@ -110,6 +110,16 @@ ENTITY_WALK_FAMILY = AddMethodFamily(  # protocol v4 (docs/graph-v4.md): frozen 
     graph_builder="document_entity_graph_v1",
 )
 
+PRF_FAMILY = AddMethodFamily(  # protocol v5 (docs/prf.md): parameters chosen on development rows only
+    title_suffix=" (v5: plus pseudo-relevance feedback: RM3, Rocchio and their fusion)",
+    methods={"bm25_rm3_v1": {"route": "prf", "profile": "bm25_rm3_v1", "limit": 10},
+             "cosine_rocchio_v1": {"route": "prf", "profile": "cosine_rocchio_v1", "limit": 10},
+             "prf_hybrid_v1": {"route": "prf", "profile": "prf_hybrid_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_hybrid_balanced", "baseline": "prf_hybrid_v1", "label": "confirmatory"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "lexical": "bm25_v1"},
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -247,6 +257,22 @@ SUITE_GRAPH_V4 = SuitePin(  # frozen before any test campaign ran under it (docs
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+SUITE_PRF_V1 = SuitePin(  # frozen before any test campaign ran under it (docs/prf.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), v5: does the graph "
+          "(graph_hybrid_balanced, typed paths) beat the best non-graph second step (prf_hybrid_v1: RM3 over "
+          "bm25_v1 and Rocchio over cosine_exact_v1, fused as weighted_rrf_v2) on nDCG@10 across datasets? "
+          "Secondary: what the feedback step adds to weighted_rrf_v2, and RM3 against bm25_v1.",
+    datasets=(("musique", "musique-sample-v5.json"), ("hotpotqa", "hotpotqa-sample-v5.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-v5.json")),
+    primary_contrast={"candidate": "graph_hybrid_balanced", "baseline": "prf_hybrid_v1", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=({"candidate": "prf_hybrid_v1", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                          "label": "secondary"},
+                         {"candidate": "bm25_rm3_v1", "baseline": "lexical", "metric": "ndcg@10",
+                          "label": "secondary"}),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
@@ -371,6 +397,10 @@ DECLARED: tuple[Declared, ...] = (
     Declared("hotpotqa-sample-v4.json", "hotpotqa-sample-v3", ENTITY_WALK_FAMILY),
     Declared("2wikimultihopqa-sample-v4.json", "2wikimultihopqa-sample-v3", ENTITY_WALK_FAMILY),
     Declared("suite-graph-v4.json", None, SUITE_GRAPH_V4),
+    Declared("musique-sample-v5.json", "musique-sample-v4", PRF_FAMILY),
+    Declared("hotpotqa-sample-v5.json", "hotpotqa-sample-v4", PRF_FAMILY),
+    Declared("2wikimultihopqa-sample-v5.json", "2wikimultihopqa-sample-v4", PRF_FAMILY),
+    Declared("suite-prf-v1.json", None, SUITE_PRF_V1),
 )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from protocols.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.rescue import RESCUE_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
@@ -136,6 +137,8 @@ ROUTES: dict[str, Route] = {
     "ann": Route("ann", ("profile", VECTOR, "limit"), profiles=ANN_PROFILES),
     # protocol v3 (docs/graph-v3.md)
     "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles=WALK_PROFILES),
+    # protocol v5 (docs/prf.md): RM3, Rocchio and their fusion
+    "prf": Route("prf", ("profile", TEXT, VECTOR, "limit"), profiles=PRF_PROFILES),
     # issue 28: HippoRAG-style PPR over the NER (or name) entity graph (docs/field-graphs.md)
     "ppr": Route("ppr", ("profile", TEXT, VECTOR, ENTITIES, "limit"), profiles=PPR_PROFILES),
 }

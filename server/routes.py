@@ -21,6 +21,7 @@ from protocols.routes import ROUTES, check_bindings
 from server import validation
 from server.ann.page import search_ann
 from server.errors import ApiError
+from server.prf.page import search_prf
 from server.rescue.page import search_rescue
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.profiles import PROFILES, ROUTE_PROFILES
@@ -49,6 +50,7 @@ HANDLERS: dict[str, Handler] = {
     "rescue": Handler(search_rescue, ROUTES["rescue"].profiles),  # server/rescue (docs/rescue.md)
     "ann": Handler(search_ann, ROUTES["ann"].profiles, defaults=("profile",)),  # server/ann (docs/scale.md)
     "walk": Handler(search_walk, ROUTES["walk"].profiles),  # server/walk (docs/graph-v3.md)
+    "prf": Handler(search_prf, ROUTES["prf"].profiles),  # server/prf (docs/prf.md)
     "ppr": Handler(search_ppr, ROUTES["ppr"].profiles),  # server/ppr (docs/field-graphs.md)
 }
 check_bindings("server/routes.py", "handler", HANDLERS)

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.ann import check_ann
-from evaluator.verification.rescue import check_rescue
 from evaluator.verification.ppr import check_ppr
+from evaluator.verification.prf import check_prf
+from evaluator.verification.rescue import check_rescue
 from evaluator.verification.walk import check_walk
 from protocols.routes import check_bindings
 
@@ -49,6 +50,7 @@ VERIFIERS: dict[str, Verifier] = {
     "rescue": check_rescue,  # evaluator/verification/rescue.py (docs/rescue.md)
     "ann": check_ann,  # evaluator/verification/ann.py (docs/scale.md)
     "walk": check_walk,  # evaluator/verification/walk.py (docs/graph-v3.md)
+    "prf": check_prf,  # evaluator/verification/prf.py (docs/prf.md)
     "ppr": check_ppr,  # evaluator/verification/ppr.py (docs/field-graphs.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

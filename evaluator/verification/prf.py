@@ -1,0 +1,180 @@
+"""Independent check of a `prf` page (`bm25_rm3_v1`, `cosine_rocchio_v1`, `prf_hybrid_v1`, docs/prf.md).
+
+Recomputed from the frozen inputs with the evaluator's own BM25, cosine and fusion (never the
+server's code): the feedback documents (the first pass's best `fb_docs`), RM3's relevance model
+and every term of the expanded query with its weight, Rocchio's moved query vector, the second
+pass's scores and, for the hybrid, the exact weighted reciprocal-rank fusion of the two. The float
+channels are compared as the lab's BM25 and cosine checks compare them (rc.BM25_TOLERANCE,
+rc.COSINE_TOLERANCE: the two sides sum in other orders); the fused scores exactly (rationals).
+A feedback id, an expansion term or a weight that is not the recomputation's fails the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from evaluator.verification import recompute as rc
+from evaluator.verification.exact import ZERO, rational
+
+
+def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """(feedback documents with their BM25 scores, expanded query terms with weights), recomputed.
+
+    Written from the definition (docs/prf.md) term by term: for each candidate term, its weight is
+    the sum over feedback documents of (its tf / the document's kept length) * the document's
+    score, so the loops run over terms, not documents (the server runs over documents)."""
+    bm25 = checker.bm25
+    feedback = rc.ordered(checker.lexical(query), profile["fb_docs"])
+    documents = len(bm25.lengths)
+    rule = profile["term_filter"]
+
+    def kept(term: str) -> bool:
+        return (rule["min_length"] <= len(term) <= rule["max_length"]
+                and len(bm25.postings.get(term, ())) <= rule["max_document_share"] * documents)
+
+    kept_length = {rid: sum(tf for term, tf in bm25.term_frequencies[rid].items() if kept(term))
+                   for rid, _ in feedback}
+    vocabulary = sorted({term for rid, _ in feedback for term in bm25.term_frequencies[rid] if kept(term)})
+    weights = {}
+    for term in vocabulary:
+        weights[term] = math.fsum(bm25.term_frequencies[rid][term] / kept_length[rid] * score
+                                  for rid, score in feedback if bm25.term_frequencies[rid].get(term))
+    chosen = sorted(weights, key=lambda term: (-weights[term], term))[: profile["fb_terms"]]
+    total = math.fsum(weights[term] for term in chosen)
+    relevance = {term: weights[term] / total for term in chosen} if total > 0 else {}
+    terms = list(dict.fromkeys(rc.bm25_tokens(query["question"])))
+    lam = profile["original_query_weight"]
+    final = {}
+    for term in set(terms) | set(relevance):
+        value = lam * (1.0 / len(terms) if term in terms else 0.0) + (1.0 - lam) * relevance.get(term, 0.0)
+        if value > 0:
+            final[term] = value
+    return feedback, sorted(final.items(), key=lambda item: (-item[1], item[0]))
+
+
+def expanded_scores(checker, terms: list[tuple[str, float]]) -> rc.Scores:
+    """The second pass: per record, sum of weight * bm25_v1 term score over the expanded terms."""
+    bm25 = checker.bm25
+    arrays = bm25._arrays()
+    avgdl = bm25.average_length
+    total = np.zeros(len(arrays.ids), dtype=np.float64)
+    touched = np.zeros(len(arrays.ids), dtype=bool)
+    for term, weight in terms:
+        positions, tf = arrays.postings.get(term, (None, None))
+        if positions is None:
+            continue
+        norm = bm25.k1 * (1.0 - bm25.b + bm25.b * arrays.lengths[positions] / avgdl)
+        total[positions] += weight * (bm25.idf(term) * tf * (bm25.k1 + 1.0) / (tf + norm))
+        touched[positions] = True
+    return rc.Scores(arrays.ids, arrays.position, total, touched)
+
+
+def moved_scores(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], rc.Scores]:
+    """(feedback documents with their cosines, every record's cosine to the moved query)."""
+    feedback = rc.ordered(checker.cosines(query), profile["fb_docs"])
+    q = np.asarray(checker.frozen.query_vectors[query["id"]], dtype=np.float64)
+    moved = q / float(np.linalg.norm(q))
+    if feedback:
+        rows = [checker.vectors[rid] / float(np.linalg.norm(checker.vectors[rid])) for rid, _ in feedback]
+        moved = moved + profile["beta"] * (np.sum(rows, axis=0) / len(rows))
+    return feedback, checker.cosine_index.scores(moved)
+
+
+def _lexical(checker, query, name):
+    work = checker.work(query).hybrid  # the query's shared work: one recomputation for every page
+    key = f"prf:{name}"
+    if key not in work:
+        profile = checker.profiles[name]
+        feedback, terms = expansion(checker, query, profile)
+        work[key] = (feedback, terms, expanded_scores(checker, terms))
+    return work[key]
+
+
+def _semantic(checker, query, name):
+    work = checker.work(query).hybrid
+    key = f"prf:{name}"
+    if key not in work:
+        work[key] = moved_scores(checker, query, checker.profiles[name])
+    return work[key]
+
+
+def _check_documents(have, want, score_key, tolerance, where, fail) -> None:
+    listed = [(d.get("id"), d.get("rank")) for d in have or []]
+    if listed != [(rid, r) for r, (rid, _) in enumerate(want, start=1)]:
+        fail(None, f"{where}.documents", f"{listed}, recomputed {[rid for rid, _ in want]}")
+        return
+    for d, (rid, score) in zip(have, want):
+        if not rc.near_tie(d.get(score_key, float("nan")), score, tolerance):
+            fail(None, f"{where}.documents", f"{rid} {score_key} {d.get(score_key)}, recomputed {score!r}")
+
+
+def check_rm3_block(checker, query, block, name, fail) -> tuple[list, rc.Scores]:
+    feedback, terms, scores = _lexical(checker, query, name)
+    _check_documents((block or {}).get("documents"), feedback, "score", rc.BM25_TOLERANCE, "feedback.lexical", fail)
+    have = [(e.get("term"), e.get("weight")) for e in (block or {}).get("expansion") or []]
+    if [t for t, _ in have] != [t for t, _ in terms]:
+        fail(None, "feedback.lexical.expansion", f"terms {[t for t, _ in have]}, recomputed {[t for t, _ in terms]}")
+    else:
+        for (term, weight), (_, want) in zip(have, terms):
+            if not isinstance(weight, float) or not rc.near_tie(weight, want, rc.BM25_TOLERANCE):
+                fail(None, "feedback.lexical.expansion", f"{term} weight {weight}, recomputed {want!r}")
+    return feedback, scores
+
+
+def check_rocchio_block(checker, query, block, name, fail) -> rc.Scores:
+    feedback, scores = _semantic(checker, query, name)
+    _check_documents((block or {}).get("documents"), feedback, "cosine", rc.COSINE_TOLERANCE, "feedback.semantic",
+                     fail)
+    if (block or {}).get("beta") != checker.profiles[name]["beta"]:
+        fail(None, "feedback.semantic.beta", f"{(block or {}).get('beta')}, profile {checker.profiles[name]['beta']}")
+    return scores
+
+
+def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    name = spec["profile"]
+    profile = checker.profiles[name]
+    hits = page.get("hits") or []
+    feedback = page.get("feedback") or {}
+    if profile["channel"] == "lexical":
+        _, scores = check_rm3_block(checker, query, feedback.get("lexical"), name, fail)
+        checker.check_single(query, hits, "lexical", scores, rc.BM25_TOLERANCE, {"limit": spec["limit"]}, fail)
+        return
+    if profile["channel"] == "semantic":
+        scores = check_rocchio_block(checker, query, feedback.get("semantic"), name, fail)
+        checker.check_single(query, hits, "semantic", scores, rc.COSINE_TOLERANCE,
+                             {"limit": spec["limit"], "min_score": profile["min_score"]}, fail)
+        return
+    channels = profile["channels"]
+    _, lex = check_rm3_block(checker, query, feedback.get("lexical"), channels["lexical"]["profile"], fail)
+    sem = check_rocchio_block(checker, query, feedback.get("semantic"), channels["semantic"]["profile"], fail)
+    sem_profile = checker.profiles[channels["semantic"]["profile"]]
+    lists = {"lexical": rc.ordered(lex, channels["lexical"]["depth"]),
+             "semantic": rc.ordered(sem, channels["semantic"]["depth"], min_score=sem_profile["min_score"])}
+    fused = rc.rrf({c: [rid for rid, _ in lst] for c, lst in lists.items()},
+                   {c: channels[c]["weight"] for c in channels}, profile["k"])
+    raw = {c: dict(lst) for c, lst in lists.items()}
+    tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+    for i, hit in enumerate(hits, start=1):
+        values = {}
+        for channel, spec_c in channels.items():
+            entry = (hit.get("channels") or {}).get(channel)
+            rank = entry.get("rank") if entry else None
+            mine = fused.get(hit["id"], {"ranks": {}})["ranks"].get(channel)
+            if rank != mine and not checker._channel_near_tie(lists[channel], hit["id"], rank, tolerance[channel]):
+                fail(i, f"channels.{channel}.rank", f"{rank}, recomputed {mine}")
+            if rank is not None and not rc.near_tie(entry.get("raw_score", float("nan")),
+                                                    raw[channel].get(hit["id"], float("nan")), tolerance[channel]):
+                fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
+                                                         f"{raw[channel].get(hit['id'])}")
+            values[channel] = ZERO if rank is None else rational(spec_c["weight"]) / (profile["k"] + rank)
+        checker.check_exact(hit, i, values, fail)
+    checker.check_order(hits, fail, exact=True)
+    want = rc.fused_order(fused)[: spec["limit"]]
+    have = [h["id"] for h in hits]
+    if have != want and not checker._explained_by_near_ties(have, want, lists, tolerance):
+        first = rc.first_difference(have, want)
+        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                              f"{want[first] if first < len(want) else None}")
