@@ -92,7 +92,8 @@ def recompute(query_entities: Sequence[str], relations: Sequence[Mapping], base:
     order += [(rid, None, base_rank[rid]) for rid, _ in base if rid not in set(ranked)]
     return {"iterations": profile["iterations"], "subgraph_nodes": len(nodes),
             "seeds": [{"node": n, "reset": reset[n]} for n in sorted(reset)],
-            "hits": [{"rank": i, "id": rid, "mass": mass, "base_rank": br}
+            "hits": [{"rank": i, "id": rid, "score": float(Fraction(mass, 1 << bits)) if mass is not None else -float(br),
+                      "mass": mass, "base_rank": br}
                      for i, (rid, mass, br) in enumerate(order[:limit], start=1)]}
 
 
@@ -132,6 +133,6 @@ def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
                   "target": checker.record_of[rel["target"]], "provenance": rel["provenance"]}
                  for rel in checker.frozen.relations["relations"] if rel["kind"] in profile["graph"]["kinds"]]
     want = recompute(entities, relations, base, profile, spec["limit"])
-    hits = [{key: hit.get(key) for key in ("rank", "id", "mass", "base_rank")} for hit in page.get("hits") or []]
+    hits = [{key: hit.get(key) for key in ("rank", "id", "score", "mass", "base_rank")} for hit in page.get("hits") or []]
     for failure in ppr_failures(page.get("ppr") or {}, hits, want):
         fail(None, "ppr", failure)

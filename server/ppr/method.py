@@ -31,6 +31,7 @@ class Ranked:
     mass: dict[str, int]  # node -> mass after the last iteration
     iterations: int
     subgraph_nodes: int
+    grid_bits: int
     order: list[tuple[str, int | None, int | None]]  # (passage id, mass or None, base rank or None)
 
 
@@ -79,7 +80,8 @@ def rank_ppr(query_entities: Sequence[str], holders: Mapping[str, Sequence[str]]
     order = [(rid, value, base_rank.get(rid)) for value, rid in massive]
     ranked = {rid for rid, _, _ in order}
     order += [(rid, None, base_rank[rid]) for rid, _ in base if rid not in ranked]
-    return Ranked(reset, mass, profile["iterations"], len(neighbours), order[:limit])
+    return Ranked(reset, mass, profile["iterations"], len(neighbours), profile["arithmetic"]["grid_bits"],
+                  order[:limit])
 
 
 def _subgraph(reset: Mapping[str, int], holders: Mapping[str, Sequence[str]],
@@ -97,12 +99,19 @@ def _subgraph(reset: Mapping[str, int], holders: Mapping[str, Sequence[str]],
     return {node: sorted(other for other in adjacent(node) if other in inside) for node in inside}
 
 
+def _score(mass: int | None, base_rank: int | None, grid: int) -> float:
+    """A hit's score, as the order is: its mass as a fraction of the reset total (exact in a float,
+    a power-of-two grid), or for a backfilled passage minus its base rank, below every mass."""
+    return mass / grid if mass is not None else float(-base_rank)
+
+
 def page_section(ranked: Ranked) -> tuple[dict, list[dict]]:
     """What a page carries for the verifier: the seeds (reset integers), the iteration count, the
     subgraph's size, and each ranked passage's mass (None for a backfilled one) and base rank."""
     section = {"iterations": ranked.iterations, "subgraph_nodes": ranked.subgraph_nodes,
                "seeds": [{"node": node, "reset": value} for node, value in sorted(ranked.reset.items())]}
-    hits = [{"rank": i, "id": rid, "mass": mass, "base_rank": base_rank}
+    grid = 1 << ranked.grid_bits
+    hits = [{"rank": i, "id": rid, "score": _score(mass, base_rank, grid), "mass": mass, "base_rank": base_rank}
             for i, (rid, mass, base_rank) in enumerate(ranked.order, start=1)]
     return section, hits
 
