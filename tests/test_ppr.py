@@ -92,3 +92,24 @@ def test_a_hand_edited_mass_seed_or_iteration_count_fails():
     section_f, hits_f = page_section(rank_ppr(query, holders, base, fewer, 10))
     section_f["iterations"] = profile["iterations"]
     assert ppr_failures(section_f, hits_f, want)
+
+
+def test_the_servers_entity_tables_follow_every_write():
+    from server.ppr.page import cached_tables
+    from server.retrieval.indexes import ScopeIndex
+
+    index = ScopeIndex("s")
+    for rid in ("a", "b", "c"):
+        index.put_memory(rid, 1, f"text {rid}")
+
+    def relation(rid, source, target, text, revision=1):
+        return {"id": rid, "revision": 1, "kind": "shares_entity", "source": {"id": source, "revision": revision},
+                "target": {"id": target, "revision": 1}, "provenance": {"evidence_ref": "entity:" + text}}
+
+    index.put_relation(relation("r1", "a", "b", "x"))
+    assert cached_tables(index, ["shares_entity"])[0] == {"x": ["a", "b"]}
+    index.put_relation(relation("r2", "a", "c", "x"))
+    assert cached_tables(index, ["shares_entity"])[0] == {"x": ["a", "b", "c"]}
+    index.put_memory("c", 2, "text c, revised")  # r2 names revision 1 of c: no longer eligible
+    holders, entities_of = cached_tables(index, ["shares_entity"])
+    assert holders == {"x": ["a", "b"]} and entities_of == {"a": ["x"], "b": ["x"]}

@@ -51,17 +51,25 @@ def reset_weights(query_entities: Sequence[str], holders: Mapping[str, Sequence[
     return weights
 
 
-def rank_ppr(query_entities: Sequence[str], holders: Mapping[str, Sequence[str]],
-             base: Sequence[tuple[str, Fraction]], profile: Mapping, limit: int) -> Ranked:
-    """holders: entity text -> its passages, ascending; base: the fused list (id, exact score)."""
-    grid = 1 << profile["arithmetic"]["grid_bits"]
-    weights = reset_weights(query_entities, holders, base, Fraction(profile["reset"]["passage_weight"]))
-    total = sum(weights.values(), Fraction(0))
-    reset = {node: (w * grid) // total for node, w in sorted(weights.items())} if total else {}
+def entities_by_passage(holders: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """passage id -> the entities it holds (the inverse of `holders`)."""
     entities_of: dict[str, list[str]] = {}
     for text, passages in holders.items():
         for rid in passages:
             entities_of.setdefault(rid, []).append(text)
+    return entities_of
+
+
+def rank_ppr(query_entities: Sequence[str], holders: Mapping[str, Sequence[str]],
+             base: Sequence[tuple[str, Fraction]], profile: Mapping, limit: int,
+             entities_of: Mapping[str, Sequence[str]] | None = None) -> Ranked:
+    """holders: entity text -> its passages, ascending; base: the fused list (id, exact score);
+    entities_of: its inverse, when the caller keeps one."""
+    grid = 1 << profile["arithmetic"]["grid_bits"]
+    weights = reset_weights(query_entities, holders, base, Fraction(profile["reset"]["passage_weight"]))
+    total = sum(weights.values(), Fraction(0))
+    reset = {node: (w * grid) // total for node, w in sorted(weights.items())} if total else {}
+    entities_of = entities_by_passage(holders) if entities_of is None else entities_of
     neighbours = _subgraph(reset, holders, entities_of, profile["subgraph"]["radius"])
     mass = dict(reset)
     for _ in range(profile["iterations"]):

@@ -17,7 +17,7 @@ from protocols.canonical import digest
 from protocols.profiles.ppr import PPR_PROFILES
 from server import validation
 from server.errors import ApiError
-from server.ppr.method import page_section, rank_ppr
+from server.ppr.method import entities_by_passage, page_section, rank_ppr
 from server.receipts import vector_sha256
 from server.retrieval import lexical, semantic
 from server.retrieval.fusion import fuse
@@ -32,6 +32,18 @@ def _entities(value) -> list[str]:
                        f"query_entities must be a list of at most {MAX_ENTITIES} non-empty strings, "
                        f"got {validation.shown(value)}")
     return sorted(set(value))
+
+
+def cached_tables(index, kinds) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(entity -> passages, passage -> entities), kept on the index until a record or relation is
+    written (`index.writes`): regrouping every relation on each request was most of the route's time."""
+    key = ("ppr_tables", tuple(kinds))
+    cached = index.derived_indexes.get(key)
+    if cached is None or cached[0] != index.writes:
+        holders = index_holders(index, kinds)
+        cached = (index.writes, holders, entities_by_passage(holders))
+        index.derived_indexes[key] = cached
+    return cached[1], cached[2]
 
 
 def index_holders(index, kinds) -> dict[str, list[str]]:
@@ -69,8 +81,9 @@ def search_ppr(index, body: dict) -> dict:
         sem = semantic.cosine(index, semantic.prepare_query(space, vector),
                               channels["semantic"]["depth"], channels["semantic"]["min_score"])
         fused = fuse(spec, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})[: spec["depth"]]
-        holders = index_holders(index, profile["graph"]["kinds"])
-        ranked = rank_ppr(entities, holders, [(e.id, Fraction(*e.score)) for e in fused], profile, limit)
+        holders, entities_of = cached_tables(index, profile["graph"]["kinds"])
+        ranked = rank_ppr(entities, holders, [(e.id, Fraction(*e.score)) for e in fused], profile, limit,
+                          entities_of)
         section, order = page_section(ranked)
         hits = []
         for entry in order:
