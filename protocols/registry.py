@@ -131,6 +131,14 @@ PPR_FAMILY = AddMethodFamily(  # field-graphs v1 (docs/field-graphs.md): HippoRA
     graph_builder="document_ner_graph_v1",
 )
 
+PPR_FAMILY_GENERAL = AddMethodFamily(  # the general protocol whose profiles join the server catalog (no PRF parent)
+    title_suffix=PPR_FAMILY.title_suffix,
+    methods=PPR_FAMILY.methods,
+    primary_contrast=PPR_FAMILY.primary_contrast,
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2"},
+    graph_builder="document_ner_graph_v1",
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -428,6 +436,7 @@ DECLARED: tuple[Declared, ...] = (
     Declared("hotpotqa-sample-v5.json", "hotpotqa-sample-v4", PRF_FAMILY),
     Declared("2wikimultihopqa-sample-v5.json", "2wikimultihopqa-sample-v4", PRF_FAMILY),
     Declared("suite-prf-v1.json", None, SUITE_PRF_V1),
+    Declared("graph-multihop-protocol-field-graphs-v1.json", "graph-multihop-protocol-v4", PPR_FAMILY_GENERAL),
     Declared("musique-sample-field-graphs-v1.json", "musique-sample-v5", PPR_FAMILY),
     Declared("hotpotqa-sample-field-graphs-v1.json", "hotpotqa-sample-v5", PPR_FAMILY),
     Declared("2wikimultihopqa-sample-field-graphs-v1.json", "2wikimultihopqa-sample-v5", PPR_FAMILY),
