@@ -87,3 +87,18 @@ def test_a_hand_edited_page_fails_the_audit(campaign, edit, tmp_path):
     out = audit(inputs, edited)
     assert out.returncode == 1
     assert f"FAIL pages rows[{i}]" in out.stdout and "ppr" in out.stdout
+
+
+def test_the_fixture_refuses_query_entities_that_are_not_every_query(ppr_inputs):
+    from builders.embedding.contract import FixtureError, validate_fixture
+
+    fixture = json.loads(ppr_inputs.fixture.read_text())
+    validate_fixture(fixture)
+    dropped = copy.deepcopy(fixture)
+    dropped["query_entities"]["queries"].pop()
+    with pytest.raises(FixtureError, match="query_entities.queries"):
+        validate_fixture(dropped)
+    malformed = copy.deepcopy(fixture)
+    malformed["query_entities"]["queries"][0]["entities"] = [["only text"]]
+    with pytest.raises(FixtureError, match=r"query_entities.queries\[0\]"):
+        validate_fixture(malformed)
