@@ -102,3 +102,20 @@ def test_the_fixture_refuses_query_entities_that_are_not_every_query(ppr_inputs)
     malformed["query_entities"]["queries"][0]["entities"] = [["only text"]]
     with pytest.raises(FixtureError, match=r"query_entities.queries\[0\]"):
         validate_fixture(malformed)
+
+
+def test_the_field_graphs_dev_harness_prints_the_development_table(ppr_inputs, capsys):
+    """lab bench field-graphs-dev scores the six methods on the development rows only, from the
+    run's frozen protocol and fixture (docs/field-graphs.md)."""
+    from bench.field_graphs_dev import METHODS, main as harness
+
+    assert harness(["--runs", f"synthetic={ppr_inputs.root}"]) == 0
+    out = capsys.readouterr()
+    assert "test rows never read" in out.err
+    rows = [line for line in out.out.splitlines() if line.startswith("| graph_") or line.startswith("| weighted")
+            or line.startswith("| prf_")]
+    assert [row.split(" | ")[0][2:] for row in rows] == list(METHODS)
+    for row in rows:  # every figure is a fraction in [0, 1]
+        cells = [c for c in row.strip("| ").split(" | ")[1:]]
+        values = [float(v) for cell in cells for v in cell.split(" / ")]
+        assert all(0.0 <= v <= 1.0 for v in values)
