@@ -24,4 +24,5 @@ BENCHES: dict[str, tuple[str, str]] = {
     "graph-v3-dev": ("bench.graph_v3_dev", "graph-v3 design harness over development queries only"),
     "graph-v4-dev": ("bench.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
     "prf-dev": ("bench.prf_dev", "PRF design harness (RM3, Rocchio, their fusion) over development queries only"),
+    "field-graphs-dev": ("bench.field_graphs_dev", "field-graphs design table (ppr profiles beside three baselines) over development queries only"),
 }

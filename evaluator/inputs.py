@@ -60,6 +60,17 @@ class Frozen:
     def space_id(self) -> str:
         return self.fixture["space_id"]
 
+    def query_entities(self, query_id: str) -> list[str]:
+        """The query's entity texts from the fixture (builders/ner.py), distinct, sorted; refused when
+        the fixture was built without them (`lab embed --query-entities`)."""
+        table = self.fixture.get("query_entities")
+        if table is None:
+            raise InputMismatch("fixture: no query_entities (build it with lab embed --query-entities)")
+        for entry in table["queries"]:
+            if entry["id"] == query_id:
+                return sorted({text for text, _ in entry["entities"]})
+        raise InputMismatch(f"fixture: query_entities has no query {query_id}")
+
     def split_queries(self, split: str) -> list[dict]:
         return sorted((q for q in self.source["queries"] if q["split"] == split), key=lambda q: q["id"])
 

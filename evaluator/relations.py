@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from protocols.canonical import digest
 
 ENTITY_METHOD = "document_entity_graph_v1"
+NER_METHOD = "document_ner_graph_v1"
+NER_KIND = "shares_entity"
 KIND = "shares_name"
 EVIDENCE_PREFIX = "shared_name:"
 MIN_SINGLE_CHARS = 4
@@ -28,10 +30,23 @@ WORD = re.compile(r"\w+")
 def entity_failures(relations: Mapping) -> list[str]:
     """Differences between the file's entity relations and the recomputation; [] when they agree
     or when the file is not an entity graph."""
+    if relations.get("method") == NER_METHOD:
+        return _name_failures(relations, _v4_policy(relations["policy"])) + ner_failures(relations)
     if relations.get("method") != ENTITY_METHOD:
         return []
-    policy = relations["policy"]["entity"]
-    revision = digest(relations["policy"])
+    return _name_failures(relations, relations["policy"])
+
+
+def _v4_policy(ner_policy: Mapping) -> dict:
+    """document_entity_graph_v1's policy inside document_ner_graph_v1's: its name relations keep
+    the v4 revision, so the v4 policy is what their revision digests."""
+    return {"method": ENTITY_METHOD, "inputs": ner_policy["inputs"], "title_graph": ner_policy["title_graph"],
+            "entity": ner_policy["entity"]}
+
+
+def _name_failures(relations: Mapping, whole_policy: Mapping) -> list[str]:
+    policy = whole_policy["entity"]
+    revision = digest(whole_policy)
     want = {}
     for (source, target), key in recompute_links(relations["projection"], policy).items():
         edge_id = "edge-" + digest([source, target, KIND])
@@ -126,3 +141,43 @@ def _trim(run: list[str], leading: frozenset) -> list[str]:
     while start < end and run[start].casefold() in leading:
         start += 1
     return [word.casefold() for word in run[start:end]]
+
+
+def ner_failures(relations: Mapping) -> list[str]:
+    """document_ner_graph_v1's `shares_entity` relations against the evaluator's own reading of the
+    pinned NER output (the model is an input pinned by `ner_digest`, not re-run): for each entity
+    text, the set of passages whose entities hold it; a set of 2 to the policy's maximum passages
+    gives a star from its smallest id. Same ids, ends, evidence and provenance, or a failure."""
+    ner_output, policy = relations.get("ner"), relations["policy"]["ner"]
+    if not isinstance(ner_output, Mapping) or digest(ner_output) != relations.get("ner_digest"):
+        return ["the NER output is missing or is not the one ner_digest pins"]
+    if sorted(d["id"] for d in ner_output["documents"]) != sorted(d["id"] for d in relations["projection"]):
+        return ["the NER output's documents are not the projection's"]
+    passages: dict[str, set[str]] = {}
+    for doc in ner_output["documents"]:
+        for text, _label in doc["entities"]:
+            passages.setdefault(text, set()).add(doc["id"])
+    low, high = policy["documents"]
+    revision = digest(relations["policy"])
+    model = ner_output["model"]
+    label = f"{model['model_distribution']}=={model['model_version']} files:{digest(model['file_sha256'])[:16]}"
+    want = {}
+    for text, held in passages.items():
+        evidence = policy["evidence_ref"].replace("<entity>", text)
+        if not low <= len(held) <= high or len(evidence) > 1024:
+            continue
+        first, *rest = sorted(held)
+        for other in rest:
+            edge_id = "edge-" + digest([first, other, NER_KIND, text])
+            want[edge_id] = {"id": edge_id, "kind": NER_KIND, "source": first, "target": other,
+                             "provenance": {"origin": policy["origin"], "method": NER_METHOD,
+                                            "method_revision": revision, "evidence_ref": evidence,
+                                            "model": label}}
+    have = {rel["id"]: rel for rel in relations["relations"] if rel.get("kind") == NER_KIND}
+    failures = [f"relation {rid} ({want[rid]['provenance']['evidence_ref']}) is missing"
+                for rid in sorted(set(want) - set(have))]
+    failures += [f"relation {rid} ({have[rid]['provenance'].get('evidence_ref')}) links no shared entity"
+                 for rid in sorted(set(have) - set(want))]
+    failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
+                 for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
+    return failures

@@ -21,6 +21,7 @@ from protocols.canonical import sha256_bytes
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from protocols.errors import CheckFailed, RefusedInput
 from protocols.files import refuse_existing, save
+from protocols.routes import ENTITIES, route_of
 from protocols.run_dir import RunDir
 from protocols.schema import load_protocol
 
@@ -45,13 +46,15 @@ class Finished:
 def embed_arguments(protocol: dict) -> list[str]:
     """The encoder a protocol pins (embedding_space) as `lab embed build` options; none for a
     protocol that pins no space (the builder's default model)."""
+    # a protocol with a method whose requests carry the query's entities needs them in the fixture
+    entities = ["--query-entities"] if any(ENTITIES in route_of(m).request for m in protocol["methods"].values()) else []
     pinned = protocol.get(EMBEDDING_SPACE)
     if pinned is None:
-        return []
+        return entities
     args = ["--provider", pinned["provider"]]
     if "variant" in pinned["provenance"]:
         args += ["--variant", pinned["provenance"]["variant"]]
-    return args
+    return args + entities
 
 
 def synthetic_files(protocol: dict, path: Path) -> None:

@@ -120,6 +120,25 @@ PRF_FAMILY = AddMethodFamily(  # protocol v5 (docs/prf.md): parameters chosen on
               "lexical": "bm25_v1"},
 )
 
+PPR_FAMILY = AddMethodFamily(  # field-graphs v1 (docs/field-graphs.md): HippoRAG's published defaults, no tuning
+    title_suffix=" (field-graphs v1: plus HippoRAG-style PPR over spaCy entities and over the v4 names)",
+    methods={"graph_ppr": {"route": "ppr", "profile": "ppr_entity_v1", "limit": 10},
+             "graph_ppr_passages": {"route": "ppr", "profile": "ppr_entity_passages_v1", "limit": 10},
+             "graph_ppr_names": {"route": "ppr", "profile": "ppr_names_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_ppr", "baseline": "graph_hybrid_balanced", "label": "confirmatory"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "prf_hybrid_v1": "prf_hybrid_v1"},
+    graph_builder="document_ner_graph_v1",
+)
+
+PPR_FAMILY_GENERAL = AddMethodFamily(  # the general protocol whose profiles join the server catalog (no PRF parent)
+    title_suffix=PPR_FAMILY.title_suffix,
+    methods=PPR_FAMILY.methods,
+    primary_contrast=PPR_FAMILY.primary_contrast,
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2"},
+    graph_builder="document_ner_graph_v1",
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -273,6 +292,22 @@ SUITE_PRF_V1 = SuitePin(  # frozen before any test campaign ran under it (docs/p
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+SUITE_FIELD_GRAPHS_V1 = SuitePin(  # frozen before any test campaign ran under it (docs/field-graphs.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), field-graphs v1: does "
+          "HippoRAG-style personalized PageRank over spaCy entities (graph_ppr, ppr_entity_v1 over "
+          "document_ner_graph_v1, the published defaults) beat graph_hybrid_balanced on nDCG@10 across "
+          "datasets? Secondary: against weighted_rrf_v2 and against prf_hybrid_v1.",
+    datasets=(("musique", "musique-sample-field-graphs-v1.json"), ("hotpotqa", "hotpotqa-sample-field-graphs-v1.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-field-graphs-v1.json")),
+    primary_contrast={"candidate": "graph_ppr", "baseline": "graph_hybrid_balanced", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=({"candidate": "graph_ppr", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                          "label": "secondary"},
+                         {"candidate": "graph_ppr", "baseline": "prf_hybrid_v1", "metric": "ndcg@10",
+                          "label": "secondary"}),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
@@ -402,6 +437,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("2wikimultihopqa-sample-v5.json", "2wikimultihopqa-sample-v4", PRF_FAMILY),
     Declared("suite-prf-v1.json", None, SUITE_PRF_V1),
     Declared("graph-multihop-protocol-prf-v1.json", "graph-multihop-protocol-v4", PRF_FAMILY),  # the general protocol whose PRF profiles join the server catalog
+    Declared("graph-multihop-protocol-field-graphs-v1.json", "graph-multihop-protocol-v4", PPR_FAMILY_GENERAL),
+    Declared("musique-sample-field-graphs-v1.json", "musique-sample-v5", PPR_FAMILY),
+    Declared("hotpotqa-sample-field-graphs-v1.json", "hotpotqa-sample-v5", PPR_FAMILY),
+    Declared("2wikimultihopqa-sample-field-graphs-v1.json", "2wikimultihopqa-sample-v5", PPR_FAMILY),
+    Declared("suite-field-graphs-v1.json", None, SUITE_FIELD_GRAPHS_V1),
 )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from protocols.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
 from protocols.profiles.prf import PRF_PROFILES
+from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.rescue import RESCUE_PROFILES
 from protocols.profiles.v1 import v1_route
 from protocols.profiles.walk import WALK_PROFILES
@@ -30,7 +31,8 @@ TEXT = "query"  # the query's text, sent as `query`
 VECTOR = "vector"  # the query's vector in the fixture's space, sent as `query_vector` and `space_id`
 VECTOR_IF_HYBRID_SEED = "vector_if_hybrid_seed"  # the vector, for a method whose seed is "hybrid" only
 VECTOR_FIELDS = ("query_vector", "space_id")
-_QUERY_PARTS = (TEXT, VECTOR, VECTOR_IF_HYBRID_SEED)
+ENTITIES = "query_entities"  # the query's NER entities from the fixture (docs/field-graphs.md), sent as they are
+_QUERY_PARTS = (TEXT, VECTOR, VECTOR_IF_HYBRID_SEED, ENTITIES)
 _EVERY_METHOD = ("profile", "limit")  # fields every method and every request has
 
 MethodCheck = Callable[[Fields, dict, str, dict], None]  # (fields, method, its path, the protocol's profiles)
@@ -64,13 +66,18 @@ class Route:
         """Whether a request of `method` carries the query vector (so its page carries the receipt)."""
         return VECTOR in self.request or (VECTOR_IF_HYBRID_SEED in self.request and method.get("seed") == "hybrid")
 
-    def body(self, method: Mapping, text: str, vector: Callable[[], Mapping]) -> dict:
+    def body(self, method: Mapping, text: str, vector: Callable[[], Mapping],
+             entities: Callable[[], list] | None = None) -> dict:
         """The request of `method` for one query, in wire order; `vector()` gives the query vector's
-        two fields (called only when the request carries them)."""
+        two fields and `entities()` the query's entities (each called only when the request carries them)."""
         body: dict = {}
         for name in self.request:
             if name == TEXT:
                 body["query"] = text
+            elif name == ENTITIES:
+                if entities is None:
+                    raise ValueError(f"route {self.family}: its requests carry the query's entities")
+                body[ENTITIES] = entities()
             elif name == VECTOR or (name == VECTOR_IF_HYBRID_SEED and method["seed"] == "hybrid"):
                 body.update(vector())
             elif name != VECTOR_IF_HYBRID_SEED:
@@ -133,6 +140,8 @@ ROUTES: dict[str, Route] = {
     "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles=WALK_PROFILES),
     # protocol v5 (docs/prf.md): RM3, Rocchio and their fusion
     "prf": Route("prf", ("profile", TEXT, VECTOR, "limit"), profiles=PRF_PROFILES),
+    # HippoRAG-style PPR over the NER (or name) entity graph (docs/field-graphs.md)
+    "ppr": Route("ppr", ("profile", TEXT, VECTOR, ENTITIES, "limit"), profiles=PPR_PROFILES),
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 

@@ -40,7 +40,9 @@ class ProtocolError(RefusedInput):
     """A protocol file that is missing, malformed or breaks the protocol format."""
 
 
-GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1")  # builders/relations.py
+GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1", "document_ner_graph_v1")  # builders/relations.py
+# a builder whose file holds another's relations byte for byte (builders/ner_graph.py keeps the v4 ones)
+BUILDER_INCLUDES = {"document_ner_graph_v1": ("document_entity_graph_v1",)}
 RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
                   "contradicts")
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
@@ -167,11 +169,16 @@ def _check_profiles(f: Fields, profiles: Any) -> dict:
 def _check_relations_needed(f: Fields, profiles: dict, method: str) -> None:
     """A profile that follows the relations of one builder (a walk's `entity_step.relations`) needs
     the protocol to build them; without them the method would silently rank as another one."""
+    built = (method,) + BUILDER_INCLUDES.get(method, ())
     for name, profile in profiles.items():
         step = profile.get("entity_step")
-        if isinstance(step, dict) and step.get("relations") != method:
+        if isinstance(step, dict) and step.get("relations") not in built:
             f.fail(join(join(join("ranking_profiles", name), "entity_step"), "relations"),
                    f"follows the relations of {step.get('relations')!r}, but graph_builder.method is {method!r}")
+        graph = profile.get("graph")
+        if profile.get("family") == "ppr" and isinstance(graph, dict) and graph.get("relations") not in built:
+            f.fail(join(join(join("ranking_profiles", name), "graph"), "relations"),
+                   f"follows the relations of {graph.get('relations')!r}, but graph_builder.method is {method!r}")
 
 
 def _check_hybrid_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:

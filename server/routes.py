@@ -26,6 +26,7 @@ from server.rescue.page import search_rescue
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import invalid
 from server.retrieval.search import search_graph, search_hybrid, search_lexical, search_semantic
+from server.ppr.page import search_ppr
 from server.walk.page import search_walk
 
 
@@ -45,6 +46,7 @@ HANDLERS: dict[str, Handler] = {
     "ann": Handler(search_ann, ROUTES["ann"].profiles, defaults=("profile",)),  # server/ann (docs/scale.md)
     "walk": Handler(search_walk, ROUTES["walk"].profiles),  # server/walk (docs/graph-v3.md)
     "prf": Handler(search_prf, ROUTES["prf"].profiles),  # server/prf (docs/prf.md)
+    "ppr": Handler(search_ppr, ROUTES["ppr"].profiles),  # server/ppr (docs/field-graphs.md)
 }
 check_bindings("server/routes.py", "handler", HANDLERS)
 

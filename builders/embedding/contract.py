@@ -98,7 +98,7 @@ def load_fixture(path: str | Path) -> dict:
 
 def validate_fixture(value: Any) -> dict:
     f = Fields(FixtureError)
-    f.obj(value, "", FIXTURE_KEYS)
+    f.obj(value, "", FIXTURE_KEYS, optional=("query_entities",))
     f.string(value["format"], "format", allowed=[FIXTURE_FORMAT])
     try:
         source = validate_source(value["source"])
@@ -122,7 +122,26 @@ def validate_fixture(value: Any) -> dict:
     f.string(value["vector_encoding"], "vector_encoding", allowed=[VECTOR_ENCODING])
     _check_vectors(f, value["documents"], "documents", [d["id"] for d in source["documents"]], dimensions)
     _check_vectors(f, value["queries"], "queries", [q["id"] for q in source["queries"]], dimensions)
+    if "query_entities" in value:
+        _check_query_entities(f, value["query_entities"], [q["id"] for q in source["queries"]])
     return value
+
+
+def _check_query_entities(f: Fields, value: Any, ids: list[str]) -> None:
+    """The questions' NER entities: the model's provenance, then one entry per query in order."""
+    entry = f.obj(value, "query_entities", ("provenance", "queries"))
+    prov = f.obj(entry["provenance"], "query_entities.provenance", ("tool", "spacy_version", "model_distribution",
+                                                                     "model_version", "meta", "file_sha256", "policy"))
+    for name, sha in f.mapping(prov["file_sha256"], "query_entities.provenance.file_sha256").items():
+        f.hex64(sha, join("query_entities.provenance.file_sha256", name))
+    queries = entry["queries"]
+    if not isinstance(queries, list) or [q.get("id") if isinstance(q, dict) else None for q in queries] != ids:
+        f.fail("query_entities.queries", "must list every query of the source, in its order")
+    for i, q in enumerate(queries):
+        ents = q.get("entities")
+        if set(q) != {"id", "entities"} or not isinstance(ents, list) or not all(
+                isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in ents):
+            f.fail(f"query_entities.queries[{i}]", "expected {id, entities: [[text, label], ...]}")
 
 
 def _check_provenance(f: Fields, provenance: Any, provider: str) -> dict:

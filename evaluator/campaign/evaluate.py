@@ -97,7 +97,8 @@ class Paths:
 def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     """The request of one method for one query, exactly as the protocol fixes it (protocols/routes.py)."""
     return route_of(spec).body(spec, query["question"], lambda: {
-        "query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id})
+        "query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id},
+        lambda: frozen.query_entities(query["id"]))
 
 
 def check_routes(protocol: Mapping) -> None:

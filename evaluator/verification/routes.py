@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.ann import check_ann
+from evaluator.verification.ppr import check_ppr
 from evaluator.verification.prf import check_prf
 from evaluator.verification.rescue import check_rescue
 from evaluator.verification.walk import check_walk
@@ -50,5 +51,6 @@ VERIFIERS: dict[str, Verifier] = {
     "ann": check_ann,  # evaluator/verification/ann.py (docs/scale.md)
     "walk": check_walk,  # evaluator/verification/walk.py (docs/graph-v3.md)
     "prf": check_prf,  # evaluator/verification/prf.py (docs/prf.md)
+    "ppr": check_ppr,  # evaluator/verification/ppr.py (docs/field-graphs.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

@@ -236,6 +236,7 @@ class ScopeIndex:
         self._id_rank: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))
         # indexes other method families derive from this one (e.g. server/ann), keyed by their owner
         self.derived_indexes: dict[tuple, object] = {}
+        self.writes = 0  # records and relations written: a derived table is stale when it moved
 
     # ------------------------------------------------------------------ feeding (store side)
 
@@ -251,6 +252,7 @@ class ScopeIndex:
                 slot = old.slot
                 self.lexical.remove(slot, old.content)
             self.records[record_id] = Record(revision, content, payload, slot)
+            self.writes += 1
             self.lexical.add(slot, content)
             for space in self.spaces.values():
                 binding = space.bindings.get(record_id)
@@ -285,6 +287,7 @@ class ScopeIndex:
             if old is not None:
                 self._unlink(old)
             self.relations[relation_id] = relation
+            self.writes += 1
             kind = relation["kind"]
             source, target = relation["source"]["id"], relation["target"]["id"]
             self._link((kind, "forward"), source, (relation_id, target))

@@ -1,0 +1,138 @@
+"""The PPR family's independent verifier: the page's seeds, iteration count and masses recomputed
+from the frozen relations, the fixture's query entities and the base, by another algorithm.
+
+The server (server/ppr/method.py) pushes each node's share to its neighbours one node at a time in
+Python integers over dictionaries. Here the subgraph is a sparse incidence of integer indices and
+every iteration is one vectorized pass in numpy int64 (masses stay below 2^grid_bits <= 2^48, so
+no sum can overflow): shares = mass // (2 * degree), gathered along the edge list and summed per
+target with np.add.at. Integer floors are exact, so the two agree on every bit or one is wrong;
+the reset integers are recomputed from exact rationals with a floor of their own
+(numerator * 2^G // denominator). A page whose seeds, iteration count, subgraph size, masses or
+order differ from this recomputation fails with the first difference named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+import numpy as np
+
+
+def _holders(relations: Sequence[Mapping], kinds: Sequence[str]) -> dict[str, list[str]]:
+    table: dict[str, set[str]] = {}
+    for rel in relations:
+        if rel.get("kind") not in kinds:
+            continue
+        evidence = rel["provenance"]["evidence_ref"]
+        text = evidence[evidence.index(":") + 1:]
+        ends = table.setdefault(text, set())
+        for end in (rel["source"], rel["target"]):
+            ends.add(end["id"] if isinstance(end, Mapping) else end)
+    return {text: sorted(ids) for text, ids in table.items()}
+
+
+def recompute(query_entities: Sequence[str], relations: Sequence[Mapping], base: Sequence[tuple[str, Fraction]],
+              profile: Mapping, limit: int) -> dict:
+    holders = _holders(relations, profile["graph"]["kinds"])
+    bits = profile["arithmetic"]["grid_bits"]
+    weights: dict[str, Fraction] = {}
+    matched = [t for t in dict.fromkeys(sorted(query_entities)) if t in holders]
+    for text in matched:
+        weights["e:" + text] = Fraction(1, len(holders[text]))
+    entity_sum = sum(weights.values()) if weights else Fraction(1)
+    passage_weight = Fraction(profile["reset"]["passage_weight"])
+    scores = sum((s for _, s in base), Fraction(0))
+    if passage_weight and scores:
+        for rid, s in base:
+            if s:
+                key = "p:" + rid
+                weights[key] = weights.get(key, Fraction(0)) + passage_weight * entity_sum * s / scores
+    total = sum(weights.values(), Fraction(0))
+    reset = {}
+    for node, w in weights.items():
+        q = w / total
+        reset[node] = (q.numerator << bits) // q.denominator
+    # the subgraph, grown layer by layer over an explicit bipartite incidence
+    passages_of = {"e:" + t: ["p:" + r for r in ids] for t, ids in holders.items()}
+    entities_of: dict[str, list[str]] = {}
+    for entity, ps in passages_of.items():
+        for p in ps:
+            entities_of.setdefault(p, []).append(entity)
+    near = lambda n: passages_of.get(n, []) if n.startswith("e:") else entities_of.get(n, [])  # noqa: E731
+    layer, seen = set(reset), set(reset)
+    for _ in range(profile["subgraph"]["radius"]):
+        layer = {m for n in layer for m in near(n) if m not in seen}
+        seen |= layer
+    nodes = sorted(seen)
+    index = {n: i for i, n in enumerate(nodes)}
+    src, dst = [], []
+    for n in nodes:
+        for m in near(n):
+            if m in index:
+                src.append(index[n])
+                dst.append(index[m])
+    src_a, dst_a = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+    degree = np.bincount(src_a, minlength=len(nodes)).astype(np.int64)
+    r = np.zeros(len(nodes), dtype=np.int64)
+    for n, v in reset.items():
+        r[index[n]] = v
+    m = r.copy()
+    safe = np.where(degree > 0, 2 * degree, 1)
+    for _ in range(profile["iterations"]):
+        share = np.where(degree > 0, m // safe, 0)
+        nxt = r // 2
+        np.add.at(nxt, dst_a, share[src_a])
+        m = nxt
+    masses = {n: int(m[i]) for n, i in index.items()}
+    ranked = sorted((n[2:] for n in nodes if n.startswith("p:") and masses[n] > 0),
+                    key=lambda rid: (-masses["p:" + rid], rid))
+    base_rank = {rid: i + 1 for i, (rid, _) in enumerate(base)}
+    order = [(rid, masses["p:" + rid], base_rank.get(rid)) for rid in ranked]
+    order += [(rid, None, base_rank[rid]) for rid, _ in base if rid not in set(ranked)]
+    return {"iterations": profile["iterations"], "subgraph_nodes": len(nodes),
+            "seeds": [{"node": n, "reset": reset[n]} for n in sorted(reset)],
+            "hits": [{"rank": i, "id": rid, "score": float(Fraction(mass, 1 << bits)) if mass is not None else -float(br),
+                      "mass": mass, "base_rank": br}
+                     for i, (rid, mass, br) in enumerate(order[:limit], start=1)]}
+
+
+def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> list[str]:
+    """The page's PPR section and hits against `recompute`: every difference, first ones first."""
+    failures = []
+    for key in ("iterations", "subgraph_nodes"):
+        if section.get(key) != want[key]:
+            failures.append(f"ppr.{key} is {section.get(key)!r}, the recomputation gives {want[key]!r}")
+    if list(section.get("seeds", [])) != want["seeds"]:
+        have = {s.get("node"): s.get("reset") for s in section.get("seeds", [])}
+        wanted = {s["node"]: s["reset"] for s in want["seeds"]}
+        node = next((n for n in sorted(set(have) | set(wanted)) if have.get(n) != wanted.get(n)), None)
+        failures.append(f"ppr.seeds differ at {node!r}: page {have.get(node)!r}, recomputation {wanted.get(node)!r}")
+    for i, (got, exp) in enumerate(zip(hits, want["hits"]), start=1):
+        if dict(got) != exp:
+            failures.append(f"hit {i}: page {dict(got)} against {exp}")
+    if len(hits) != len(want["hits"]):
+        failures.append(f"page has {len(hits)} hits, the recomputation {len(want['hits'])}")
+    return failures
+
+
+def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    """The route's verifier (evaluator/verification/routes.py): the base by the walk verifier's own
+    fusion, the relations from the frozen file under their lab record ids, the query's entities
+    from the fixture; then `recompute` and every difference reported."""
+    from evaluator.verification.walk import base_list
+
+    profile = checker.profiles[spec["profile"]]
+    entities = checker.frozen.query_entities(query["id"])
+    if page.get("query_entities") != entities:
+        fail(None, "query_entities", f"{page.get('query_entities')}, the fixture's {entities}")
+        return
+    order, scores, _ = base_list(checker, query, profile["base"])
+    base = [(rid, Fraction(int(scores[rid].numerator), int(scores[rid].denominator))) for rid in order]
+    relations = [{"kind": rel["kind"], "source": checker.record_of[rel["source"]],
+                  "target": checker.record_of[rel["target"]], "provenance": rel["provenance"]}
+                 for rel in checker.frozen.relations["relations"] if rel["kind"] in profile["graph"]["kinds"]]
+    want = recompute(entities, relations, base, profile, spec["limit"])
+    hits = [{key: hit.get(key) for key in ("rank", "id", "score", "mass", "base_rank")} for hit in page.get("hits") or []]
+    for failure in ppr_failures(page.get("ppr") or {}, hits, want):
+        fail(None, "ppr", failure)

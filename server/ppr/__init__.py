@@ -1,0 +1,1 @@
+"""HippoRAG-style personalized PageRank over an entity graph (docs/field-graphs.md)."""

@@ -1,0 +1,115 @@
+"""The PPR family (docs/field-graphs.md): the server's integer push and the evaluator's vectorized
+recomputation agree on every bit on random entity graphs, a hand-built bridge question ranks as
+HippoRAG's PageRank should, and a hand-edited mass, seed or iteration count is caught."""
+
+from __future__ import annotations
+
+import copy
+import random
+from fractions import Fraction
+
+import pytest
+
+from evaluator.verification.ppr import ppr_failures, recompute
+from protocols.profiles.ppr import PPR_PROFILES
+from server.ppr.method import holders_from_relations, page_section, rank_ppr
+
+
+def star_relations(holders: dict[str, list[str]], kind: str = "shares_entity") -> list[dict]:
+    out = []
+    for text, ids in sorted(holders.items()):
+        for other in ids[1:]:
+            out.append({"id": f"edge-{ids[0]}-{other}-{text}", "kind": kind, "source": {"id": ids[0]},
+                        "target": {"id": other}, "provenance": {"evidence_ref": "entity:" + text}})
+    return out
+
+
+def random_case(rng: random.Random):
+    passages = [f"d{i:03d}" for i in range(rng.randint(5, 60))]
+    entities = [f"ent {j}" for j in range(rng.randint(2, 40))]
+    holders = {}
+    for e in entities:
+        held = sorted(rng.sample(passages, rng.randint(2, min(8, len(passages)))))
+        holders[e] = held
+    base = [(rid, Fraction(rng.randint(1, 50), rng.randint(51, 400))) for rid in rng.sample(passages, min(20, len(passages)))]
+    base.sort(key=lambda t: (-t[1], t[0]))
+    query = rng.sample(entities, rng.randint(0, min(3, len(entities)))) + ["no such entity"]
+    return holders, base, query
+
+
+@pytest.mark.parametrize("name", sorted(PPR_PROFILES))
+def test_server_and_verifier_agree_on_every_bit(name):
+    profile = PPR_PROFILES[name]
+    rng = random.Random(name)
+    for _ in range(60):
+        holders, base, query = random_case(rng)
+        relations = star_relations(holders, profile["graph"]["kinds"][0])
+        assert holders_from_relations(relations, profile["graph"]["kinds"]) == holders
+        ranked = rank_ppr(query, holders, base, profile, 10)
+        section, hits = page_section(ranked)
+        want = recompute(query, relations, base, profile, 10)
+        assert ppr_failures(section, hits, want) == []
+        assert sum(ranked.reset.values()) <= 1 << profile["arithmetic"]["grid_bits"]
+
+
+def test_a_bridge_passage_rises_through_a_rare_query_entity():
+    # q names "raoul walsh"; the bridge passage b holds it with the film; the film's page f holds
+    # the film only. PageRank from the entity reaches b first, then f through the film entity.
+    holders = {"raoul walsh": ["b", "x"], "thief of bagdad": ["b", "f"], "united states": ["b", "f", "x", "y", "z"]}
+    base = [("y", Fraction(1, 3)), ("z", Fraction(1, 4))]
+    ranked = rank_ppr(["raoul walsh"], holders, base, PPR_PROFILES["ppr_entity_v1"], 5)
+    order = [rid for rid, _, _ in ranked.order]
+    assert order[:2] == ["b", "x"] and order.index("f") < order.index("y")
+    assert ranked.reset == {"e:raoul walsh": 1 << 48}
+
+
+def test_no_matched_entity_and_no_passage_seeds_is_the_base_order():
+    base = [("a", Fraction(1, 2)), ("b", Fraction(1, 3))]
+    ranked = rank_ppr(["nothing"], {"x": ["a", "b"]}, base, PPR_PROFILES["ppr_entity_v1"], 5)
+    assert ranked.order == [("a", None, 1), ("b", None, 2)] and ranked.reset == {}
+
+
+def test_a_hand_edited_mass_seed_or_iteration_count_fails():
+    profile = PPR_PROFILES["ppr_entity_passages_v1"]
+    holders, base, query = random_case(random.Random(7))
+    query = [next(iter(holders))]
+    relations = star_relations(holders)
+    section, hits = page_section(rank_ppr(query, holders, base, profile, 10))
+    want = recompute(query, relations, base, profile, 10)
+    assert ppr_failures(section, hits, want) == []
+    massed = next(i for i, h in enumerate(hits) if h["mass"])
+    edited = copy.deepcopy(hits)
+    edited[massed]["mass"] += 1  # one unit on the 2^-48 grid
+    assert any(f.startswith(f"hit {massed + 1}") for f in ppr_failures(section, edited, want))
+    seeded = copy.deepcopy(section)
+    seeded["seeds"][0]["reset"] -= 1
+    assert any("ppr.seeds differ" in f for f in ppr_failures(seeded, hits, want))
+    iterated = copy.deepcopy(section)
+    iterated["iterations"] = 15
+    assert any("ppr.iterations" in f for f in ppr_failures(iterated, hits, want))
+    # a page computed with one iteration fewer differs in its masses too, not only in its count
+    fewer = {**profile, "iterations": profile["iterations"] - 1}
+    section_f, hits_f = page_section(rank_ppr(query, holders, base, fewer, 10))
+    section_f["iterations"] = profile["iterations"]
+    assert ppr_failures(section_f, hits_f, want)
+
+
+def test_the_servers_entity_tables_follow_every_write():
+    from server.ppr.page import cached_tables
+    from server.retrieval.indexes import ScopeIndex
+
+    index = ScopeIndex("s")
+    for rid in ("a", "b", "c"):
+        index.put_memory(rid, 1, f"text {rid}")
+
+    def relation(rid, source, target, text, revision=1):
+        return {"id": rid, "revision": 1, "kind": "shares_entity", "source": {"id": source, "revision": revision},
+                "target": {"id": target, "revision": 1}, "provenance": {"evidence_ref": "entity:" + text}}
+
+    index.put_relation(relation("r1", "a", "b", "x"))
+    assert cached_tables(index, ["shares_entity"])[0] == {"x": ["a", "b"]}
+    index.put_relation(relation("r2", "a", "c", "x"))
+    assert cached_tables(index, ["shares_entity"])[0] == {"x": ["a", "b", "c"]}
+    index.put_memory("c", 2, "text c, revised")  # r2 names revision 1 of c: no longer eligible
+    holders, entities_of = cached_tables(index, ["shares_entity"])
+    assert holders == {"x": ["a", "b"]} and entities_of == {"a": ["x"], "b": ["x"]}
