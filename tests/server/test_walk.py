@@ -110,7 +110,7 @@ def hand_setup():
 
 def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     """A Checker over the hand corpus, built from its parts (the campaign builds it from the frozen
-    files; tests/lab/test_walk_campaign.py runs that path)."""
+    files; tests/lab/test_family_campaigns.py runs that path)."""
     checker = Checker.__new__(Checker)
     checker.profiles = {**V1_PROFILES, "seeded_walk_v1": PROFILE}  # as in a protocol: the base names weighted_rrf_v2
     checker.frozen = SimpleNamespace(query_vectors=query_vectors)
