@@ -99,7 +99,8 @@ def test_rescue_report_block_from_rows():
     import json
     from pathlib import Path
 
-    from evaluator.reporting.rescue import derive_rescue, tables
+    from evaluator.rendering.rescue_tables import tables
+    from evaluator.reporting.rescue import derive_rescue
     from evaluator.rendering.tables import markdown
     protocol = json.loads((Path(__file__).resolve().parents[2] / "protocols" / "musique-sample-v2.json").read_text())
     queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},
