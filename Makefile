@@ -90,7 +90,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 # the inner loop: the default suite minus the tests marked heavy (pyproject.toml), still with tests
-# of every package (tests/test_lanes.py keeps that true)
+# of every package (tests/project/test_lanes.py keeps that true)
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m 'not slow and not heavy'

@@ -2,7 +2,7 @@
 
 Prints the number of kills, how many acknowledged batches were verified durable after a kill, and
 whether the final store digest equals an uninterrupted run's with no duplicate and no lost write.
-The short form (3 kills) runs in the default suite (tests/test_server_reliability.py), with the
+The short form (3 kills) runs in the default suite (tests/server/test_server_reliability.py), with the
 engine defined here, `kill_restart_run`.
 
     lab bench kill-restart [--kills 20] [--seed 11]

@@ -1,12 +1,12 @@
 """The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py); each is defined
-beside the code it runs: campaign/commands.py, reporting/commands.py, reporting/audit_command.py."""
+beside the code it runs: campaign/commands.py, report_commands/commands.py, report_commands/audit_command.py."""
 
 from __future__ import annotations
 
 from evaluator.campaign.commands import EVALUATE, PREPARE
 from evaluator.external.commands import JUDGE
-from evaluator.reporting.audit_command import AUDIT
-from evaluator.reporting.commands import COMPARE, EXAMPLE, EXPORT, POOL
+from evaluator.report_commands.audit_command import AUDIT
+from evaluator.report_commands.commands import COMPARE, EXAMPLE, EXPORT, POOL
 from protocols.cli import Command
 
 COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL, JUDGE, EXAMPLE)

@@ -8,7 +8,7 @@ The Qilbee workflow's command, with its documented flags.
 
 import sys
 
-from evaluator.reporting.audit_command import AUDIT
+from evaluator.report_commands.audit_command import AUDIT
 from protocols.cli import script
 
 if __name__ == "__main__":

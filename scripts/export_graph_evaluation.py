@@ -7,7 +7,7 @@ The Qilbee workflow's command, with its documented flags.
 
 import sys
 
-from evaluator.reporting.commands import EXPORT
+from evaluator.report_commands.commands import EXPORT
 from protocols.cli import script
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ class Inputs:
 
 def cli(script: str, *args, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
     """A script of scripts/ in its own process (the protocol generators; the Qilbee workflow's
-    commands are tested as scripts in tests/test_lab_run.py)."""
+    commands are tested as scripts in tests/lab/test_lab_run.py)."""
     result = subprocess.run([sys.executable, str(SCRIPTS / script), *map(str, args)], capture_output=True,
                             text=True, timeout=timeout, cwd=REPO)
     if check and result.returncode != 0:

@@ -22,7 +22,7 @@ from evaluator.external.runs import TIE_RULE, TREC_EVAL_TIE_RULE, Rankings
 from evaluator.reporting import clusters as clustering
 from evaluator.reporting import statistics
 from evaluator.reporting.depth import evaluation_depth
-from evaluator.reporting.export import consistency_failures
+from evaluator.rendering.export import consistency_failures
 from evaluator.reporting.report import row_metrics
 from protocols.canonical import digest
 from protocols.errors import RefusedInput

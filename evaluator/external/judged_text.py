@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evaluator.reporting import contrasts, html, plotting, tables
-from evaluator.reporting.contrast_text import interval_text, p_phrase
-from evaluator.reporting.tables import Table, metric_label, num
+from evaluator.rendering import contrasts, html, plotting, tables
+from evaluator.rendering.contrast_text import interval_text, p_phrase
+from evaluator.rendering.tables import Table, metric_label, num
 
 
 def title(judged: Mapping) -> str:

@@ -10,9 +10,9 @@ from evaluator.external import judged_text
 from evaluator.external.judge import Campaign, JudgeRefused, check_name, judge, load_campaign
 from evaluator.external.retriever import ask, check_url
 from evaluator.external.runs import RunRefused, read_run, rankings, trec_text
-from evaluator.reporting.export import write_bytes
-from evaluator.reporting.glance import rows_csv, rows_jsonl
-from evaluator.reporting.plotting import standalone
+from evaluator.rendering.export import write_bytes
+from evaluator.rendering.glance import rows_csv, rows_jsonl
+from evaluator.rendering.plotting import standalone
 from protocols.canonical import sha256_bytes
 from protocols.errors import CheckFailed
 from protocols.files import encode, refuse_existing

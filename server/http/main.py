@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace, store, sock: socket.socket, now: float) -> in
                             # h11, not httptools: httptools cost the server less CPU per search (1.75 against
                             # 2.30 ms in an A/B at load 14), but it answers bytes that follow a request's
                             # declared body with uvicorn's plain-text 400 before the app's JSON answer, which
-                            # breaks "every error is JSON" (tests/test_server_refusals.py, lying
+                            # breaks "every error is JSON" (tests/server/test_server_refusals.py, lying
                             # Content-Length). uvloop made no difference. uvicorn's h11 protocol, with each
                             # response in one write (server/http/one_write.py).
                             http=OneWriteH11Protocol, loop="asyncio", server_header=False, date_header=False,

@@ -6,7 +6,7 @@ client that reads the head alone wakes up twice. Here the connection's transport
 that writes made in one turn of the event loop leave together at the end of that turn: Starlette
 sends start and body one after the other without yielding, so every answer goes out as one
 segment. Nothing else changes (same bytes, same order, same h11 parser and error answers, so the
-JSON-error guarantees of tests/test_server_refusals.py hold); a close, or a write on a transport
+JSON-error guarantees of tests/server/test_server_refusals.py hold); a close, or a write on a transport
 that is closing, flushes first. Measured: docs/serve.md, "Per-request overhead".
 """
 

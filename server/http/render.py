@@ -10,7 +10,7 @@ smaller ones with an unpadded exponent (`1e-7`), where Python writes `1e-05` and
 such number contains `0.0000` or a digit followed by `e-` (orjson writes large exponents as
 `e+`, also checked), so `_risky` below finds all of them (and, harmlessly, look-alikes inside
 strings, such as "3e-"); a page that contains one is rendered by `canonical()` instead. Integers
-beyond 53 bits and anything orjson refuses also go to `canonical()`. tests/test_wire.py compares
+beyond 53 bits and anything orjson refuses also go to `canonical()`. tests/server/test_wire.py compares
 both renderers on real pages of every route and on floats of every magnitude. (A regular
 expression anchored on `:`, `,` or `[` was exact too but cost 0.34 ms on a 27 KB graph page,
 eight times orjson itself; these byte searches cost a few microseconds.)

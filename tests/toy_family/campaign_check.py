@@ -1,4 +1,4 @@
-"""The toy family at work, run by tests/test_extend_a_method.py inside the copy of the repository
+"""The toy family at work, run by tests/lab/test_extend_a_method.py inside the copy of the repository
 that the steps of docs/extend-a-method.md changed (and only there: it imports the toy's server/<family>.py).
 
 A protocol with the toy method passes the validator, a real lab serves the route with the fields

@@ -1,6 +1,6 @@
 """A toy method family, `coord`: coordination-level matching (docs/extend-a-method.md, step 2).
 
-tests/test_extend_a_method.py writes this file as server/<family>.py (`coord`) in a copy of the repository. A
+tests/lab/test_extend_a_method.py writes this file as server/<family>.py (`coord`) in a copy of the repository. A
 record's score is the number of distinct query terms its text holds (the BM25 tokenizer's terms);
 the records holding at least the method's `min_terms` of them are ranked by that count, then by
 record id.

@@ -1,5 +1,5 @@
 """Toy QA rows (`toyqa_v1`): HotpotQA's row shape without `level`, sentences joined with " " (the toy
-format tests/test_formats.py adds through docs/extend-a-format.md)."""
+format tests/importer/test_formats.py adds through docs/extend-a-format.md)."""
 
 from __future__ import annotations
 

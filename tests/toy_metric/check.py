@@ -1,4 +1,4 @@
-"""Run inside a copy of the repository with the toy metric added (tests/test_metric_registry.py):
+"""Run inside a copy of the repository with the toy metric added (tests/protocols/test_metric_registry.py):
 the one new file is the whole metric: registry, per-query values, labels and the protocol schema."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from evaluator.reporting import metrics
-from evaluator.reporting.tables import metric_label
+from evaluator.rendering.tables import metric_label
 from protocols import metrics as registry
 from protocols.schema import ProtocolError, validate_protocol
 

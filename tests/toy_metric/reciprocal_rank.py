@@ -1,5 +1,5 @@
 """Reciprocal rank at k: 1 / the rank of the first relevant document in the top k, 0 when none is
-there (the toy metric that tests/test_metric_registry.py adds through docs/extend-a-metric.md)."""
+there (the toy metric that tests/protocols/test_metric_registry.py adds through docs/extend-a-metric.md)."""
 
 from __future__ import annotations
 

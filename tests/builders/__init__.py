@@ -1,0 +1,1 @@
+"""Tests of builders (tests/README.md says which folder holds what)."""

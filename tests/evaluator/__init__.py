@@ -1,0 +1,1 @@
+"""Tests of evaluator (tests/README.md says which folder holds what)."""

@@ -1,0 +1,1 @@
+"""Tests of importer (tests/README.md says which folder holds what)."""

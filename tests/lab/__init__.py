@@ -1,0 +1,1 @@
+"""Tests of lab (tests/README.md says which folder holds what)."""

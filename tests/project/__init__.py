@@ -1,0 +1,1 @@
+"""Tests of project (tests/README.md says which folder holds what)."""

@@ -1,0 +1,1 @@
+"""Tests of protocols (tests/README.md says which folder holds what)."""

@@ -1,0 +1,1 @@
+"""Tests of server (tests/README.md says which folder holds what)."""
