@@ -81,7 +81,7 @@ ELSEWHERE = [  # the table's rows other benchmarks measure, named so the table i
     ("embedding 1 -> 2 workers, same corpus", ">= 1.8x",
      "lab bench embedding --workers 1,2 --corpus ../shared/data/hipporag-2wikimultihopqa-corpus/2wikimultihopqa_corpus.json"),
     ("fixture bytes, in process vs 1 vs 2 workers vs scheduler", "identical",
-     "pytest tests/test_embedding_cluster.py tests/test_second_host.py"),
+     "pytest tests/builders/test_embedding_cluster.py tests/lab/test_second_host.py"),
 ]
 
 

@@ -8,7 +8,7 @@ read from the model, so both run the same pipeline with the same settings:
   the package name only, so nothing reaches a model hub;
 - only the tokenizer and the `ner` component run: in the small English pipeline `ner` carries its
   own token-to-vector layer, so tok2vec, tagger, parser, attribute_ruler and lemmatizer are
-  excluded (same entities, several times faster; tests/test_ner_graph.py checks the first claim);
+  excluded (same entities, several times faster; tests/builders/test_ner_graph.py checks the first claim);
 - an entity is kept as (normalized text, label); the text normalized by Unicode NFKC, casefold and
   whitespace collapsed to one space; numeric labels (CARDINAL, ORDINAL, QUANTITY, PERCENT, MONEY)
   are dropped: a bare "two" or "1,000" is no node a question can name.

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evaluator.rendering import contrast_text, contrasts, glance, html, published, rescue_tables, tables
-from evaluator.reporting.reach import reach_table
+from evaluator.rendering.reach_table import reach_table
 from evaluator.rendering.figures import CAPTIONS
 from evaluator.rendering.tables import Table, metric_label, num
 

@@ -13,7 +13,8 @@ From it and the rows' verified rankings, per method (sums over the queries, then
 and two oracles over the base pool: `rerank_ndcg@10`, the mean nDCG@10 of the pool re-ranked
 perfectly (its documents by grade desc, then id: what any re-ranker of that pool could reach), and
 `gold_outside_share`, the share of all relevant documents outside the pool (what only reach can
-fix). Everything is derived from the report's rows and pools, so export and audit recompute it.
+fix). Everything is derived from the report's rows and pools, so export and audit recompute it;
+the table that shows it is evaluator/rendering/reach_table.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from evaluator.reporting import metrics
-from evaluator.reporting.tables import Table, num
 
 BASE = "weighted_rrf_v2"  # the profile whose top DEPTH is the base pool
 DEPTH = 100
@@ -87,26 +87,3 @@ def derive_reach(rows: Sequence[Mapping], queries: Mapping[str, Mapping], pools:
                    "gold_outside": outside, "gold_outside_share": _share(outside, gold)},
         "methods": methods,
     }
-
-
-def reach_table(public: Mapping) -> Table | None:
-    """The section as a table of the public report (every number read at its path); None without pools."""
-    reach = public.get("reach")
-    if not reach:
-        return None
-    base = reach["base"]
-    note = (f"Base pool: {base['method']} ({base['profile']}) top {base['depth']}, {base['queries']} queries. "
-            "Reached: the method's top-10 gold outside the pool; re-ranked: inside it; seeds: its top 10 that "
-            "are its own seeds (anchors, feedback documents). Oracles over the pool in the first two rows.")
-    t = Table("reach", "Reach and ceiling (diagnostic)",
-              ["method", "gold@10", "reached share", "re-ranked share", "seed share of top 10"], note=note)
-    t.add("oracle: perfect re-rank of the pool (nDCG@10)", num(public, "reach", "oracle", "rerank_ndcg@10"), "", "", "")
-    t.add("oracle: gold outside the pool (share of all gold)", num(public, "reach", "oracle", "gold", fmt="d"),
-          num(public, "reach", "oracle", "gold_outside_share"), "", "")
-    for name in sorted(reach["methods"]):
-        entry = reach["methods"][name]
-        t.add(name, num(public, "reach", "methods", name, "gold@10", fmt="d"),
-              num(public, "reach", "methods", name, "reached_share"),
-              num(public, "reach", "methods", name, "reranked_share"),
-              num(public, "reach", "methods", name, "seed_share") if entry["seeded"] else "-")
-    return t

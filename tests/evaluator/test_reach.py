@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from evaluator.reporting import metrics
-from evaluator.reporting.reach import derive_reach, reach_table
+from evaluator.rendering.reach_table import reach_table
+from evaluator.reporting.reach import derive_reach
 
 PROTOCOL = {"methods": {"weighted_rrf_v2": {"route": "hybrid", "profile": "weighted_rrf_v2", "limit": 10},
                         "walk": {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}}}

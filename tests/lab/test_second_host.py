@@ -20,11 +20,11 @@ import pytest
 from protocols import save
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
-from tests.test_embedding import make_source
+from tests.builders.test_embedding import make_source
 
 pytestmark = pytest.mark.heavy
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SUBNET = "10.231.{}.{}"  # a private /24 no real interface here uses; traffic stays on the veth pair
 
 

@@ -20,8 +20,8 @@ from builders.embedding.build import encode_documents, open_provider
 from builders.embedding.cluster import encode_batches
 from protocols import save
 from tests.conftest import lab_cli
-from tests.test_cluster_campaign import HandCluster
-from tests.test_embedding import make_source
+from tests.lab.test_cluster_campaign import HandCluster
+from tests.builders.test_embedding import make_source
 
 # heavy: every build loads the model in each worker process
 pytestmark = pytest.mark.heavy

@@ -2,7 +2,7 @@
 decreasing with rank, so ir_measures re-scoring it gives the lab's figure; a judged run with equal
 scores reports how many queries have ties and the primary metric under both tie orders, the
 trec_eval one being what ir_measures computes from the tied file itself. (The exported runs are
-re-scored with ir_measures in tests/test_pipeline.py.)"""
+re-scored with ir_measures in tests/lab/test_pipeline.py.)"""
 
 from __future__ import annotations
 
