@@ -24,10 +24,11 @@ SAMPLES = (  # (dataset, sample directory under --data-dir, protocol name withou
     ("hotpotqa", "hotpotqa-sample", "hotpotqa-sample"),
     ("2wikimultihopqa", "2wikimultihopqa-sample", "2wikimultihopqa-sample"),
 )
-VERSIONS = ("v1", "v2", "v3", "v4", "v5")
+VERSIONS = ("v1", "v2", "v3", "v4", "v5", "field-graphs-v1")
 # the suite each version's campaigns are pooled under by default (v3 and v4 were frozen as the graph
 # suites); the others: suite-samples-<version>.json when it exists
-SUITES = {"v3": "suite-graph-v3.json", "v4": "suite-graph-v4.json", "v5": "suite-prf-v1.json"}
+SUITES = {"v3": "suite-graph-v3.json", "v4": "suite-graph-v4.json", "v5": "suite-prf-v1.json",
+          "field-graphs-v1": "suite-field-graphs-v1.json"}
 
 
 def stamped(prefix: str) -> Path:
