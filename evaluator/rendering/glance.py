@@ -205,7 +205,9 @@ def answer_section(public: Mapping) -> Prose | None:
     parts += ["; this cohort can detect effects of about ±", Num((*where, "detectable_effect"), effect, ".3f")] \
         if effect is not None else ["; no detectable effect can be estimated"]
     parts.append(".")
-    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=f"Verdict rule: {box['rule']}.")
+    data = (public.get("about") or {}).get("data")  # absent from reports exported before it existed
+    note = (f"Data: {data}. " if data else "") + f"Verdict rule: {box['rule']}."
+    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note)
 
 
 def rank_cell(public: Mapping, path: tuple, gold: Sequence[Mapping]) -> Cell:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.rendering import contrast_text, contrasts, glance, html, published, rescue_tables, tables
+from evaluator.rendering import about, contrast_text, contrasts, glance, html, published, rescue_tables, tables
 from evaluator.rendering.reach_table import reach_table
 from evaluator.rendering.figures import CAPTIONS
 from evaluator.rendering.tables import Table, metric_label, num
@@ -131,7 +131,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         return [FigureRef(name, CAPTIONS[name])] if name in figures else []
 
     sections: list[Section | None] = [
-        glance.answer_section(public),
+        glance.answer_section(public), about.methods_key(public),
         identity(public), methods_table(public), *published.tables(public), *fig("metric_bars"), means_table(public),
         contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
         categories_table(public), *fig("category_heatmap"), *fig("category_bars"),
