@@ -1,4 +1,4 @@
-"""One line per method and a data note, derived from the frozen protocol (issue 29, item 5)."""
+"""One line per method and a data note, derived from the frozen protocol."""
 
 from __future__ import annotations
 

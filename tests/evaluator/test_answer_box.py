@@ -1,4 +1,4 @@
-"""The answer box quotes the p its verdict rule reads, in the tables' wording (issue 29, item 5)."""
+"""The answer box quotes the p its verdict rule reads, in the tables' wording."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stop reasons explained where shown; the paired-comparison guide after its table, short (issue 29, item 5)."""
+"""Stop reasons explained where shown; the paired-comparison guide after its table, short."""
 
 from __future__ import annotations
 
