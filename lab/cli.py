@@ -17,7 +17,7 @@ import importer.commands
 import lab.commands
 import protocols.commands
 import server.commands
-from protocols.cli import Command, run
+from protocols.cli import Command, call, run
 
 # in pipeline order, which is the order `lab --help` lists them
 STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.commands,
@@ -68,7 +68,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _dispatch(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
-    return int(args._command.run(args) or 0)
+    return call(args._command, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,20 +25,42 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
     except CheckFailed as exc:
         print(f"failed: {exc}", file=sys.stderr)
         return 1
+    except CommandOSError as exc:  # the same, with the command's own way on (Command.way_on)
+        print(f"failed: {os_error_line(exc.error, exc.way_on)}", file=sys.stderr)
+        return 1
     except OSError as exc:  # a full disk, a permission, a missing folder: one line, not a traceback
         print(f"failed: {os_error_line(exc)}", file=sys.stderr)
         return 1
     return int(code or 0)
 
 
-def os_error_line(exc: OSError) -> str:
-    """The file, the system's reason, and the way on. Files are written atomically (protocols/files.py)
-    and a campaign journals every row, so what was complete is kept: free the space (or fix the
-    folder) and run the command again; `lab evaluate --resume` continues a campaign where it stopped."""
+class CommandOSError(Exception):
+    """An OSError raised inside a command that declares a way on past it (`Command.way_on`)."""
+
+    def __init__(self, error: OSError, way_on: str):
+        super().__init__(str(error))
+        self.error, self.way_on = error, way_on
+
+
+def call(command: "Command", args: argparse.Namespace) -> int:
+    """Run a parsed leaf command; an OSError carries the command's way on, when it declares one."""
+    try:
+        return int(command.run(args) or 0)
+    except OSError as exc:
+        if command.way_on:
+            raise CommandOSError(exc, command.way_on) from exc
+        raise
+
+
+def os_error_line(exc: OSError, way_on: str = "") -> str:
+    """The file, the system's reason, and the way on. Files are written atomically (protocols/files.py),
+    so what was complete is kept: free the space (or fix the folder) and run the command again.
+    `way_on`: what the command adds, only where it is true (`lab evaluate`: `--resume` continues the
+    campaign from its journal)."""
     where = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name is not None) or "a file"
     reason = exc.strerror or type(exc).__name__
     return (f"{where}: {reason} (errno {exc.errno}); nothing half-written is kept: fix that and run the "
-            "command again (`lab evaluate --resume` continues an interrupted campaign)")
+            "command again" + (f"; {way_on}" if way_on else ""))
 
 
 class Progress:
@@ -84,6 +106,7 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None] | None = None
     run: Callable[[argparse.Namespace], int | None] | None = None
     subcommands: tuple["Command", ...] = ()
+    way_on: str = ""  # said after an OS error stops it, where true (evaluate: --resume continues)
 
     def __post_init__(self) -> None:
         if bool(self.subcommands) == (self.run is not None):
@@ -131,6 +154,6 @@ def script(commands: Sequence[Command], argv: list[str] | None = None, prog: str
 
     def main(args: list[str] | None) -> int:
         parsed = parser.parse_args(args)
-        return int(parsed._command.run(parsed) or 0)
+        return call(parsed._command, parsed)
 
     return run(main, argv if argv is not None else sys.argv[1:])

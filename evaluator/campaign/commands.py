@@ -142,4 +142,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
 PREPARE = Command("prepare", "load a lab with the fixture and the graph (resumable)",
                   description=PREPARE_DESCRIPTION, configure=_configure_common, run=run_prepare)
 EVALUATE = Command("evaluate", "run a frozen protocol against a prepared lab into a private report",
-                   description=EVALUATE_DESCRIPTION, configure=configure_evaluate, run=run_evaluate)
+                   description=EVALUATE_DESCRIPTION, configure=configure_evaluate, run=run_evaluate,
+                   way_on="`lab evaluate --resume` continues the campaign from its journal (the same "
+                          "command with --resume)")

@@ -70,6 +70,27 @@ def methods_note(stats: Mapping) -> str:
             f"{power['power']:.0%} power at alpha {power['alpha']}, {power['factor']:.4f} x SE of the {clusters['primary_interval']}-level mean delta.")
 
 
+def reading_note(stats: Mapping) -> str:
+    """The short reading guide printed after the contrast table: what each column is, without the
+    generator's detail (resample and permutation counts, the RNG; those stay in `statistics`)."""
+    clusters = stats["clusters"]
+    unit = clusters["primary_interval"]
+    power = stats["detectable_effect"]
+    return (f"Delta is candidate − baseline per query. Interval: {stats['confidence']:.0%} paired bootstrap; "
+            f"cluster interval: whole clusters of dependent queries resampled ({clusters['clusters']} clusters). "
+            f"p: two-sided paired randomization test at the {unit} level; Holm p adjusts each metric's exploratory "
+            f"contrasts as one family (the confirmatory contrast is not adjusted). Detectable: the effect the "
+            f"cohort finds with {power['power']:.0%} power at alpha {power['alpha']}.")
+
+
+def after_note(stats: Mapping) -> str:
+    """What follows the contrast table: the reading guide, then one sentence per confirmatory
+    contrast. A report written before the randomization test and clusters existed has none."""
+    if "clusters" not in stats:
+        return ""
+    return " ".join([reading_note(stats), *confirmatory_sentences(stats)])
+
+
 def confirmatory_sentences(stats: Mapping) -> list[str]:
     """One sentence per confirmatory contrast: delta, both intervals, p and what the cohort can detect."""
     unit = primary_unit(stats)

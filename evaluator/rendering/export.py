@@ -23,7 +23,7 @@ from pathlib import Path
 from evaluator.rendering import summary
 from evaluator.rendering.published import public_block
 from evaluator.rendering.figures import public_figures
-from evaluator.rendering import glance
+from evaluator.rendering import about, glance
 from evaluator.reporting import depth
 from evaluator.rendering.glance import extra_paths, readable_files
 from evaluator.reporting.outside_inputs import text_dir, text_files
@@ -161,6 +161,7 @@ def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path])
     """The public report and the bytes of every other file export writes beside it. The public
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them."""
     core = public_report(report)
+    core["about"] = about.block(report["protocol"], core["plan"]["methods"])
     core["glance"] = glance.block(core, fixture)
     if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
         core["recall_curve"] = depth.recall_curve(core, fixture)

@@ -7,7 +7,7 @@ renders it again and compares bytes like every other table.
 The answer box states the primary contrast (the confirmatory contrast on the first contrast metric)
 in one sentence and one verdict word, chosen by this fixed rule (docs/reports.md, "At a glance"),
 with p, interval and detectable effect those of the protocol's primary unit (query unless it
-declares cluster):
+declares cluster); p is Holm's where the contrast is in a corrected family (named so in the box):
 
 1. "better" / "worse": p < 0.05 and the 95% interval excludes 0 (above 0: better; below: worse);
 2. else "cohort too small to tell": fewer than two units, or a detectable effect larger than
@@ -64,10 +64,26 @@ def unit_numbers(contrast: Mapping, unit: str) -> Mapping:
     return (contrast.get("cluster") or {}) if unit == "cluster" else contrast
 
 
+def corrected(contrast: Mapping) -> bool:
+    """Whether the contrast sits in a multiplicity-corrected family (statistics.adjust_families names
+    an uncorrected one "...: not adjusted"; a contrast written before Holm existed has no family)."""
+    family = contrast.get("holm_family")
+    return bool(family) and not family.endswith("not adjusted")
+
+
+def verdict_p(contrast: Mapping, unit: str) -> tuple[str, str | None]:
+    """(name, key) of the p the verdict rule reads: Holm's where the contrast is in a corrected
+    family, else the raw randomization p. The answer box quotes the same one, so the sentence and
+    the verdict can never disagree."""
+    if corrected(contrast) and unit_numbers(contrast, unit).get("p_value_holm") is not None:
+        return "Holm p", "p_value_holm"
+    return "p", "p_value"
+
+
 def verdict(contrast: Mapping, unit: str) -> str:
     numbers = unit_numbers(contrast, unit)
     low, high = numbers["interval"]
-    p = numbers.get("p_value")
+    p = numbers.get(verdict_p(contrast, unit)[1])
     units = contrast["queries"] if unit == "query" else numbers.get("clusters", 0)
     if p is not None and p < ALPHA and (low > 0 or high < 0):
         return "better" if low > 0 else "worse"
@@ -173,14 +189,25 @@ def answer_section(public: Mapping) -> Prose | None:
                    Num(("statistics", "contrasts", i, "mean_delta"), c["mean_delta"], "+.3f"),
                    f", {public['statistics']['confidence']:.0%} interval ",
                    *_pair(numbers["interval"], (*where, "interval"), "+.3f"),
-                   f" ({unit} level), p = "]
-    p = numbers.get("p_value")
-    parts += [Num((*where, "p_value"), p, ".3g")] if p is not None else ["n/a"]
+                   f" ({unit} level), "]
+    name, key = verdict_p(c, unit)
+    p = numbers.get(key)
+    if name != "p":
+        name = f"{name} ({c['holm_family']})"
+    # below 0.001 the digits say nothing more than "very small": "p < 0.001", as in the tables
+    if p is None:
+        parts.append(f"{name} n/a")
+    elif p < 0.001:
+        parts.append(f"{name} < 0.001")
+    else:
+        parts += [f"{name} = ", Num((*where, key), p, ".3g")]
     effect = numbers.get("detectable_effect")
     parts += ["; this cohort can detect effects of about ±", Num((*where, "detectable_effect"), effect, ".3f")] \
         if effect is not None else ["; no detectable effect can be estimated"]
     parts.append(".")
-    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=f"Verdict rule: {box['rule']}.")
+    data = (public.get("about") or {}).get("data")  # absent from reports exported before it existed
+    note = (f"Data: {data}. " if data else "") + f"Verdict rule: {box['rule']}."
+    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note)
 
 
 def rank_cell(public: Mapping, path: tuple, gold: Sequence[Mapping]) -> Cell:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.rendering import contrast_text, contrasts, glance, html, published, rescue_tables, tables
+from evaluator.rendering import about, contrast_text, contrasts, glance, html, published, rescue_tables, tables
 from evaluator.rendering.reach_table import reach_table
 from evaluator.rendering.figures import CAPTIONS
 from evaluator.rendering.tables import Table, metric_label, num
@@ -75,10 +75,15 @@ def contrasts_table(public: Mapping) -> Table | None:
     stats = public.get("statistics")
     if not stats:
         return None
-    return contrasts.table(public, ("statistics", "contrasts"),
-                           [("candidate", lambda c: c["candidate"]), ("baseline", lambda c: c["baseline"])],
-                           id="contrasts", title="Paired comparisons", note=contrast_text.note(stats),
-                           unit=contrast_text.primary_unit(stats))
+    # a report from before clusters keeps its one-line recipe above; otherwise the reading guide
+    # follows the table it explains (the full recipe is in `statistics` and docs/reports.md)
+    after = contrast_text.after_note(stats)
+    table = contrasts.table(public, ("statistics", "contrasts"),
+                            [("candidate", lambda c: c["candidate"]), ("baseline", lambda c: c["baseline"])],
+                            id="contrasts", title="Paired comparisons", note="" if after else contrast_text.note(stats),
+                            unit=contrast_text.primary_unit(stats))
+    table.after = after
+    return table
 
 
 def categories_table(public: Mapping) -> Table:
@@ -105,10 +110,16 @@ def latency_table(public: Mapping) -> Table:
     return t
 
 
+STOP_NOTE = ("A stop is the rule that ended a query's graph walk or path search: depth_limit (the declared depth "
+             "was reached) or one of its other limits (node, edge, scan, search or page: a budget). \"any stop\" is the fraction of queries whose search "
+             "ended by such a rule, so 1.000 means every query's walk or path search ended by one, which is normal "
+             "when the depth is reached; \"budget cut\" counts only the queries a budget cut short.")
+
+
 def work_table(public: Mapping) -> Table:
     t = Table("work", "Cuts and work",
               ["method", "any stop", "budget cut", "incomplete coverage", "mean adjacency examined",
-               "mean nodes admitted", "mean relations examined"])
+               "mean nodes admitted", "mean relations examined"], note=STOP_NOTE)
     for m in public["plan"]["methods"]:
         t.add(m, num(public, "cuts", m, "any_stop_fraction"), num(public, "cuts", m, "budget_cut_fraction"),
               num(public, "cuts", m, "incomplete_coverage_fraction"),
@@ -131,7 +142,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         return [FigureRef(name, CAPTIONS[name])] if name in figures else []
 
     sections: list[Section | None] = [
-        glance.answer_section(public),
+        glance.answer_section(public), about.methods_key(public),
         identity(public), methods_table(public), *published.tables(public), *fig("metric_bars"), means_table(public),
         contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
         categories_table(public), *fig("category_heatmap"), *fig("category_bars"),

@@ -52,6 +52,7 @@ class Table:
     columns: list[str]
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
+    after: str = ""  # read after the rows: how to read them, once the reader has seen them
 
     def add(self, *cells: Cell | str) -> None:
         self.rows.append([c if isinstance(c, Cell) else label(c) for c in cells])
@@ -117,6 +118,8 @@ def markdown(table: Table) -> str:
     lines.append("|" + "---|" * len(table.columns))
     for row in table.rows:
         lines.append("| " + " | ".join(_md_escape(c.text()) for c in row) + " |")
+    if table.after:
+        lines += ["", table.after]
     return "\n".join(lines) + "\n"
 
 
@@ -144,5 +147,8 @@ def html_table(table: Table) -> str:
             else:
                 cells.append(f'<td class="{"num" if cell.numeric else "text"}">{body}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table></section>")
+    out.append("</tbody></table>")
+    if table.after:
+        out.append(f"<p>{html.escape(table.after)}</p>")
+    out.append("</section>")
     return "\n".join(out)

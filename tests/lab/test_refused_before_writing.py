@@ -121,4 +121,38 @@ def test_an_os_error_is_one_line_naming_the_file_and_the_way_on(tmp_path):
     assert ran.returncode == 1
     failed = [line for line in ran.stderr.splitlines() if line.startswith("failed: ")]
     assert len(failed) == 1 and str(tmp_path / "afile") in failed[0] and "run the command again" in failed[0]
+    assert "--resume" not in failed[0]  # only evaluate can resume
     assert "Traceback" not in ran.stderr
+
+
+def test_an_os_error_in_evaluate_says_resume_continues_and_only_evaluate_says_so(tmp_path_factory):
+    """A real OS error inside `lab evaluate` (the report's folder is a file, so its lock cannot be
+    made) is one line naming the file and saying `lab evaluate --resume` continues; other commands'
+    OS errors (previous test) do not promise a resume they cannot do."""
+    from tests.evaluation_fixtures import built_inputs, prepared_lab
+
+    inputs = built_inputs(tmp_path_factory)
+    root = tmp_path_factory.mktemp("evaluate-oserror")
+    (root / "afile").write_text("x")
+    prepared = prepared_lab(inputs, root / "lab")
+    try:
+        ran = prepared.evaluate(root / "plan.json", root / "afile" / "report.json", check=False)
+    finally:
+        assert prepared.lab.stop() == 0
+    assert ran.returncode == 1, ran.stderr
+    failed = [line for line in ran.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and str(root / "afile") in failed[0], ran.stderr
+    assert "`lab evaluate --resume` continues the campaign" in failed[0]
+    assert "Traceback" not in ran.stderr
+    assert not (root / "plan.json").exists()
+
+
+def test_only_evaluate_declares_a_resume_way_on():
+    from lab.cli import commands
+
+    def leaves(cs):
+        for c in cs:
+            yield from (leaves(c.subcommands) if c.subcommands else [c])
+
+    promising = sorted(c.name for c in leaves(commands()) if "--resume" in c.way_on)
+    assert promising == ["evaluate"]
