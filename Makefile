@@ -86,14 +86,19 @@ example: $(STAMP)
 	rm -rf docs/example && mv docs/example.new docs/example
 	$(VENV)/bin/lab example --check docs/example
 
+# The tests run on pytest-xdist workers, one per core and at most four (PYTEST_WORKERS): every test
+# owns its directories and ports, a test module stays on one worker (--dist loadscope) so its
+# module fixtures are built once, and the session fixtures are built once per worker.
+PYTEST_WORKERS ?= -n auto --maxprocesses 4 --dist loadscope
+
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_WORKERS)
 
 # the inner loop: the default suite minus the tests marked heavy (pyproject.toml), still with tests
 # of every package (tests/project/test_lanes.py keeps that true)
 .PHONY: test-fast
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m 'not slow and not heavy'
+	$(PY) -m pytest -q -m 'not slow and not heavy' $(PYTEST_WORKERS)
 
 test-long: $(STAMP)
 	$(PY) -m pytest -q -m slow

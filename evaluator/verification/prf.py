@@ -17,7 +17,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.exact import ZERO, rational
 
 
 def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -155,26 +154,4 @@ def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
              "semantic": rc.ordered(sem, channels["semantic"]["depth"], min_score=sem_profile["min_score"])}
     fused = rc.fuse(profile["fusion"], {c: [rid for rid, _ in lst] for c, lst in lists.items()},
                     {c: channels[c]["weight"] for c in channels}, profile["k"])
-    raw = {c: dict(lst) for c, lst in lists.items()}
-    tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
-    for i, hit in enumerate(hits, start=1):
-        values = {}
-        for channel, spec_c in channels.items():
-            entry = (hit.get("channels") or {}).get(channel)
-            rank = entry.get("rank") if entry else None
-            mine = fused.get(hit["id"], {"ranks": {}})["ranks"].get(channel)
-            if rank != mine and not checker._channel_near_tie(lists[channel], hit["id"], rank, tolerance[channel]):
-                fail(i, f"channels.{channel}.rank", f"{rank}, recomputed {mine}")
-            if rank is not None and not rc.near_tie(entry.get("raw_score", float("nan")),
-                                                    raw[channel].get(hit["id"], float("nan")), tolerance[channel]):
-                fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
-                                                         f"{raw[channel].get(hit['id'])}")
-            values[channel] = ZERO if rank is None else rational(spec_c["weight"]) / (profile["k"] + rank)
-        checker.check_exact(hit, i, values, fail)
-    checker.check_order(hits, fail, exact=True)
-    want = rc.fused_order(fused)[: spec["limit"]]
-    have = [h["id"] for h in hits]
-    if have != want and not checker._explained_by_near_ties(have, want, lists, tolerance):
-        first = rc.first_difference(have, want)
-        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
-                              f"{want[first] if first < len(want) else None}")
+    checker.check_fused(hits, spec["limit"], profile, fused, rc.fused_order(fused), lists, fail)

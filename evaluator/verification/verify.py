@@ -279,8 +279,14 @@ class Checker:
         return score
 
     def check_hybrid(self, query, hits, spec, fail) -> None:
-        profile = self.profiles[spec["profile"]]
         fused, order, lists = self.hybrid(query, spec["profile"])
+        self.check_fused(hits, spec["limit"], self.profiles[spec["profile"]], fused, order, lists, fail)
+
+    def check_fused(self, hits, limit: int, profile: dict, fused: dict, order: list[str],
+                    lists: dict[str, list], fail) -> None:
+        """A fused page against channel lists recomputed here (the hybrid route's, or PRF's expanded
+        ones): each hit's channel ranks and raw scores, its exact reciprocal-rank score, the page's
+        order and its ids, where a difference is allowed only inside a run of near-equal scores."""
         raw = {c: dict(lst) for c, lst in lists.items()}
         tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
         for i, hit in enumerate(hits, start=1):
@@ -298,7 +304,7 @@ class Checker:
                 values[channel] = ZERO if rank is None else rational(spec_c["weight"]) / (profile["k"] + rank)
             self.check_exact(hit, i, values, fail)
         self.check_order(hits, fail, exact=True)
-        want = order[: spec["limit"]]
+        want = order[:limit]
         have = [h["id"] for h in hits]
         if have != want and not self._explained_by_near_ties(have, want, lists, tolerance):
             first = rc.first_difference(have, want)

@@ -66,6 +66,18 @@ def test_make_test_is_the_default_suite_and_make_test_fast_leaves_out_heavy():
     assert make_lane("test-long") == "slow"
 
 
+def test_both_lanes_run_on_one_xdist_worker_per_core_and_xdist_is_pinned():
+    makefile = (REPO / "Makefile").read_text()
+    workers = re.search(r"^PYTEST_WORKERS \?= (.+)$", makefile, re.MULTILINE)
+    assert workers and "-n auto" in workers.group(1) and "--dist loadscope" in workers.group(1)
+    for target in ("test", "test-fast"):
+        recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE).group(1)
+        assert "$(PYTEST_WORKERS)" in recipe, f"make {target} runs in one process"
+    assert workers.group(1) in (REPO / ".ci" / "run").read_text(), ".ci/run's no-shared lane runs in one process"
+    pins = (REPO / "requirements.lock").read_text().splitlines()
+    assert any(line.startswith("pytest-xdist==") for line in pins)
+
+
 @pytest.mark.heavy  # collects the whole suite in a subprocess, per lane
 def test_the_fast_lane_runs_tests_of_every_package():
     fast = collected(FAST)
