@@ -3,6 +3,7 @@
     lab bench ann                                # 10k and 100k, both distributions
     lab bench ann --sizes 1000000 --distributions clustered --queries 100   # 1M, bench-only
     lab bench ann --engines faiss,qdrant,usearch --sizes 20000       # the engine comparison
+    lab bench ann --sizes 100000,400000 --distributions clustered    # memory and recall as the index grows
     lab bench ann --json figures.json             # headline figures for `lab bench all`
 
 Vectors are generated directly (384-d, float32 unit rows, fixed seeds): `random` = i.i.d. Gaussian
@@ -13,7 +14,11 @@ in process exactly as the server runs it (server/ann: faiss HNSW from record-id 
 rescored with the exact cosine); "exact" is `cosine_exact_v1` (server/retrieval/semantic.py, the
 int8-prefiltered exact scan) on the same index. recall@10 = |ANN top 10 ∩ exact top 10| / 10.
 Memory = growth of this process's RSS while the HNSW index is built (the graph plus faiss's own
-copy of the vectors). Figures only; nothing asserts. Target: recall@10 >= 0.995 and p50 <= 1 ms
+copy of the vectors), beside the index's exact size (faiss's serialization: the float32 copy, the
+neighbour lists and the levels), the bytes per row of the exact lane's arrays and the RSS growth
+while the lab's in-memory index is fed (records, bindings and matrices): the memory figures do
+not depend on the load, the times do (the load average ends each line). `--sizes 100000,400000`
+gives the growth with size. Figures only; nothing asserts. Target: recall@10 >= 0.995 and p50 <= 1 ms
 at 100k.
 """
 
@@ -59,10 +64,21 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
+def matrix_bytes_per_row(space) -> float:
+    """Bytes per live row of the arrays the exact lane keeps (float32 rows, int8 codes and the
+    per-row scalars of the prefilter), counted at their used length: the capacity beyond it is the
+    amortized doubling's slack, at most as much again."""
+    arrays = (space.rows, space.codes, space.scales, space.scales32, space.residuals, space.code_norms,
+              space.row_slots, space.live)
+    return sum(a.nbytes / len(a) for a in arrays)
+
+
 def lab_lane(n: int, distribution: str, queries: int) -> dict:
     data = vectors(distribution, n + queries, seed=n)
     docs, qs = data[:n], data[n:]
     index = Indexes().scope("bench")
+    process = psutil.Process()
+    rss_before_feed = process.memory_info().rss
     t0 = time.perf_counter()
     for i in range(n):
         rid = f"mem-{i:032x}"
@@ -71,12 +87,15 @@ def lab_lane(n: int, distribution: str, queries: int) -> dict:
     feed_s = time.perf_counter() - t0
     del data, docs
     space = index.spaces[SPACE]
-    process = psutil.Process()
+    feed_mib = (process.memory_info().rss - rss_before_feed) / 2**20  # records, bindings, matrices: the lab's side
+    matrix_bytes = matrix_bytes_per_row(space)
     rss0 = process.memory_info().rss
     t0, c0 = time.perf_counter(), time.process_time()
     built = build(index, space, PROFILE)
     build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
     ann_mib = (process.memory_info().rss - rss0) / 2**20
+    import faiss
+    index_bytes = len(faiss.serialize_index(built.index))  # the graph and faiss's float32 copy, exactly
     from server.ann.engine import HnswIndex
     lane = HnswIndex(PROFILE)
     ann_ms, exact_ms, ann_cpu, exact_cpu, recalls = [], [], [], [], []
@@ -94,6 +113,8 @@ def lab_lane(n: int, distribution: str, queries: int) -> dict:
         recalls.append(len(found & set(exact.ids)) / 10)
     return {"documents": n, "distribution": distribution, "queries": len(qs), "feed_s": feed_s,
             "build_s": build_s, "build_cpu_s": build_cpu, "ann_index_mib": ann_mib,
+            "faiss_index_bytes": index_bytes, "faiss_bytes_per_vector": index_bytes / n,
+            "exact_matrix_bytes_per_row": matrix_bytes, "feed_rss_mib": feed_mib,
             "process_rss_mib": process.memory_info().rss / 2**20,
             "ann_p50_ms": percentile(ann_ms, 50), "ann_p95_ms": percentile(ann_ms, 95),
             "exact_p50_ms": percentile(exact_ms, 50), "ann_over_exact": percentile(ann_ms, 50) / percentile(exact_ms, 50),
@@ -177,7 +198,9 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             r = lab_lane(n, distribution, args.queries)
             print(f"cosine_hnsw_v1 {n:,} {distribution}: build {r['build_s']:.1f} s (CPU {r['build_cpu_s']:.1f} s), "
-                  f"HNSW +{r['ann_index_mib']:.0f} MiB (process {r['process_rss_mib']:.0f} MiB), "
+                  f"HNSW +{r['ann_index_mib']:.0f} MiB RSS, serialized {r['faiss_index_bytes'] / 2**20:.1f} MiB "
+                  f"({r['faiss_bytes_per_vector']:.0f} B/vector); exact lane {r['exact_matrix_bytes_per_row']:.0f} B/row, "
+                  f"feeding the index +{r['feed_rss_mib']:.0f} MiB RSS (process {r['process_rss_mib']:.0f} MiB), "
                   f"p50 ANN {r['ann_p50_ms']:.3f} ms / exact {r['exact_p50_ms']:.3f} ms (ANN/exact "
                   f"{r['ann_over_exact']:.2f}; CPU p50 {r['ann_cpu_p50_ms']:.3f} / {r['exact_cpu_p50_ms']:.3f} ms), recall@10 {r['recall_at_10']:.4f} (min {r['recall_at_10_min']:.1f}); "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)

