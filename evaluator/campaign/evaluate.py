@@ -154,6 +154,19 @@ def check_store_unchanged(recorded: Mapping, now: Mapping) -> str | None:
     return None
 
 
+def evaluate_cluster(options: ClusterOptions) -> ClusterOptions:
+    """Where evaluate's page checks run when neither --workers nor --scheduler says: in this
+    process. The lab listens on loopback only, so it always shares this machine's cores with the
+    evaluator and any local worker; measured per job on the 300-question twin (2 cores, docs/scale.md,
+    "Evaluate: CPU per job"), two local workers cost 13.4 ms of CPU across evaluator, workers and lab
+    against 8.3 ms with the checks in process: the cluster's scheduler, task traffic and copies of
+    the pages cost more than the checks they move. Audit, which has no lab beside it, keeps the
+    one-worker-per-core default."""
+    if options.workers is None and options.scheduler is None:
+        return ClusterOptions(workers=0)
+    return options
+
+
 def evaluate(paths: Paths, access: dict, server_pid: int,
              log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), clients: int = 1,
              cluster: ClusterOptions = ClusterOptions(), resume: bool = False) -> dict:
@@ -164,6 +177,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         raise RefusedInput(f"--clients must be 1 or {MAX_CLIENTS} (the lab admits {MAX_CLIENTS} concurrent "
                            f"retrievals), got {clients!r}")
     check_options(cluster)
+    cluster = evaluate_cluster(cluster)
     monitor = server_monitor(server_pid, access)
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
     check_routes(frozen.protocol)
