@@ -29,12 +29,19 @@ def same(a, b) -> bool:
 
 @pytest.mark.parametrize("text", [
     b'{"a": 1, "a": 2}', b"123456789012345678901234567890", b"[18446744073709551615, 18446744073709551616]",
-    b"-9223372036854775809", b"NaN", b"[Infinity, -Infinity]", b"1e400", b'"\\ud800"', b"-0.0", b"0.1e-320",
+    b"-9223372036854775809", b'"\\ud800"', b"-0.0", b"0.1e-320", b"1e308", b"-1.7976931348623157e308",
     b'{"k": 1.0, "j": 1, "i": 10000000000000000000.5}', '\ufeff{"bom": true}'.encode("utf-8"),
     '{"utf16": [1, 2.5]}'.encode("utf-16"), b'"caf\\u00e9 \\n \xc3\xa9"',
 ])
 def test_documents_where_orjson_alone_differs(text):
     assert same(decode(text), json.loads(text))
+
+
+@pytest.mark.parametrize("text", [b"NaN", b"[1, Infinity]", b"-Infinity", b"1e400", b'{"a": [-1e309]}',
+                                  b"123456789012345678901234567890.5e400"])
+def test_non_finite_numbers_are_refused(text):
+    with pytest.raises(ValueError, match="non-finite|overflows"):
+        decode(text)
 
 
 def test_bad_json_is_refused_like_json_loads():
