@@ -23,6 +23,11 @@ own peak is sampled beside prepare and evaluate. The load average is printed bef
 stage, and the figures end in one table of the full-scale targets (docs/full-scale.md), each with its verdict; `--json`
 writes all of it. Nothing here asserts.
 
+Each evaluate run also gets its CPU per job, process by process (bench/process_cpu.py): the
+evaluator, its Dask workers if any, the lab server, and the jobs/s that total implies on this
+machine's cores when they are saturated; the figure the load moves least, printed beside the load
+average.
+
 `--workers N` is handed to evaluate and audit when they accept it (the page checks on Dask
 distributed, docs/scale.md); `--speedup` also runs evaluate and audit at 1 and at 2 workers on the same
 prepared lab and reports the ratio. A row whose figure needs an option the commands lack says so.
