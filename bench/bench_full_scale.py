@@ -23,6 +23,11 @@ own peak is sampled beside prepare and evaluate. The load average is printed bef
 stage, and the figures end in one table of the full-scale targets (docs/full-scale.md), each with its verdict; `--json`
 writes all of it. Nothing here asserts.
 
+Each evaluate run also gets its CPU per job, process by process (bench/process_cpu.py): the
+evaluator, its Dask workers if any, the lab server, and the jobs/s that total implies on this
+machine's cores when they are saturated; the figure the load moves least, printed beside the load
+average.
+
 `--workers N` is handed to evaluate and audit when they accept it (the page checks on Dask
 distributed, docs/scale.md); `--speedup` also runs evaluate and audit at 1 and at 2 workers on the same
 prepared lab and reports the ratio. A row whose figure needs an option the commands lack says so.
@@ -43,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 import psutil
 
+from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines
 from evaluator.campaign.lab_process import start_lab
 from importer import synthetic
 from protocols.canonical import digest, sha256_file
@@ -162,19 +168,26 @@ def stage(name: str, args: list, results: dict, lab: RssSampler | None = None) -
     load_before = load()
     if lab is not None:
         lab.window = name
+    lab_cpu = cpu_seconds(lab.process) if lab is not None else None
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, *map(str, args)], cwd=REPO)
     tree = RssSampler(process.pid, tree=True)
+    cpu = CpuSampler(process.pid)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     tree.stop()
+    cpu.stop()
+    if lab is not None:
+        lab_cpu = cpu_seconds(lab.process) - lab_cpu
     process.returncode = os.waitstatus_to_exitcode(status)
     if lab is not None:
         lab.window = None
     results[name] = {"seconds": seconds, "peak_rss_mib": tree.peaks.get("all", 0) / 2**20,
                      "largest_process_rss_mib": usage.ru_maxrss / 1024.0,
                      "lab_peak_rss_mib": (lab.peaks.get(name, 0) / 2**20) if lab else None,
-                     "load_before": load_before, "load_after": load()}
+                     "load_before": load_before, "load_after": load(),
+                     "cpu_seconds": cpu.breakdown(usage.ru_utime + usage.ru_stime), "lab_cpu_seconds": lab_cpu,
+                     "cpu_workers": cpu.count("worker")}
     r = results[name]
     print(f"== {name}: exit {process.returncode} in {seconds:.1f} s, peak RSS {r['peak_rss_mib']:.0f} MiB "
           f"(largest process {r['largest_process_rss_mib']:.0f})"
@@ -339,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                     *([] if args.workers is None else ["--workers", args.workers])], results)
     figures = summarize(args, a, results, throughput, embedding, load_before, speedup_seconds, workers_option)
     print("\n".join(["", *table(results), "", *target_table(figures["rows"]), ""]))
+    print("\n".join(figures["cpu_lines"]))
     print(f"corpus: {figures['corpus']}")
     print(f"embedding: {throughput['documents']} documents at {throughput['documents_per_second']} docs/s "
           f"({throughput['document_seconds']:.0f} s encode), {throughput['queries']} queries p50 "
@@ -379,8 +393,15 @@ def summarize(args, a: dict[str, Path], results: dict, throughput: dict, embeddi
         rows.append(row("workers_speedup", None, args.questions,
                         "not measured: run with --speedup" if workers_option
                         else "not measured: needs --workers on evaluate and audit"))
+    cpu_lines: list[str] = []
+    cpu_per_job: dict[str, dict] = {}
+    for name in results:  # every evaluate run: where its CPU went, per job (the stage's profile)
+        if name.startswith("evaluate"):
+            lines, cpu_per_job[name] = per_job_lines(name, results[name], jobs, os.cpu_count() or 1)
+            cpu_lines += lines
     return {
         "questions": args.questions,
+        "cpu_lines": cpu_lines, "cpu_per_job": cpu_per_job,
         "corpus": {"documents": documents, "queries": source["counts"]["queries"], "jobs": jobs, "clients": args.clients,
                    "workers": args.workers},
         "stages": results, "embedding": {**throughput, **(embedding or {})},

@@ -166,15 +166,17 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
     header: dict[str, list[float]] = {name: [] for name in METHODS}
     http: dict[str, list[float]] = {name: [] for name in METHODS}
     server_cpu: dict[str, float] = {}
+    client: dict[str, tuple[float, float]] = {}  # per method: client CPU ms per request, mean response bytes
     rss = None
     if len(ids) <= http_max_docs:
-        rss = run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines)
+        rss = run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines, client)
 
     lines.append(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     lines.append("")
     lines.append("| method | in-process p50 / p95 ms | in-process CPU p50 ms | server header p50 / p95 ms "
-                 "| HTTP p50 / p95 ms | HTTP - header p50 ms | server CPU per request ms |")
-    lines.append("|---|---|---|---|---|---|---|")
+                 "| HTTP p50 / p95 ms | HTTP - header p50 ms | server CPU per request ms | client CPU per request ms "
+                 "| response bytes |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     fmt = (lambda p: f"{p[0]:.3f} / {p[1]:.3f}" if p else "not run")
     figures = {"corpus": label, "documents": len(ids), "queries": len(questions), "bm25_ratio": bm25_ratio,
                "matvec_ratio": matvec_ratio, "quantized_over_float32": scan_ratio,
@@ -186,11 +188,15 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
         ht = percentiles(http[name]) if http[name] else None
         sc = f"{server_cpu[name]:.3f}" if name in server_cpu else "not run"
         wire = f"{np.percentile(np.array(http[name]) - np.array(header[name]), 50):.3f}" if http[name] else "not run"
-        lines.append(f"| {name} | {fmt(ip)} | {cpu:.3f} | {fmt(hd)} | {fmt(ht)} | {wire} | {sc} |")
+        cc, size = (f"{client[name][0]:.3f}", f"{client[name][1]:,.0f}") if name in client else ("not run", "-")
+        lines.append(f"| {name} | {fmt(ip)} | {cpu:.3f} | {fmt(hd)} | {fmt(ht)} | {wire} | {sc} | {cc} | {size} |")
         wire = float(np.percentile(np.array(http[name]) - np.array(header[name]), 50)) if http[name] else None
         figures["methods"][name] = {"in_process_p50_ms": ip[0], "in_process_cpu_p50_ms": cpu, "header_p50_ms": hd and hd[0],
                                     "http_p50_ms": ht and ht[0], "http_p95_ms": ht and ht[1],
-                                    "http_minus_header_p50_ms": wire}
+                                    "http_minus_header_p50_ms": wire,
+                                    "server_cpu_per_request_ms": server_cpu.get(name),
+                                    "client_cpu_per_request_ms": client[name][0] if name in client else None,
+                                    "response_bytes_mean": client[name][1] if name in client else None}
     if rss is not None:
         lines.append(f"server RSS after load and queries: {rss / 2**20:.0f} MiB")
     base = figures["methods"]["weighted_rrf_v2"]["in_process_p50_ms"]
@@ -274,7 +280,11 @@ def http_body(body: dict) -> dict:
     return {**body, "query_vector": vector_base64(body["query_vector"])} if "query_vector" in body else body
 
 
-def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines) -> int:
+def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server_cpu, space_id, lines,
+             client_figures: dict) -> int:
+    """Load the corpus into a real lab over HTTP, then time every method's searches. Besides wall
+    times, the CPU each side spends per request (the server's process, the client's thread: encode,
+    send, parse of the HTTP answer and of its JSON page), which the machine's load barely moves."""
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")
         try:
@@ -303,12 +313,17 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server
             server = psutil.Process(lab.pid)
             for name in METHODS:
                 before = sum(server.cpu_times()[:2])
+                client_cpu, size = 0.0, 0
                 for bodies in per_query:
                     route, body = bodies[name]
-                    _, micros, _, seconds = client.search(route, http_body(body))
+                    started = time.thread_time()
+                    _, micros, size_one, seconds = client.search(route, http_body(body))
+                    client_cpu += time.thread_time() - started
+                    size += size_one
                     header[name].append(micros / 1000)
                     http[name].append(seconds * 1000)
                 server_cpu[name] = (sum(server.cpu_times()[:2]) - before) * 1000 / len(per_query)
+                client_figures[name] = (client_cpu * 1000 / len(per_query), size / len(per_query))
             rss = server.memory_info().rss
             client.close()
         finally:

@@ -61,7 +61,8 @@ def configure_evaluate(parser: argparse.ArgumentParser) -> None:
                         help="concurrent evaluation clients, 1 or 2 (the lab admits two); recorded in the plan")
     parser.add_argument("--resume", action="store_true",
                         help="continue the interrupted campaign of --report from its journal (same files and lab)")
-    add_cluster_flags(parser)
+    add_cluster_flags(parser, default="0, in this process: the lab shares this machine's cores, and a local cluster "
+                                      "costs them more CPU per job than it takes off the evaluator (docs/scale.md)")
 
 
 def _inputs(args: argparse.Namespace) -> dict:

@@ -61,6 +61,7 @@ from evaluator.verification.routes import VERIFIERS
 from evaluator.campaign.base_pool import BasePoolError, fetch_base_pools
 from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
+from protocols.fast_canonical import digest_finite
 from protocols.cli import Progress
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, refuse_same_path, save
@@ -154,6 +155,19 @@ def check_store_unchanged(recorded: Mapping, now: Mapping) -> str | None:
     return None
 
 
+def evaluate_cluster(options: ClusterOptions) -> ClusterOptions:
+    """Where evaluate's page checks run when neither --workers nor --scheduler says: in this
+    process. The lab listens on loopback only, so it always shares this machine's cores with the
+    evaluator and any local worker; measured per job on the 300-question twin (2 cores, docs/scale.md,
+    "Evaluate: CPU per job"), two local workers cost 13.4 ms of CPU across evaluator, workers and lab
+    against 8.3 ms with the checks in process: the cluster's scheduler, task traffic and copies of
+    the pages cost more than the checks they move. Audit, which has no lab beside it, keeps the
+    one-worker-per-core default."""
+    if options.workers is None and options.scheduler is None:
+        return ClusterOptions(workers=0)
+    return options
+
+
 def evaluate(paths: Paths, access: dict, server_pid: int,
              log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), clients: int = 1,
              cluster: ClusterOptions = ClusterOptions(), resume: bool = False) -> dict:
@@ -164,6 +178,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         raise RefusedInput(f"--clients must be 1 or {MAX_CLIENTS} (the lab admits {MAX_CLIENTS} concurrent "
                            f"retrievals), got {clients!r}")
     check_options(cluster)
+    cluster = evaluate_cluster(cluster)
     monitor = server_monitor(server_pid, access)
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
     check_routes(frozen.protocol)
@@ -481,10 +496,15 @@ class Campaign:
         query = self.queries[query_id]
         page, micros, size, seconds = result
         key = (query_id, method)
+        # the page was read by the client's parser, which refuses NaN and Infinity (or, in a recheck,
+        # from the journal and digested by protocols.canonical first): its digests are those of
+        # protocols.canonical at a quarter of the CPU (protocols/fast_canonical.py)
         if key in self.rows:
-            return self.record_repetition(order, query_id, method, repetition, ranking_digest(page), proof_digest(page),
-                                          digest(page), (micros, size, seconds), page.get("fence")), None
-        row = self.rows[key] = row_from_page(query, method, page, self.doc_of, self.frozen.protocol["evaluation"])
+            return self.record_repetition(order, query_id, method, repetition, ranking_digest(page, digest_finite),
+                                          proof_digest(page, digest_finite), digest_finite(page),
+                                          (micros, size, seconds), page.get("fence")), None
+        row = self.rows[key] = row_from_page(query, method, page, self.doc_of, self.frozen.protocol["evaluation"],
+                                             digest_finite)
         self.report["rows"].append(row)
         # the row's digests are the page's: computed once, for the row and its job
         return self.job_entry(order, query_id, method, repetition, micros, size, seconds, row["page_digest"],

@@ -7,8 +7,8 @@ again and compare, so a number in a report is never trusted for being in the rep
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TypedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict
 
 from evaluator.reporting import clusters as clustering
 from evaluator.reporting import metrics
@@ -60,16 +60,20 @@ def payload_bytes(page: Mapping) -> int:
     return sum(len(canonical(hit["payload"])) for hit in page.get("hits") or [])
 
 
-def row_from_page(query: Mapping, method: str, page: Mapping, doc_of: Mapping[str, str], evaluation: Mapping) -> dict:
+def row_from_page(query: Mapping, method: str, page: Mapping, doc_of: Mapping[str, str], evaluation: Mapping,
+                  digest_of: Callable[[Any], str] = digest) -> dict:
     """A report row: everything in it but the page itself is derived from the page, the query and
-    the prepare state's record map, so audit can derive it again and compare every field."""
+    the prepare state's record map, so audit can derive it again and compare every field.
+    `digest_of`: `protocols.canonical.digest` or one proved equal to it for this page (evaluate
+    digests the pages it received with protocols/fast_canonical.py)."""
     records = [h["id"] for h in page["hits"]]
     ranking = [doc_of[r] for r in records]
     return {
         "query_id": query["id"], "category": query["category"], "hop": query["hop"], "method": method,
         "ranking": ranking, "records": records, "scores": [h["score"] for h in page["hits"]],
         "metrics": row_metrics(ranking, query, evaluation),
-        "page_digest": digest(page), "ranking_digest": ranking_digest(page), "proof_digest": proof_digest(page),
+        "page_digest": digest_of(page), "ranking_digest": ranking_digest(page, digest_of),
+        "proof_digest": proof_digest(page, digest_of),
         "payload_bytes": payload_bytes(page), "work": page.get("work") or {},
         "stop_reasons": page.get("stop_reasons") or [], "coverage": page.get("coverage") or {},
         "page": page,

@@ -31,11 +31,15 @@ class ClusterOptions:
         return (os.cpu_count() or 1) if pages >= AUTO_MIN_PAGES else 0
 
 
-def add_cluster_flags(parser) -> None:
-    """`--workers` and `--scheduler`, the same in every command whose page checks can run on a cluster."""
+AUTO_DEFAULT = f"one per core from {AUTO_MIN_PAGES} pages to check, else 0"
+
+
+def add_cluster_flags(parser, default: str = AUTO_DEFAULT) -> None:
+    """`--workers` and `--scheduler`, the same in every command whose page checks can run on a cluster
+    (`default`: what no --workers means for that command)."""
     parser.add_argument("--workers", type=int, metavar="N",
                         help=f"page checks on a local Dask cluster of N worker processes on 127.0.0.1 (0: in this "
-                             f"process; default: one per core from {AUTO_MIN_PAGES} pages to check, else 0)")
+                             f"process; default: {default})")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="page checks on the Dask cluster at ADDRESS instead (tcp:// on loopback only; another "
                              "machine over tls:// with Dask's TLS settings, docs/scale.md)")

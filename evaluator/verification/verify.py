@@ -10,8 +10,9 @@ then the route's own verifier (evaluator/verification/routes.py).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -520,14 +521,15 @@ def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
     return set(near_tie_neighbours(ranked, tolerance))
 
 
-def ranking_digest(page: Mapping) -> str:
-    """What must be identical across repetitions: ids, ranks, scores (exact ones included)."""
-    return digest([[h["id"], h["rank"], h["score"], h.get("score_exact")] for h in page.get("hits") or []])
+def ranking_digest(page: Mapping, digest_of: Callable[[Any], str] = digest) -> str:
+    """What must be identical across repetitions: ids, ranks, scores (exact ones included).
+    `digest_of`: `protocols.canonical.digest` or one proved equal to it (protocols/fast_canonical.py)."""
+    return digest_of([[h["id"], h["rank"], h["score"], h.get("score_exact")] for h in page.get("hits") or []])
 
 
-def proof_digest(page: Mapping) -> str:
-    return digest({"anchors": page.get("anchors"), "relations": page.get("relations"),
-                   "proofs": [h.get("proof") for h in page.get("hits") or []]})
+def proof_digest(page: Mapping, digest_of: Callable[[Any], str] = digest) -> str:
+    return digest_of({"anchors": page.get("anchors"), "relations": page.get("relations"),
+                      "proofs": [h.get("proof") for h in page.get("hits") or []]})
 
 
 def cross_method_failures(query_id: str, pages: Mapping[str, Mapping], methods: Mapping[str, Mapping],

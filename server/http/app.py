@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.concurrency import run_in_threadpool
 
-from server.http.render import render
+from protocols.fast_canonical import render
 from server import routes as search_routes
 from server import validation
 from server.store.credentials import Credentials
@@ -32,7 +32,7 @@ VERSION = "0.1.0"
 
 class CanonicalJSON(JSONResponse):
     """Canonical bytes: the same answer is always the same bytes (`protocols.canonical`, rendered
-    by orjson where that is proved to give the same bytes: server/http/render.py)."""
+    by orjson where that is proved to give the same bytes: protocols/fast_canonical.py)."""
 
     def render(self, content: Any) -> bytes:
         return render(content)

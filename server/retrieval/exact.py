@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from math import gcd
+from operator import itemgetter
 
 import numpy as np
 
@@ -31,8 +33,16 @@ def to_float(value: tuple[int, int]) -> float:
 
 
 def to_text(value: tuple[int, int]) -> str:
-    fraction = Fraction(*value)
-    return f"{fraction.numerator}/{fraction.denominator}"
+    """`str(Fraction(num, den))` in lowest terms with a positive denominator, always "n/d"; by
+    `math.gcd` directly, since a page writes hundreds of these and building a Fraction costs more
+    than the reduction (tests/server/test_exact.py compares both)."""
+    num, den = value
+    if den == 0:
+        raise ZeroDivisionError(f"Fraction({num}, 0)")
+    if den < 0:
+        num, den = -num, -den
+    common = gcd(num, den)
+    return f"{num // common}/{den // common}"
 
 
 def exact_order(items: list, value, rest) -> list:
@@ -46,11 +56,11 @@ def exact_order(items: list, value, rest) -> list:
     for item in items:
         num, den = value(item)
         keyed.append((-(num / den), rest(item), num, den, item))
-    keyed.sort(key=_float_then_rest)
+    keyed.sort(key=_FLOAT_THEN_REST)
     ordered = [k[4] for k in keyed]
     if len(keyed) < 2:
         return ordered
-    floats = np.fromiter((k[0] for k in keyed), dtype=np.float64, count=len(keyed))
+    floats = np.array([k[0] for k in keyed], dtype=np.float64)  # a list first: fromiter's generator cost more
     for start, stop in _equal_runs(floats):
         run = keyed[start:stop]
         n0, d0 = run[0][2], run[0][3]
@@ -61,8 +71,7 @@ def exact_order(items: list, value, rest) -> list:
     return ordered
 
 
-def _float_then_rest(keyed: tuple) -> tuple:
-    return keyed[0], keyed[1]
+_FLOAT_THEN_REST = itemgetter(0, 1)  # the sort key (-float, rest), read in C
 
 
 def _equal_runs(floats: np.ndarray) -> list[tuple[int, int]]:

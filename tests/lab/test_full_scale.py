@@ -106,6 +106,12 @@ def test_the_full_scale_bench_runs_end_to_end_and_writes_every_row(tmp_path):
     assert rows["workers_speedup"]["value"] is None and rows["workers_speedup"]["note"].startswith("not measured")
     assert [e["what"] for e in figures["elsewhere"]] == [w for w, _, _ in bench_full_scale.ELSEWHERE]
     assert figures["corpus"]["queries"]["test"] == 12 and figures["corpus"]["jobs"] > 0
+    # where evaluate's CPU went, per job and per process, printed beside the load average
+    cpu = figures["cpu_per_job"]["evaluate"]
+    assert cpu["cpu_ms_per_job"]["evaluator"] > 0 and cpu["cpu_ms_per_job"]["lab server"] > 0
+    assert cpu["total_cpu_ms_per_job"] == pytest.approx(sum(cpu["cpu_ms_per_job"].values()))
+    assert cpu["jobs"] == figures["corpus"]["jobs"]
+    assert figures["cpu_lines"][0] in ran.stdout and "load " in figures["cpu_lines"][0]
     for r in figures["rows"]:
         assert r["what"] in ran.stdout and r["target"] in ran.stdout
     # an existing run directory is refused before anything runs

@@ -1,4 +1,4 @@
-"""The fast page renderer gives exactly `protocols.canonical.canonical` bytes (server/http/render.py).
+"""The fast page renderer gives exactly `protocols.canonical.canonical` bytes (protocols/fast_canonical.py).
 
 Compared on real pages of every route and profile (a corpus with non-ASCII, control characters,
 emoji and line separators in its texts, exact rationals and float scores of every size a page
@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from protocols.canonical import canonical
-from server.http.render import _risky, render
+from protocols.fast_canonical import _risky, render
 from server.retrieval.indexes import Indexes
 from protocols.profiles.rescue import RESCUE_PROFILES
 from protocols.profiles.v1 import V1_ROUTE_PROFILES as ROUTE_PROFILES

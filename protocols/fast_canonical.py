@@ -17,11 +17,15 @@ eight times orjson itself; these byte searches cost a few microseconds.)
 
 Left outside the proof: a non-finite float, which `canonical()` refuses and orjson writes as
 `null`; no page can hold one (vectors are refused unless finite, every score is a bounded
-function of them).
+function of them), and no value read by a parser that refuses NaN and Infinity can either (the
+evaluator's page parser, evaluator/campaign/client.py). So `render` is for such values only: the
+lab's answers and the digests of the pages the evaluator received (`digest_finite`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import orjson
@@ -53,3 +57,20 @@ def render(value: Any) -> bytes:
     if _risky(out):
         return canonical(value)
     return out
+
+
+def compact(value: Any) -> bytes:
+    """The bytes of `json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)`
+    in UTF-8 (keys in their order, not sorted), by the same proof as `render` (a journal line)."""
+    try:
+        out = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
+    except (orjson.JSONEncodeError, TypeError):
+        out = None
+    if out is None or _risky(out):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return out
+
+
+def digest_finite(value: Any) -> str:
+    """`protocols.canonical.digest(value)` for a value that holds no NaN or infinity (see above)."""
+    return hashlib.sha256(render(value)).hexdigest()

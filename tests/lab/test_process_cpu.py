@@ -1,0 +1,36 @@
+"""bench/process_cpu.py: CPU seconds per process of a real process tree, the root's from wait4."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from bench.process_cpu import CpuSampler, per_job_lines
+
+BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass\n"
+
+
+def test_a_child_and_its_parent_are_counted_apart_and_sum_to_the_tree():
+    # the parent burns 0.3 s, starts a child that burns 0.6 s, waits for it and burns 0.3 s more
+    child = BURN.format(seconds=0.6)
+    parent = (BURN.format(seconds=0.3) + "import subprocess, sys\n"
+              f"subprocess.run([sys.executable, '-c', {child!r}], check=True)\n" + BURN.format(seconds=0.3))
+    process = subprocess.Popen([sys.executable, "-c", parent])
+    sampler = CpuSampler(process.pid)
+    _, status, usage = os.wait4(process.pid, 0)
+    sampler.stop()
+    assert os.waitstatus_to_exitcode(status) == 0
+    tree = usage.ru_utime + usage.ru_stime
+    parts = sampler.breakdown(tree)
+    assert set(parts) == {"evaluator", "other"} and sampler.count("other") == 1
+    assert sum(parts.values()) == tree
+    assert 0.35 <= parts["other"] <= 0.75  # the child's 0.6 s, less at most one sampling interval
+    assert parts["evaluator"] >= 0.55  # the parent's 0.6 s (plus what the last sample missed of the child)
+
+    lines, figures = per_job_lines("evaluate", {"cpu_seconds": parts, "lab_cpu_seconds": 0.5, "cpu_workers": 0,
+                                                "load_before": [1.0, 1.0, 1.0], "load_after": [2.0, 1.5, 1.0]},
+                                   jobs=100, cores=2)
+    assert figures["total_cpu_ms_per_job"] == (tree + 0.5) * 10.0
+    assert figures["cpu_bound_jobs_per_second"] == 2 * 100 / (tree + 0.5)
+    assert "lab server 5.000" in lines[0] and "load 1.0 / 1.0 / 1.0 before, 2.0 / 1.5 / 1.0 after" in lines[0]
