@@ -137,7 +137,9 @@ class RssSampler:
         pss = rss = 0
         for process in processes:
             try:
-                full = process.memory_full_info()  # /proc/PID/smaps_rollup: pss beside rss
+                # /proc/PID/smaps_rollup for pss, statm for rss: two reads, so a process growing
+                # between them can show a PSS above its RSS by what it grew
+                full = process.memory_full_info()
             except psutil.Error:  # a worker that has just exited
                 continue
             pss += full.pss
