@@ -21,7 +21,7 @@ from protocols.errors import RefusedInput
 from protocols.files import load_json
 from protocols.schema import load_protocol
 
-__all__ = ["Frozen", "InputMismatch", "frozen_received", "load_frozen", "vector_sha256"]
+__all__ = ["Frozen", "InputMismatch", "frozen_received", "frozen_view", "load_frozen", "vector_sha256"]
 
 
 class InputMismatch(RefusedInput):
@@ -97,6 +97,20 @@ def frozen_received(protocol: dict, fixture: dict, relations: dict, digests: dic
     if differing:
         raise InputMismatch(f"received inputs differ from the checked ones ({', '.join(differing)} digest)")
     _decode_vectors(frozen)
+    return frozen
+
+
+def frozen_view(protocol: dict, fixture: dict, relations: dict, digests: dict[str, str]) -> Frozen:
+    """What a validation worker reads from the files its caller shared
+    (evaluator/verification/shared.py): the fixture without its document vectors (their matrix is
+    mapped beside it), the relations without their projection. Their digests cannot be recomputed
+    from a part, so they are the caller's, bound to the files by the files' SHA-256."""
+    frozen = Frozen(protocol=protocol, fixture=fixture, relations=relations, digests=dict(digests))
+    for entry in fixture["documents"]:
+        frozen.doc_receipts[entry["id"]] = entry["vector_sha256"]
+    for entry in fixture["queries"]:
+        frozen.query_vectors[entry["id"]] = decode_vector(entry["vector"])
+        frozen.query_receipts[entry["id"]] = entry["vector_sha256"]
     return frozen
 
 

@@ -34,14 +34,18 @@ def check_address(address: str) -> None:
         return
     if parts.scheme != "tcp":
         raise ClusterRefused(f"--scheduler {address}: only tcp:// (loopback) or tls:// addresses")
-    host = parts.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+    if not is_loopback(address):
         raise ClusterRefused(f"--scheduler {address}: plain TCP only to a loopback address; join another machine "
                              f"over tls:// with Dask's TLS settings (docs/scale.md)")
+
+
+def is_loopback(address: str) -> bool:
+    """Whether the address's host is this machine's loopback (127.0.0.0/8, ::1, localhost)."""
+    host = urlsplit(address if "://" in address else f"tcp://{address}").hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def connect(scheduler: str):

@@ -59,7 +59,7 @@ from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.routes import VERIFIERS
 from evaluator.campaign.base_pool import BasePoolError, fetch_base_pools
-from evaluator.verification.verify import Checker, cross_method_failures, proof_digest, ranking_digest
+from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.fast_canonical import digest_finite
 from protocols.cli import Progress
@@ -197,7 +197,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                                 clients=clients)
         # the checks' cluster (if any) is up before anything is written: one that cannot start writes nothing
         checks = page_checks(frozen, state, cluster, len(plan["queries"]) * len(plan["methods"]),
-                             log=lambda line: log(f"evaluate: {line}"))
+                             log=lambda line: log(f"evaluate: {line}"), directory=Path(paths.report).parent)
         with checks:
             recorded = None
             if resume:
@@ -552,7 +552,7 @@ class Campaign:
 
     def base_pools(self) -> None:
         """The reach/ceiling section's base pools, once per query after the timed jobs (base_pool.py)."""
-        checker = getattr(self.checks, "checker", None) or Checker(self.frozen, self.state)
+        checker = self.checks.local_checker()
 
         def search(spec: dict, query: dict) -> dict:
             return self.client.search(spec["route"], search_body(spec, query, self.frozen))[0]

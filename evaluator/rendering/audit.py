@@ -159,7 +159,7 @@ def audit_loaded(report, frozen: Frozen, given: Given | None = None, *, memo: Me
     result.check("pages", lambda: page_failures(report, frozen, context))
     result.check("rows", lambda: row_failures(report, frozen, context))
     result.check("cross_method", lambda: cross_failures(report, frozen))
-    result.check("base_pools", lambda: base_pool_failures(report, context.checker()))  # the reach section's
+    result.check("base_pools", lambda: base_pool_failures(report, context.pool_checker()))  # the reach section's
     result.check("repetitions", lambda: repetition_failures(report, rows_checked=True))
     result.check("metrics", lambda: metric_failures(report, frozen, context))
     if frozen.generation is not None:
@@ -198,6 +198,13 @@ class _Context:
         state = self.report["state"]
         key = [self.frozen.digests, digest(state)]
         return self.memo.get("checker", key, lambda: Checker(self.frozen, state))
+
+    def pool_checker(self) -> Checker:
+        """The base pools read each query once: the page checks' checker when one is at hand, else
+        one that keeps a single query's work (a full cache would only hold memory)."""
+        state = self.report["state"]
+        known, checker = self.memo.known("checker", [self.frozen.digests, digest(state)])
+        return checker if known else Checker(self.frozen, state, cache_bytes=0)
 
     def derived(self) -> dict:
         report = self.report

@@ -27,15 +27,19 @@ Which cluster (`--workers`, `--scheduler`) is cluster_options.py, importable wit
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import orjson
 from distributed import WorkerPlugin, get_worker
 
 from evaluator.inputs import Frozen, frozen_received
-from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options
+from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options, same_host
+from evaluator.verification.shared import INPUTS, Shared, open_shared, write_shared
 from evaluator.verification.verify import Checker, Failure
 from protocols.canonical import digest
 from protocols.cluster import connect, start_local
@@ -86,6 +90,10 @@ class PageChecks:
     def __init__(self, checker: Checker):
         self.checker = checker
 
+    def local_checker(self) -> Checker:
+        """The checker for the checks that stay in this process: this one."""
+        return self.checker
+
     def submit(self, query_id: str, method: str, page: Mapping, fence) -> Done:
         return Done(_failures(self.checker, [(query_id, method, page, fence)])[0])
 
@@ -103,22 +111,35 @@ class PageChecks:
 
 
 class CheckerPlugin(WorkerPlugin):
-    """Ships a campaign's frozen inputs and state to every worker once and builds its `Checker` there;
-    the worker refuses inputs whose digests are not the caller's."""
+    """Gives every worker a campaign's state and either the reference of the inputs its caller
+    shared on this host (evaluator/verification/shared.py: mapped, checked by their digests) or the
+    frozen inputs themselves (a cluster that may span machines), and builds its `Checker` there; the
+    worker refuses inputs whose digests are not the caller's."""
 
-    def __init__(self, key: str, frozen: Frozen, state: Mapping):
+    def __init__(self, key: str, frozen: Frozen, state: Mapping, shared: Shared | None = None):
         self.key = key
-        self.protocol, self.fixture, self.relations = frozen.protocol, frozen.fixture, frozen.relations
-        self.digests = {k: frozen.digests[k] for k in ("protocol", "fixture", "relations")}
+        self.shared = shared
+        self.protocol = self.fixture = self.relations = None
+        if shared is None:
+            self.protocol, self.fixture, self.relations = frozen.protocol, frozen.fixture, frozen.relations
+        self.digests = {k: frozen.digests.get(k) for k in ("protocol", "source", "fixture", "relations")}
         self.state = state
 
     def setup(self, worker) -> None:
-        frozen = frozen_received(self.protocol, self.fixture, self.relations, self.digests)
+        if self.shared is not None:
+            frozen, packed = open_shared(self.shared, self.digests)
+        else:
+            frozen = frozen_received(self.protocol, self.fixture, self.relations,
+                                     {k: self.digests[k] for k in ("protocol", "fixture", "relations")})
+            packed = None
         checkers = getattr(worker, WORKER_ATTRIBUTE, None)
         if checkers is None:
             checkers = {}
             setattr(worker, WORKER_ATTRIBUTE, checkers)
-        checkers[self.key] = Checker(frozen, self.state)
+        checkers[self.key] = Checker(frozen, self.state, packed)
+        # the checker holds what it reads: the plugin's own copies would be kept twice, for nothing
+        # (a worker that joins later is sent the plugin again by the scheduler)
+        self.protocol = self.fixture = self.relations = self.state = None
 
     def teardown(self, worker) -> None:
         getattr(worker, WORKER_ATTRIBUTE, {}).pop(self.key, None)
@@ -167,20 +188,33 @@ class ClusterChecks(PageChecks):
     """The same checks as tasks on a Dask cluster (started here or joined)."""
 
     def __init__(self, frozen: Frozen, state: Mapping, workers: int = 0, scheduler: str | None = None,
-                 log: Callable[[str], None] = lambda line: None):
+                 log: Callable[[str], None] = lambda line: None, directory: str | Path | None = None):
+        """`directory`: where the inputs the workers share are written (a fresh subdirectory, removed
+        at `close`; a temporary directory when None). Shared on a local cluster and on a joined one
+        over loopback (the same host); a `tls://` cluster may span machines, so its workers get the
+        inputs themselves."""
         # one name per campaign's checks: two running on one cluster (an evaluate and an audit of the
         # same inputs) each have their own checker, and each removes only its own when it ends
         self.key = f"{digest([{k: frozen.digests[k] for k in ('protocol', 'fixture', 'relations')}, digest(state)])[:16]}" \
                    f"-{uuid.uuid4().hex[:12]}"
+        self.frozen, self.state = frozen, state
         self.plugin: str | None = None
         self.cluster = None
+        self.client = None
+        self.shared: Shared | None = None
+        self._scratch: str | None = None  # the directory this object made and removes
         self._open: dict[str, _Batch] = {}  # per worker: the pages of its queries not yet sent
-        if scheduler is None:
-            self.cluster, self.client = start_local(workers)
-        else:
-            self.client = connect(scheduler)
         try:
-            self.client.register_plugin(CheckerPlugin(self.key, frozen, state), name=f"lab-checker-{self.key}")
+            if scheduler is None:
+                self.cluster, self.client = start_local(workers)
+            else:
+                self.client = connect(scheduler)
+            if scheduler is None or same_host(scheduler):
+                parent = Path(directory) if directory is not None else None
+                self._scratch = tempfile.mkdtemp(prefix=f".checker-inputs-{self.key[:16]}-", dir=parent)
+                self.shared = write_shared(frozen, Path(self._scratch) / "inputs")
+            self.client.register_plugin(CheckerPlugin(self.key, frozen, state, self.shared),
+                                        name=f"lab-checker-{self.key}")
             self.plugin = f"lab-checker-{self.key}"
             self.workers = sorted(self.client.scheduler_info()["workers"])
             if not self.workers:
@@ -234,6 +268,14 @@ class ClusterChecks(PageChecks):
                 out[i] = found
         return out
 
+    def local_checker(self) -> Checker:
+        """A checker in this process for the few checks that stay here (the base pools, one query
+        at a time): over the shared arrays when there are some, keeping one query's work."""
+        packed = None
+        if self.shared is not None:
+            packed = open_shared(self.shared, {k: self.frozen.digests.get(k) for k in INPUTS})[1]
+        return Checker(self.frozen, self.state, packed, cache_bytes=0)
+
     def close(self) -> None:
         try:
             if getattr(self, "client", None) is not None:
@@ -244,22 +286,30 @@ class ClusterChecks(PageChecks):
                         pass
                 self.client.close()
         finally:
-            if self.cluster is not None:
-                self.cluster.close()
+            try:
+                if self.cluster is not None:
+                    self.cluster.close()
+            finally:
+                # mapped files stay readable to whoever maps them until they unmap: removing them
+                # only frees the space once the last worker lets go
+                if self._scratch is not None:
+                    shutil.rmtree(self._scratch, ignore_errors=True)
+                    self._scratch = None
 
 
 def page_checks(frozen: Frozen, state: Mapping, options: ClusterOptions, pages: int,
                 checker: Callable[[], Checker] | None = None,
-                log: Callable[[str], None] = lambda line: None) -> PageChecks:
+                log: Callable[[str], None] = lambda line: None, directory: str | Path | None = None) -> PageChecks:
     """The checks for `pages` pages: in this process (with `checker()` when given, a new `Checker`
-    otherwise), on a local cluster or on a joined one."""
+    otherwise), on a local cluster or on a joined one (the inputs its workers share written under
+    `directory`, see `ClusterChecks`)."""
     check_options(options)
     if options.scheduler is not None:
-        return ClusterChecks(frozen, state, scheduler=options.scheduler, log=log)
+        return ClusterChecks(frozen, state, scheduler=options.scheduler, log=log, directory=directory)
     workers = options.local_workers(pages)
     if workers == 0:
         return PageChecks(checker() if checker else Checker(frozen, state))
-    return ClusterChecks(frozen, state, workers=workers, log=log)
+    return ClusterChecks(frozen, state, workers=workers, log=log, directory=directory)
 
 
 def failures_of(found: list[dict]) -> list[Failure]:

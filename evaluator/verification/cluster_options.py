@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 
 # the address rule and the refusal are shared with the embedding builder's cluster (protocols/cluster.py)
-from protocols.cluster import ClusterRefused, check_address
+from protocols.cluster import ClusterRefused, check_address, is_loopback
 
 # Below this many pages to check, a local cluster's start (seconds: processes, imports, inputs
 # loaded in each worker) costs more than it saves; `--workers` chooses explicitly.
@@ -56,3 +56,9 @@ def check_options(options: ClusterOptions) -> None:
         if options.workers is not None:
             raise ClusterRefused("--workers and --scheduler exclude each other: a joined cluster has its own workers")
         check_address(options.scheduler)
+
+
+def same_host(scheduler: str) -> bool:
+    """Whether a joined cluster's workers run on this machine: a loopback scheduler's do (a worker
+    elsewhere could not reach it), a `tls://` one's may not."""
+    return is_loopback(scheduler)

@@ -32,7 +32,7 @@ def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str
 
     def kept(term: str) -> bool:
         return (rule["min_length"] <= len(term) <= rule["max_length"]
-                and len(bm25.postings.get(term, ())) <= rule["max_document_share"] * documents)
+                and bm25.document_frequency(term) <= rule["max_document_share"] * documents)
 
     kept_length = {rid: sum(tf for term, tf in bm25.term_frequencies[rid].items() if kept(term))
                    for rid, _ in feedback}

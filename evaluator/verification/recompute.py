@@ -128,9 +128,12 @@ class Bm25:
     def average_length(self) -> float:
         return math.fsum(self.lengths.values()) / len(self.lengths) if self.lengths else 0.0
 
+    def document_frequency(self, term: str) -> int:
+        return len(self.postings.get(term, ()))
+
     def idf(self, term: str) -> float:
         n = len(self.lengths)
-        df = len(self.postings.get(term, ()))
+        df = self.document_frequency(term)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> Scores:
@@ -196,6 +199,22 @@ class CosineIndex:
         rows = [np.asarray(v, dtype=np.float64) for v in vectors.values()]
         self.matrix = np.vstack(rows) if rows else np.zeros((0, 0))
         self.norms = np.linalg.norm(self.matrix, axis=1)
+
+    @classmethod
+    def of_rows(cls, ids: Sequence[str], matrix: np.ndarray, norms: np.ndarray) -> "CosineIndex":
+        """The index over a matrix already built (row i is `ids[i]`'s float64 vector, `norms` its
+        row norms as `np.linalg.norm(matrix, axis=1)` gives them), held as given: no copy, so a
+        read-only mapped matrix stays shared."""
+        index = cls.__new__(cls)
+        index._blas = ThreadpoolController()
+        index.ids = list(ids)
+        index.position = {rid: i for i, rid in enumerate(index.ids)}
+        index.matrix, index.norms = matrix, norms
+        return index
+
+    def row(self, rid: str) -> np.ndarray:
+        """`rid`'s float64 vector (a view of its row)."""
+        return self.matrix[self.position[rid]]
 
     def scores(self, query: np.ndarray) -> Scores:
         q = np.asarray(query, dtype=np.float64)

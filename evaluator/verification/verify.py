@@ -19,6 +19,7 @@ import numpy as np
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.inputs import Frozen
+from evaluator.verification.packed import Packed, PackedBm25, pack
 from evaluator.verification.routes import VERIFIERS
 from evaluator.verification.walk import neighbour_table
 from evaluator.state import record_map
@@ -85,8 +86,29 @@ class QueryWork:
         self.affinity: dict[tuple[str, bool], dict[str, Rational]] = {}
 
 
+class _Rows(Mapping):
+    """record id -> its float64 vector, read from the cosine index's matrix (no copy per document)."""
+
+    def __init__(self, index: rc.CosineIndex):
+        self.index = index
+
+    def __getitem__(self, rid: str) -> np.ndarray:
+        return self.index.row(rid)
+
+    def __iter__(self):
+        return iter(self.index.ids)
+
+    def __len__(self) -> int:
+        return len(self.index.ids)
+
+
 class Checker:
-    def __init__(self, frozen: Frozen, state: Mapping):
+    """`packed`: the arrays of the frozen inputs (evaluator/verification/packed.py), mapped from the
+    files a caller shares with its workers; built here from `frozen` when not given.
+    `cache_bytes`: the bound of the per-query work kept (one query's at least)."""
+
+    def __init__(self, frozen: Frozen, state: Mapping, packed: Packed | None = None,
+                 cache_bytes: int = CACHED_QUERY_BYTES):
         self.frozen = frozen
         self.profiles = frozen.protocol["ranking_profiles"]
         self.methods = frozen.protocol["methods"]
@@ -96,12 +118,14 @@ class Checker:
         self.bindings = {self.record_of[doc]: receipt for doc, receipt in state["bindings"].items()}
         documents = frozen.documents
         self.texts = {self.record_of[d]: documents[d]["text"] for d in documents}
-        self.payloads = {self.record_of[d]: {"content": documents[d]["text"],
-                                             "metadata": {"document_id": d, "title": documents[d]["title"]}}
-                         for d in documents}
-        self.vectors = {self.record_of[d]: v.astype(np.float64) for d, v in frozen.doc_vectors.items()}
-        self.cosine_index = rc.CosineIndex(self.vectors)
-        self.bm25 = rc.Bm25.build(self.texts).prepared()
+        self._titles = {self.record_of[d]: documents[d]["title"] for d in documents}
+        if packed is None:
+            packed = pack(frozen.doc_vectors, {d: documents[d]["text"] for d in documents})
+        del documents
+        self.cosine_index = rc.CosineIndex.of_rows([self.record_of[d] for d in packed.vector_ids],
+                                                   packed.matrix, packed.norms)
+        self.vectors = _Rows(self.cosine_index)
+        self.bm25 = PackedBm25([self.record_of[d] for d in packed.text_ids], packed, self.texts.__getitem__)
         self.edges: dict[str, rc.Edge] = {}
         self.relation_revision: dict[str, int] = {}
         self.provenance: dict[str, dict] = {}  # what produced each relation (a walk page must name it)
@@ -114,8 +138,12 @@ class Checker:
         self.adjacency = rc.adjacency(self.edges.values())
         # bounded: a full-scale campaign (2,417 queries in random plan order over 37,844 documents)
         # that kept every query's scores would hold gigabytes
-        self._work = RecentCache(max(1, CACHED_QUERY_BYTES // (17 * max(1, len(self.texts)))))
+        self._work = RecentCache(max(1, cache_bytes // (17 * max(1, len(self.texts)))))
         self._neighbours: dict[tuple[str, ...], dict] = {}
+
+    def payload(self, rid: str) -> dict:
+        """The payload the lab must return for record `rid`: its fixture document's text and title."""
+        return {"content": self.texts[rid], "metadata": {"document_id": self.doc_of[rid], "title": self._titles[rid]}}
 
     # ---- recomputed channels ---------------------------------------------------------------
 
@@ -209,7 +237,7 @@ class Checker:
             return
         if hit.get("revision") != self.revision_of[rid]:
             fail(i, "revision", f"{hit.get('revision')}, prepared revision {self.revision_of[rid]}")
-        if hit.get("payload") != self.payloads[rid]:
+        if hit.get("payload") != self.payload(rid):
             fail(i, "payload", f"payload of {rid} differs from fixture document {self.doc_of[rid]}")
         receipt = hit.get("embedding_receipt")
         if receipt is None and not uses_vector:

@@ -95,7 +95,8 @@ def test_the_full_scale_bench_runs_end_to_end_and_writes_every_row(tmp_path):
     for name in stages:
         stage = figures["stages"][name]
         assert stage["seconds"] > 0 and stage["peak_rss_mib"] > 0 and len(stage["load_before"]) == 3, name
-    assert figures["stages"]["evaluate"]["lab_peak_rss_mib"] > 0
+        assert stage["peak_pss_mib"] > 0, name  # the headline; its RSS sum beside it
+    assert figures["stages"]["evaluate"]["lab_peak_rss_mib"] > 0 and figures["stages"]["evaluate"]["lab_peak_pss_mib"] > 0
     rows = {r["key"]: r for r in figures["rows"]}
     assert set(rows) == set(bench_full_scale.TARGETS), "one row per target of the issue's table"
     assert rows["evaluate_jobs_per_second"]["value"] == figures["corpus"]["jobs"] / figures["stages"]["evaluate"]["seconds"]
