@@ -206,6 +206,41 @@ def test_a_near_tie_explains_a_swap_but_never_a_missing_hit():
     assert not Checker._explained_by_near_ties(["c", "b", "a"], ["a", "b", "c"], lists, tolerance)  # c is no tie
 
 
+def test_a_near_tie_swap_that_moves_a_third_document_past_the_cut_is_the_fusion_of_the_reported_lists():
+    """Seen at full scale on a base pool (limit 100): two near-equal cosines swapped by the server's
+    float32 arithmetic change both fused scores, and the lower one then ties a lexical hit that
+    wins on id, so a document in no near tie crosses the page's cut."""
+    from evaluator.verification.verify import Checker
+
+    semantic = [("a1", 0.9), ("a2", 0.8), ("a3", 0.7), ("a4", 0.6), ("a5", 0.5), ("t", 0.4000001), ("c", 0.4),
+                ("a8", 0.3)]
+    lists = {"lexical": [("m", 3.0)], "semantic": semantic}
+    tolerance = {"lexical": 1e-9, "semantic": 2e-6}
+    weights, k = {"lexical": 0.25, "semantic": 0.75}, 2  # lexical rank 1 and semantic rank 7 tie at 1/12
+
+    def order(channels: dict) -> list[str]:
+        return rc.fused_order(rc.fuse("weighted_reciprocal_rank", channels, weights, k))[:7]
+
+    want = order({c: [rid for rid, _ in lst] for c, lst in lists.items()})
+    assert want == ["a1", "a2", "a3", "a4", "a5", "t", "c"]
+    ranks = {"a1": 1, "a2": 2, "a3": 3, "a4": 4, "a5": 5, "c": 6, "t": 7}  # the server's: t and c swapped
+    hits = [{"id": rid, "channels": {"semantic": {"rank": ranks[rid]}}} for rid in ["a1", "a2", "a3", "a4", "a5", "c"]]
+    hits.append({"id": "m", "channels": {"lexical": {"rank": 1}}})
+    have = [h["id"] for h in hits]
+    assert not Checker._explained_by_near_ties(have, want, lists, tolerance)  # m is in no near tie
+    reported = Checker._lists_as_reported(hits, lists)
+    assert reported["semantic"] == ["a1", "a2", "a3", "a4", "a5", "c", "t", "a8"]
+    assert order(reported) == have
+    # two hits claiming one channel rank fit no list
+    assert Checker._lists_as_reported(hits + [{"id": "a8", "channels": {"semantic": {"rank": 6}}}], lists) is None
+    # a stored base pool keeps ids only: the audit searches the near-tie swaps instead
+    profile = {"fusion": "weighted_reciprocal_rank", "k": k,
+               "channels": {c: {"weight": w} for c, w in weights.items()}}
+    assert Checker._reached_by_near_tie_swaps(have, lists, tolerance, profile, 7)
+    assert Checker._reached_by_near_tie_swaps(want, lists, tolerance, profile, 7)
+    assert not Checker._reached_by_near_tie_swaps(["a2", "a1", *have[2:]], lists, tolerance, profile, 7)  # no tie
+
+
 def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():
     from evaluator.verification.verify import near_tie_neighbours
 
