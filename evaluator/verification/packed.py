@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluator.verification.recompute import Scores, bm25_tokens
+from evaluator.verification.recompute import Bm25, bm25_tokens
 
 ARRAYS = ("matrix", "norms", "lengths", "offsets", "positions", "frequencies")
 
@@ -142,25 +142,10 @@ class PackedBm25:
     def document_frequency(self, term: str) -> int:
         return self.postings.document_frequency(term)
 
-    def idf(self, term: str) -> float:
-        n = len(self.ids)
-        df = self.document_frequency(term)
-        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-    def scores(self, query: str) -> Scores:
-        terms = list(dict.fromkeys(bm25_tokens(query)))
-        avgdl = self.average_length
-        total = np.zeros(len(self.ids), dtype=np.float64)
-        touched = np.zeros(len(self.ids), dtype=bool)
-        for term in terms:
-            positions, tf = self.postings.get(term, (None, None))
-            if positions is None:
-                continue
-            idf = self.idf(term)
-            norm = self.k1 * (1.0 - self.b + self.b * self.lengths[positions] / avgdl)
-            total[positions] += idf * tf * (self.k1 + 1.0) / (tf + norm)
-            touched[positions] = True
-        return Scores(self.ids, self.position, total, touched)
+    # one formula and one summation order for both: `Bm25`'s own methods, read through `_arrays`
+    # (this object) and `document_frequency`, so the packed scores are its scores by construction
+    idf = Bm25.idf
+    scores = Bm25.scores
 
     def prepared(self) -> "PackedBm25":
         return self
