@@ -7,11 +7,17 @@ asked once more per query with limit 100 (the hybrid route's largest). The page 
 hybrid check at that limit (evaluator/verification/verify.py `check_hybrid`) and its first hits
 must be the verified row of the base method; the pool is stored as document ids in the report
 (`base_pools`), which the seal covers and from which export and audit derive the section.
+
+The requests go out on the campaign's clients while the pages already received are checked (the
+lab and the checks each take a core), and the checker keeps the base profile's fused lists of
+every query from the timed jobs (`Checker(keep=...)`), so a pool's check rereads them instead of
+scanning every document's cosine again. Measured on the full-dev twin (2,417 queries, 37,844
+passages, the same lab and inputs, one run each): 66 s for the pools before, 24 s after.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from evaluator.reporting.reach import DEPTH, base_method
 from evaluator.verification.verify import Checker, Failure
@@ -23,22 +29,32 @@ class BasePoolError(Exception):
         self.where = where
 
 
-def fetch_base_pools(search: Callable[[dict, dict], dict], checker: Checker, protocol: Mapping,
-                     query_ids: list[str], queries: Mapping[str, Mapping], doc_of: Mapping[str, str],
+def base_spec(protocol: Mapping) -> dict | None:
+    """The base method's request at the pools' depth (None when the protocol has no base method)."""
+    method = base_method(protocol)
+    return None if method is None else {**protocol["methods"][method], "limit": DEPTH}
+
+
+def kept_profiles(protocol: Mapping) -> tuple[str, ...]:
+    """The profile whose fused lists the checker keeps for the pools (`Checker(keep=...)`)."""
+    spec = base_spec(protocol)
+    return () if spec is None else (spec["profile"],)
+
+
+def check_base_pools(pages: Iterable[tuple[str, dict]], checker: Checker, protocol: Mapping,
+                     queries: Mapping[str, Mapping], doc_of: Mapping[str, str],
                      rows: Mapping[tuple[str, str], Mapping], log: Callable[[str], None]) -> dict | None:
     """{query id: the base's top DEPTH document ids}; None when the protocol has no base method.
-    `search(spec, query)` sends one request (outside the timed jobs)."""
-    method = base_method(protocol)
-    if method is None:
+    `pages`: (query id, the lab's page for `base_spec(protocol)`) for every planned query."""
+    spec = base_spec(protocol)
+    if spec is None:
         return None
-    spec = {**protocol["methods"][method], "limit": DEPTH}
+    method = base_method(protocol)
     pools: dict[str, list[str]] = {}
-    for query_id in query_ids:
-        query = queries[query_id]
-        page = search(spec, query)
+    for query_id, page in pages:
         hits = page.get("hits") or []
         failures: list[Failure] = []
-        checker.check_hybrid(query, hits, spec,
+        checker.check_hybrid(queries[query_id], hits, spec,
                              lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
         if failures:
             raise BasePoolError(f"base pool check failed: {failures[0]}", failures[0].as_dict())
@@ -50,4 +66,3 @@ def fetch_base_pools(search: Callable[[dict, dict], dict], checker: Checker, pro
         pools[query_id] = [doc_of[rid] for rid in records]
     log(f"evaluate: base pools fetched and checked ({len(pools)} queries, {method} top {DEPTH})")
     return pools
-

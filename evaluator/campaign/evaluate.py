@@ -58,7 +58,7 @@ from evaluator.state import StateError, load_state, record_map
 from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.routes import VERIFIERS
-from evaluator.campaign.base_pool import BasePoolError, fetch_base_pools
+from evaluator.campaign.base_pool import BasePoolError, base_spec, check_base_pools, kept_profiles
 from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.fast_canonical import digest_finite
@@ -197,7 +197,8 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                                 clients=clients)
         # the checks' cluster (if any) is up before anything is written: one that cannot start writes nothing
         checks = page_checks(frozen, state, cluster, len(plan["queries"]) * len(plan["methods"]),
-                             log=lambda line: log(f"evaluate: {line}"), directory=Path(paths.report).parent)
+                             log=lambda line: log(f"evaluate: {line}"), directory=Path(paths.report).parent,
+                             keep=kept_profiles(frozen.protocol))
         with checks:
             recorded = None
             if resume:
@@ -317,7 +318,9 @@ class Fetcher:
     LabClient (its own connection), take the next job in plan order as soon as they are free, never
     more than WINDOW_PER_CLIENT jobs per client ahead of the job being recorded; the caller records
     each result in plan order, so which client fetched a job changes nothing but its timing. A
-    failed search is raised when its turn comes, and the jobs after it are cancelled.
+    failed search is raised when its turn comes, and the jobs after it are cancelled. `ahead`: one
+    client also searches from a thread of its own, ahead of the caller (the untimed base pools,
+    whose checks then overlap the lab's work).
     """
 
     def __init__(self, access: Mapping, clients: int = 1):
@@ -325,9 +328,9 @@ class Fetcher:
         self.clients = clients
 
     def results(self, jobs: list, search: Callable[[LabClient, str, str], tuple], main: LabClient,
-                start: int = 0) -> Iterator[tuple]:
+                start: int = 0, ahead: bool = False) -> Iterator[tuple]:
         """(order, job, search result) in plan order from job `start`; `search(client, query_id, method)`."""
-        if self.clients == 1:
+        if self.clients == 1 and not ahead:
             for order, job in enumerate(jobs[start:], start=start):
                 yield order, job, search(main, job[0], job[1])
             return
@@ -336,6 +339,8 @@ class Fetcher:
         lock = threading.Lock()
 
         def fetch(job: list) -> tuple:
+            if self.clients == 1:  # the one thread of the pool is then the only user of `main`
+                return search(main, job[0], job[1])
             client = getattr(local, "client", None)
             if client is None:
                 client = local.client = LabClient(dict(self.access))
@@ -551,18 +556,24 @@ class Campaign:
         self.report["cross_checks"] = {"queries": checked, "anchors_equal_seed_top": True, "depth_zero_equals_base": True}
 
     def base_pools(self) -> None:
-        """The reach/ceiling section's base pools, once per query after the timed jobs (base_pool.py)."""
-        checker = self.checks.local_checker()
+        """The reach/ceiling section's base pools, once per query after the timed jobs (base_pool.py),
+        fetched ahead on the campaign's clients while the received ones are checked here."""
+        spec = base_spec(self.frozen.protocol)
+        if spec is None:
+            return
+        body = {query_id: search_body(spec, self.queries[query_id], self.frozen) for query_id in self.plan["queries"]}
 
-        def search(spec: dict, query: dict) -> dict:
-            return self.client.search(spec["route"], search_body(spec, query, self.frozen))[0]
-        try:
-            pools = fetch_base_pools(search, checker, self.frozen.protocol, self.plan["queries"], self.queries,
-                                     self.doc_of, self.rows, self.log)
-        except BasePoolError as exc:
-            raise CampaignError(str(exc), exc.where) from None
-        if pools is not None:
-            self.report["base_pools"] = pools
+        def search(client: LabClient, query_id: str, _method: str) -> dict:
+            return client.search(spec["route"], body[query_id])[0]
+        jobs = [[query_id, "base_pool"] for query_id in self.plan["queries"]]
+        with closing(self.fetcher.results(jobs, search, self.client, ahead=True)) as results:
+            pages = ((job[0], page) for _, job, page in results)
+            try:
+                pools = check_base_pools(pages, self.checks.local_checker(), self.frozen.protocol, self.queries,
+                                         self.doc_of, self.rows, self.log)
+            except BasePoolError as exc:
+                raise CampaignError(str(exc), exc.where) from None
+        self.report["base_pools"] = pools
 
     def fail(self, exc: BaseException) -> None:
         where = getattr(exc, "where", {}) or {}

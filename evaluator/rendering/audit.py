@@ -40,12 +40,14 @@ from evaluator.rendering.export import derived_block_failures, output_paths, pub
 from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
                                         repetition_failures, row_from_page)
 from evaluator.reporting.seal import seal_failures
-from evaluator.verification.cluster import failures_of, page_checks
+from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures
+from evaluator.reporting.reach import base_method
 from evaluator.reporting.reach_audit import base_pool_failures
 from protocols.canonical import digest, sha256_bytes
+from protocols.fast_canonical import digest_finite
 from protocols.errors import RefusedInput
 from protocols.files import load_json
 from protocols.routes import route_of
@@ -148,7 +150,11 @@ def audit_loaded(report, frozen: Frozen, given: Given | None = None, *, memo: Me
         result.failures.append(("status", f"report: a JSON object is required, not {type(report).__name__}"))
         return _logged(result, log)
     check_options(cluster)
-    context = _Context(report, frozen, memo, cluster)
+    with _Context(report, frozen, memo, cluster) as context:
+        return _checked(result, report, frozen, given, context, log)
+
+
+def _checked(result: "Audit", report: dict, frozen: Frozen, given: Given, context: "_Context", log) -> "Audit":
     result.check("status", lambda: [] if report.get("status") == "complete" else
                  [f"status: {report.get('status')!r} ({(report.get('failure') or {}).get('message')})"])
     result.check("seal", lambda: seal_failures(report, {"rows": context.row_digests}))
@@ -159,7 +165,8 @@ def audit_loaded(report, frozen: Frozen, given: Given | None = None, *, memo: Me
     result.check("pages", lambda: page_failures(report, frozen, context))
     result.check("rows", lambda: row_failures(report, frozen, context))
     result.check("cross_method", lambda: cross_failures(report, frozen))
-    result.check("base_pools", lambda: base_pool_failures(report, context.pool_checker()))  # the reach section's
+    result.check("base_pools", lambda: base_pool_failures(report, context.check_pools, context.doc_of()))  # the reach section's
+    context.close()  # the checks' workers and their memory are not needed past the pools
     result.check("repetitions", lambda: repetition_failures(report, rows_checked=True))
     result.check("metrics", lambda: metric_failures(report, frozen, context))
     if frozen.generation is not None:
@@ -186,25 +193,51 @@ class _Context:
     def __init__(self, report: dict, frozen: Frozen, memo: Memo, cluster: ClusterOptions = ClusterOptions()):
         self.report, self.frozen, self.memo, self.cluster = report, frozen, memo, cluster
         self._row_digests: list[str] | None = None
+        self._checks: PageChecks | None = None
 
     @property
     def row_digests(self) -> list[str]:
         if self._row_digests is None:
             rows = self.report.get("rows")
-            self._row_digests = [digest(r) for r in rows] if isinstance(rows, list) else []
+            self._row_digests = [digest_finite(r) for r in rows] if isinstance(rows, list) else []  # as seal_of
         return self._row_digests
 
     def checker(self) -> Checker:
         state = self.report["state"]
         key = [self.frozen.digests, digest(state)]
-        return self.memo.get("checker", key, lambda: Checker(self.frozen, state))
+        return self.memo.get("checker", key, lambda: Checker(self.frozen, state, keep=self.kept_profiles()))
 
-    def pool_checker(self) -> Checker:
-        """The base pools read each query once: the page checks' checker when one is at hand, else
-        one that keeps a single query's work (a full cache would only hold memory)."""
-        state = self.report["state"]
-        known, checker = self.memo.known("checker", [self.frozen.digests, digest(state)])
-        return checker if known else Checker(self.frozen, state, cache_bytes=0)
+    def kept_profiles(self) -> tuple[str, ...]:
+        """The base pools' profile: its fused lists of every query stay for the pool checks."""
+        base = base_method(self.frozen.protocol)
+        return () if base is None else (self.frozen.protocol["methods"][base]["profile"],)
+
+    def checks(self) -> PageChecks:
+        """The page checks (in this process or on the cluster), opened once for the pages and the
+        base pools: a pool is checked where its query's pages were, reusing their fused lists."""
+        if self._checks is None:
+            rows = self.report.get("rows")
+            self._checks = page_checks(self.frozen, self.report["state"], self.cluster,
+                                       len(rows) if isinstance(rows, list) else 0, checker=self.checker,
+                                       keep=self.kept_profiles(), whole_queries=True)
+        return self._checks
+
+    def check_pools(self, items: list[tuple]) -> list:
+        return self.checks().check_pools(items)
+
+    def doc_of(self) -> dict[str, str]:
+        return record_map(self.report["state"])[1]
+
+    def __enter__(self) -> "_Context":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._checks is not None:
+            self._checks.close()
+            self._checks = None
 
     def derived(self) -> dict:
         report = self.report
@@ -296,8 +329,8 @@ def page_failures(report, frozen, context: _Context) -> list[str]:
         queries = frozen.queries
         for i in todo:  # a row whose query is not the fixture's fails here, as a malformed report
             queries[rows[i]["query_id"]]
-        with page_checks(frozen, report["state"], context.cluster, len(todo), checker=context.checker) as checks:
-            checked = checks.check_all([(rows[i]["query_id"], rows[i]["method"], rows[i]["page"], fence) for i in todo])
+        checked = context.checks().check_all([(rows[i]["query_id"], rows[i]["method"], rows[i]["page"], fence)
+                                              for i in todo])
         for i, failures in zip(todo, checked):
             found[i] = [str(f) for f in failures_of(failures)]
             context.memo.put("page", keys[i], found[i])

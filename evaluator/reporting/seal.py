@@ -17,14 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from protocols.canonical import digest
+from protocols.fast_canonical import digest_finite as digest  # a report holds no NaN: see `seal_of`
 
 SEAL_FORMAT = "graph_evaluation_seal_v1"
 
 
 def seal_of(report: Mapping, known: Mapping[str, list[str]] | None = None) -> dict:
     """The seal of every top-level field of a report but the seal itself (`known`: entry digests
-    of list fields the caller has already computed, say of the rows)."""
+    of list fields the caller has already computed, say of the rows).
+
+    Each digest is `protocols.canonical.digest` of the value, computed with orjson where its bytes
+    are proved equal (`digest_finite`): a report read from disk holds no NaN (its parser refuses
+    them) and evaluate saves a report refusing NaN right after sealing it, so no sealed report can
+    hold one."""
     known = known or {}
     return {"format": SEAL_FORMAT,
             "fields": {key: _seal(value, known.get(key)) for key, value in sorted(report.items()) if key != "seal"}}

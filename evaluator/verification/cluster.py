@@ -40,7 +40,7 @@ from distributed import WorkerPlugin, get_worker
 from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options, same_host
 from evaluator.verification.shared import INPUTS, Shared, open_shared, write_shared
-from evaluator.verification.verify import Checker, Failure
+from evaluator.verification.verify import CACHED_QUERY_BYTES, Checker, Failure
 from protocols.canonical import digest
 from protocols.cluster import connect, start_local
 
@@ -49,6 +49,10 @@ WORKER_ATTRIBUTE = "lab_checkers"
 # client about a millisecond of CPU, as much as checking a page (docs/scale.md, "Dask or Ray")
 BATCH = 16
 CHUNK = 32  # pages per task at least when all are at hand (audit, a recheck): whole queries, in order
+# a worker's cache of query work when whole queries come per task (audit): a few dozen queries'
+# scores at full scale (17 bytes a document each), where evaluate's random plan order needs its
+# whole share (CACHED_QUERY_BYTES: 512 MiB a worker, most of a worker's memory at full scale)
+WHOLE_QUERIES_CACHE_BYTES = 32 * 2**20
 
 
 def _failures(checker: Checker, items: Iterable[tuple]) -> list[list[dict]]:
@@ -56,6 +60,11 @@ def _failures(checker: Checker, items: Iterable[tuple]) -> list[list[dict]]:
     return [[f.as_dict() for f in checker.check_page(queries[query_id], method,
                                                      orjson.loads(page) if isinstance(page, bytes) else page, fence)]
             for query_id, method, page, fence in items]
+
+
+def _pool_differences(checker: Checker, items: Iterable[tuple]) -> list:
+    """`Checker.pool_difference` of each (query id, profile, pool, depth)."""
+    return [checker.pool_difference(*item) for item in items]
 
 
 def _shipped(item: tuple) -> tuple:
@@ -100,6 +109,10 @@ class PageChecks:
     def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
         return _failures(self.checker, items)
 
+    def check_pools(self, items: Sequence[tuple]) -> list:
+        """`Checker.pool_difference` of each (query id, profile, pool, depth), in the given order."""
+        return _pool_differences(self.checker, items)
+
     def close(self) -> None:
         pass
 
@@ -116,9 +129,11 @@ class CheckerPlugin(WorkerPlugin):
     frozen inputs themselves (a cluster that may span machines), and builds its `Checker` there; the
     worker refuses inputs whose digests are not the caller's."""
 
-    def __init__(self, key: str, frozen: Frozen, state: Mapping, shared: Shared | None = None):
+    def __init__(self, key: str, frozen: Frozen, state: Mapping, shared: Shared | None = None,
+                 keep: Sequence[str] = (), cache_bytes: int = CACHED_QUERY_BYTES):
         self.key = key
         self.shared = shared
+        self.keep, self.cache_bytes = tuple(keep), cache_bytes
         self.protocol = self.fixture = self.relations = None
         if shared is None:
             self.protocol, self.fixture, self.relations = frozen.protocol, frozen.fixture, frozen.relations
@@ -136,7 +151,7 @@ class CheckerPlugin(WorkerPlugin):
         if checkers is None:
             checkers = {}
             setattr(worker, WORKER_ATTRIBUTE, checkers)
-        checkers[self.key] = Checker(frozen, self.state, packed)
+        checkers[self.key] = Checker(frozen, self.state, packed, cache_bytes=self.cache_bytes, keep=self.keep)
         # the checker holds what it reads: the plugin's own copies would be kept twice, for nothing
         # (a worker that joins later is sent the plugin again by the scheduler)
         self.protocol = self.fixture = self.relations = self.state = None
@@ -156,6 +171,11 @@ def _worker_checker(key: str) -> Checker:
 def check_on_worker(key: str, items: list[tuple]) -> list[list[dict]]:
     """The task: the failures of each page, checked by this worker's `Checker` for campaign `key`."""
     return _failures(_worker_checker(key), items)
+
+
+def pools_on_worker(key: str, items: list[tuple]) -> list:
+    """The task: `Checker.pool_difference` of each pool, by this worker's `Checker` for campaign `key`."""
+    return _pool_differences(_worker_checker(key), items)
 
 
 class _Batch:
@@ -188,11 +208,12 @@ class ClusterChecks(PageChecks):
     """The same checks as tasks on a Dask cluster (started here or joined)."""
 
     def __init__(self, frozen: Frozen, state: Mapping, workers: int = 0, scheduler: str | None = None,
-                 log: Callable[[str], None] = lambda line: None, directory: str | Path | None = None):
+                 log: Callable[[str], None] = lambda line: None, directory: str | Path | None = None,
+                 keep: Sequence[str] = (), cache_bytes: int = CACHED_QUERY_BYTES):
         """`directory`: where the inputs the workers share are written (a fresh subdirectory, removed
         at `close`; a temporary directory when None). Shared on a local cluster and on a joined one
         over loopback (the same host); a `tls://` cluster may span machines, so its workers get the
-        inputs themselves."""
+        inputs themselves. `keep`, `cache_bytes`: the workers' `Checker` arguments."""
         # one name per campaign's checks: two running on one cluster (an evaluate and an audit of the
         # same inputs) each have their own checker, and each removes only its own when it ends
         self.key = f"{digest([{k: frozen.digests[k] for k in ('protocol', 'fixture', 'relations')}, digest(state)])[:16]}" \
@@ -213,7 +234,7 @@ class ClusterChecks(PageChecks):
                 parent = Path(directory) if directory is not None else None
                 self._scratch = tempfile.mkdtemp(prefix=f".checker-inputs-{self.key[:16]}-", dir=parent)
                 self.shared = write_shared(frozen, Path(self._scratch) / "inputs")
-            self.client.register_plugin(CheckerPlugin(self.key, frozen, state, self.shared),
+            self.client.register_plugin(CheckerPlugin(self.key, frozen, state, self.shared, keep, cache_bytes),
                                         name=f"lab-checker-{self.key}")
             self.plugin = f"lab-checker-{self.key}"
             self.workers = sorted(self.client.scheduler_info()["workers"])
@@ -268,6 +289,22 @@ class ClusterChecks(PageChecks):
                 out[i] = found
         return out
 
+    def check_pools(self, items: Sequence[tuple]) -> list:
+        """Each (query id, profile, pool, depth) on the worker that checks its query's pages (where
+        its fused lists already are), CHUNK pools a task; results in the order given."""
+        by_worker: dict[str, list[int]] = {}
+        for i, item in enumerate(items):
+            by_worker.setdefault(self._worker_of(item[0]), []).append(i)
+        chunks = [(worker, positions[at:at + CHUNK]) for worker, positions in sorted(by_worker.items())
+                  for at in range(0, len(positions), CHUNK)]
+        futures = [self.client.submit(pools_on_worker, self.key, [items[i] for i in chunk], pure=False,
+                                      workers=[worker], allow_other_workers=True) for worker, chunk in chunks]
+        out: list = [None] * len(items)
+        for (_, chunk), future in zip(chunks, futures):
+            for i, found in zip(chunk, future.result()):
+                out[i] = found
+        return out
+
     def local_checker(self) -> Checker:
         """A checker in this process for the few checks that stay here (the base pools, one query
         at a time): over the shared arrays when there are some, keeping one query's work."""
@@ -299,17 +336,23 @@ class ClusterChecks(PageChecks):
 
 def page_checks(frozen: Frozen, state: Mapping, options: ClusterOptions, pages: int,
                 checker: Callable[[], Checker] | None = None,
-                log: Callable[[str], None] = lambda line: None, directory: str | Path | None = None) -> PageChecks:
+                log: Callable[[str], None] = lambda line: None, directory: str | Path | None = None,
+                keep: Sequence[str] = (), whole_queries: bool = False) -> PageChecks:
     """The checks for `pages` pages: in this process (with `checker()` when given, a new `Checker`
     otherwise), on a local cluster or on a joined one (the inputs its workers share written under
-    `directory`, see `ClusterChecks`)."""
+    `directory`, see `ClusterChecks`). `keep`: the `Checker` argument. `whole_queries`: every page
+    of a query comes in one `check_all` task (audit), so a worker's cache needs only the few
+    queries it is checking (WHOLE_QUERIES_CACHE_BYTES), not evaluate's share of all of them."""
     check_options(options)
+    cache_bytes = WHOLE_QUERIES_CACHE_BYTES if whole_queries else CACHED_QUERY_BYTES
     if options.scheduler is not None:
-        return ClusterChecks(frozen, state, scheduler=options.scheduler, log=log, directory=directory)
+        return ClusterChecks(frozen, state, scheduler=options.scheduler, log=log, directory=directory, keep=keep,
+                             cache_bytes=cache_bytes)
     workers = options.local_workers(pages)
     if workers == 0:
-        return PageChecks(checker() if checker else Checker(frozen, state))
-    return ClusterChecks(frozen, state, workers=workers, log=log, directory=directory)
+        return PageChecks(checker() if checker else Checker(frozen, state, keep=keep))
+    return ClusterChecks(frozen, state, workers=workers, log=log, directory=directory, keep=keep,
+                         cache_bytes=cache_bytes)
 
 
 def failures_of(found: list[dict]) -> list[Failure]:

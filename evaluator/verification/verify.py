@@ -10,7 +10,7 @@ then the route's own verifier (evaluator/verification/routes.py).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,10 +105,13 @@ class _Rows(Mapping):
 class Checker:
     """`packed`: the arrays of the frozen inputs (evaluator/verification/packed.py), mapped from the
     files a caller shares with its workers; built here from `frozen` when not given.
-    `cache_bytes`: the bound of the per-query work kept (one query's at least)."""
+    `cache_bytes`: the bound of the per-query work kept (one query's at least). `keep`: hybrid
+    profiles whose fused lists of every query are kept past that bound (a few kilobytes a query):
+    the base pools read the base profile's lists of every query again after the timed jobs
+    (evaluator/campaign/base_pool.py), which then costs no second cosine scan."""
 
     def __init__(self, frozen: Frozen, state: Mapping, packed: Packed | None = None,
-                 cache_bytes: int = CACHED_QUERY_BYTES):
+                 cache_bytes: int = CACHED_QUERY_BYTES, keep: Collection[str] = ()):
         self.frozen = frozen
         self.profiles = frozen.protocol["ranking_profiles"]
         self.methods = frozen.protocol["methods"]
@@ -140,6 +143,8 @@ class Checker:
         # that kept every query's scores would hold gigabytes
         self._work = RecentCache(max(1, cache_bytes // (17 * max(1, len(self.texts)))))
         self._neighbours: dict[tuple[str, ...], dict] = {}
+        self._keep = frozenset(keep)
+        self._kept: dict[tuple[str, str], tuple] = {}
 
     def payload(self, rid: str) -> dict:
         """The payload the lab must return for record `rid`: its fixture document's text and title."""
@@ -170,7 +175,11 @@ class Checker:
     def hybrid(self, query: dict, profile_name: str) -> tuple[dict, list[str], dict[str, list]]:
         work = self.work(query)
         if profile_name not in work.hybrid:
-            work.hybrid[profile_name] = self._hybrid(query, profile_name)
+            key = (query["id"], profile_name)
+            found = self._kept.get(key)
+            work.hybrid[profile_name] = found if found is not None else self._hybrid(query, profile_name)
+            if profile_name in self._keep:
+                self._kept[key] = work.hybrid[profile_name]
         return work.hybrid[profile_name]
 
     def affinities(self, query: dict, profile_name: str, lexical_seed: bool) -> dict[str, Rational]:
@@ -310,6 +319,23 @@ class Checker:
     def check_hybrid(self, query, hits, spec, fail) -> None:
         fused, order, lists = self.hybrid(query, spec["profile"])
         self.check_fused(hits, spec["limit"], self.profiles[spec["profile"]], fused, order, lists, fail)
+
+    def pool_difference(self, query_id: str, profile_name: str, pool: list[str],
+                        depth: int) -> tuple[int, str | None] | None:
+        """A stored pool of document ids (the reach section's base pool: ids only, no channel ranks)
+        against the profile's fused top `depth` recomputed here: None when it is that list, or one
+        the server's arithmetic could have produced (a difference only inside a channel near-tie,
+        or reached by swapping near-tied neighbours); else the first position that differs and the
+        record recomputed there (None past the recomputed list's end)."""
+        _, order, lists = self.hybrid(self.queries[query_id], profile_name)
+        want = order[:depth]
+        have = [self.record_of.get(doc) for doc in pool]
+        tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+        if (have == want or self._explained_by_near_ties(have, want, lists, tolerance)
+                or self._reached_by_near_tie_swaps(have, lists, tolerance, self.profiles[profile_name], depth)):
+            return None
+        first = rc.first_difference(have, want)
+        return first, want[first] if first < len(want) else None
 
     def check_fused(self, hits, limit: int, profile: dict, fused: dict, order: list[str],
                     lists: dict[str, list], fail) -> None:

@@ -61,7 +61,7 @@ def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
     checker.profiles = {"weighted_rrf_v2": V1_PROFILES["weighted_rrf_v2"]}
     checker.bm25 = rc.Bm25.build(texts)
     checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
-    checker._work, checker._neighbours = RecentCache(8), {}
+    checker._work, checker._neighbours, checker._keep, checker._kept = RecentCache(8), {}, frozenset(), {}
     checker.queries = {"q1": {"id": "q1", "question": "word3 text5"}}
     checker.frozen = SimpleNamespace(query_vectors={"q1": rng.standard_normal(8)},
                                      protocol={"evaluation": {"min_score": -1.0}})
@@ -70,9 +70,45 @@ def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
     _, order, _ = checker.hybrid(checker.queries["q1"], "weighted_rrf_v2")
     report = {"protocol": PROTOCOL, "plan": {"queries": ["q1"]},
               "base_pools": {"q1": [f"d{r}" for r in order[:100]]}}
-    assert base_pool_failures(report, checker) == []
+    def check_pools(items):
+        return [checker.pool_difference(*item) for item in items]
+    assert base_pool_failures(report, check_pools, checker.doc_of) == []
     edited = copy.deepcopy(report)
     edited["base_pools"]["q1"][3], edited["base_pools"]["q1"][60] = report["base_pools"]["q1"][60], report["base_pools"]["q1"][3]
-    assert base_pool_failures(edited, checker)[0].startswith("base_pools[q1]: position 4")
-    assert base_pool_failures({**report, "base_pools": None}, checker) == [
+    failures = base_pool_failures(edited, check_pools, checker.doc_of)
+    assert failures == [f"base_pools[q1]: position 4 holds d{order[60]}, recomputed d{order[3]}"]
+    assert base_pool_failures({**report, "base_pools": None}, check_pools, checker.doc_of) == [
         "base_pools: absent, but the protocol has a base method"]
+
+
+def test_the_checker_keeps_the_base_profiles_lists_past_its_work_cache():
+    """`Checker(keep=...)`: the base pools, checked after every timed job, reread the base
+    profile's fused lists of each query instead of recomputing them once the query's scores are
+    evicted; another profile is recomputed as before, and either way the lists are the same."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from evaluator.verification import recompute as rc
+    from evaluator.verification.verify import Checker, RecentCache
+    from protocols.profiles.v1 import V1_PROFILES
+
+    rng = np.random.default_rng(5)
+    texts = {f"r{i:03d}": f"word{i % 5} text{i % 11} n{i}" for i in range(60)}
+    checker = Checker.__new__(Checker)
+    checker.profiles = {name: V1_PROFILES[name] for name in ("weighted_rrf_v2", "weighted_rrf_v1")}
+    checker.bm25 = rc.Bm25.build(texts)
+    checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
+    checker._work, checker._neighbours = RecentCache(1), {}
+    checker._keep, checker._kept = frozenset({"weighted_rrf_v2"}), {}
+    checker.queries = {q: {"id": q, "question": f"word{i} text{i}"} for i, q in enumerate(["q1", "q2"])}
+    checker.frozen = SimpleNamespace(query_vectors={q: rng.standard_normal(8) for q in checker.queries},
+                                     protocol={"evaluation": {"min_score": -1.0}})
+    calls = []
+    recompute = Checker._hybrid
+    checker._hybrid = lambda query, profile: calls.append((query["id"], profile)) or recompute(checker, query, profile)
+    first = {p: checker.hybrid(checker.queries["q1"], p) for p in checker.profiles}
+    checker.hybrid(checker.queries["q2"], "weighted_rrf_v2")  # evicts q1's work (a cache of one query)
+    again = {p: checker.hybrid(checker.queries["q1"], p) for p in checker.profiles}
+    assert again == first and again["weighted_rrf_v2"] is first["weighted_rrf_v2"]
+    assert calls == [("q1", "weighted_rrf_v2"), ("q1", "weighted_rrf_v1"), ("q2", "weighted_rrf_v2"), ("q1", "weighted_rrf_v1")]

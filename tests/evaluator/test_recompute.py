@@ -305,3 +305,32 @@ def test_the_checkers_recomputation_caches_keep_only_their_most_recent_entries()
     cache["a"] = 4
     cache["d"] = 5
     assert dict(cache) == {"a": 4, "d": 5}
+
+
+def test_bm25_tokens_are_the_runs_a_character_loop_finds():
+    """The evaluator's tokenizer (a regular expression) against its definition, character by
+    character with `str.isalnum`, on every Unicode character and on random mixtures of them."""
+    import random
+
+    from evaluator.verification.recompute import bm25_tokens
+
+    def by_loop(text: str) -> list[str]:
+        tokens, current = [], []
+        for char in text:
+            if char.isalnum():
+                current.append(char)
+            elif current:
+                tokens.append("".join(current).lower())
+                current = []
+        if current:
+            tokens.append("".join(current).lower())
+        return tokens
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert bm25_tokens(every) == by_loop(every)
+    assert bm25_tokens(" ".join(every)) == by_loop(" ".join(every))
+    rng = random.Random(3)
+    pool = "aZ09_-. İßΣσς\u0301\u00b2\u2163\u0660\u4e00\U0001d7ce\u200d\t\n"
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(12)))
+        assert bm25_tokens(text) == by_loop(text), text

@@ -324,6 +324,25 @@ def test_audit_names_an_altered_metric(campaign, tmp_path):
     assert "ok pages" in result.stdout and "ok hash_chain" in result.stdout
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_audit_names_an_edited_base_pool_in_process_and_on_workers(campaign, tmp_path, workers):
+    """The pools are rechecked where the pages are (Checker.pool_difference): in this process, or
+    on the workers beside their query's pages; either way an edit is named by query and position."""
+    prepared, _, report = campaign
+    value = json.loads(report.read_text())
+    query_id = sorted(value["base_pools"])[1]
+    pool = value["base_pools"][query_id]
+    pool[2], pool[40] = pool[40], pool[2]
+    edited = tmp_path / "report.json"
+    edited.write_text(json.dumps(value))
+    result = lab_cli("audit", "--report", edited, "--fixture", prepared.inputs.fixture, "--relations",
+                     prepared.inputs.relations, "--protocol", prepared.inputs.protocol, "--workers", workers,
+                     check=False)
+    assert result.returncode == 1
+    assert f"FAIL base_pools base_pools[{query_id}]: position 3 holds {pool[2]}, recomputed {pool[40]}" in result.stdout
+    assert "ok pages" in result.stdout
+
+
 def test_audit_of_the_untouched_report_holds(campaign):
     prepared, _, report = campaign
     result = audit(prepared, report)
