@@ -162,13 +162,18 @@ def _checked(result: "Audit", report: dict, frozen: Frozen, given: Given, contex
     result.check("record", lambda: record_failures(report, frozen))
     result.check("plan", lambda: plan_failures(report, frozen))
     result.check("fences", lambda: fence_failures(report))
-    result.check("pages", lambda: page_failures(report, frozen, context))
-    result.check("rows", lambda: row_failures(report, frozen, context))
+    # the workers check the pages while this process derives the rows and the metrics (each
+    # result is reported in its place below, whatever order it was computed in)
+    started = _ahead(lambda: submit_pages(report, frozen, context))
+    rows = _ahead(lambda: row_failures(report, frozen, context))
+    metrics = _ahead(lambda: metric_failures(report, frozen, context))
+    result.check("pages", lambda: started() or page_failures(report, frozen, context))
+    result.check("rows", rows)
     result.check("cross_method", lambda: cross_failures(report, frozen))
     result.check("base_pools", lambda: base_pool_failures(report, context.check_pools, context.doc_of()))  # the reach section's
     context.close()  # the checks' workers and their memory are not needed past the pools
     result.check("repetitions", lambda: repetition_failures(report, rows_checked=True))
-    result.check("metrics", lambda: metric_failures(report, frozen, context))
+    result.check("metrics", metrics)
     if frozen.generation is not None:
         result.check("generation", lambda: generation_failures(report, frozen))
     if given.state is not None:
@@ -178,6 +183,20 @@ def _checked(result: "Audit", report: dict, frozen: Frozen, given: Given, contex
     if given.public is not None:
         result.check("public", lambda: public_failures(report, frozen, given, context))
     return _logged(result, log)
+
+
+def _ahead(compute: Callable[[], list[str]]) -> Callable[[], list[str]]:
+    """`compute` run now; the returned function gives its result, or raises what it raised, when
+    `Audit.check` asks (so an audit computes in the order that overlaps best and reports in its own)."""
+    try:
+        value = compute()
+    except Exception as exc:  # noqa: BLE001 - re-raised where the check is reported, as if run there
+        error = exc  # `exc` itself is unbound when the except block ends
+
+        def again():
+            raise error
+        return again
+    return lambda: value
 
 
 def _logged(result: Audit, log) -> Audit:
@@ -194,6 +213,7 @@ class _Context:
         self.report, self.frozen, self.memo, self.cluster = report, frozen, memo, cluster
         self._row_digests: list[str] | None = None
         self._checks: PageChecks | None = None
+        self.pages: tuple | None = None  # submit_pages: (keys, known failures, rows to check, pending)
 
     @property
     def row_digests(self) -> list[str]:
@@ -314,7 +334,10 @@ def plan_failures(report, frozen) -> list[str]:
     return out
 
 
-def page_failures(report, frozen, context: _Context) -> list[str]:
+def submit_pages(report, frozen, context: _Context) -> None:
+    """Sends the page checks the memo does not already hold to the workers (or runs them here, in
+    process); `page_failures` reads them. Started before the rows and metrics are derived, which
+    then run in this process while the workers check."""
     fence = report["plan"]["fence"]
     state_digest = digest(report["state"])
     keys = [[context.row_digests[i], fence, frozen.digests, state_digest] for i in range(len(report["rows"]))]
@@ -324,14 +347,23 @@ def page_failures(report, frozen, context: _Context) -> list[str]:
         if known:
             found[i] = value
     todo = [i for i in range(len(keys)) if i not in found]
+    pending = None
     if todo:
         rows = report["rows"]
         queries = frozen.queries
         for i in todo:  # a row whose query is not the fixture's fails here, as a malformed report
             queries[rows[i]["query_id"]]
-        checked = context.checks().check_all([(rows[i]["query_id"], rows[i]["method"], rows[i]["page"], fence)
-                                              for i in todo])
-        for i, failures in zip(todo, checked):
+        pending = context.checks().submit_all([(rows[i]["query_id"], rows[i]["method"], rows[i]["page"], fence)
+                                               for i in todo])
+    context.pages = (keys, found, todo, pending)
+
+
+def page_failures(report, frozen, context: _Context) -> list[str]:
+    if context.pages is None:
+        submit_pages(report, frozen, context)
+    keys, found, todo, pending = context.pages
+    if pending is not None:
+        for i, failures in zip(todo, pending.result()):
             found[i] = [str(f) for f in failures_of(failures)]
             context.memo.put("page", keys[i], found[i])
     out = []

@@ -109,6 +109,10 @@ class PageChecks:
     def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
         return _failures(self.checker, items)
 
+    def submit_all(self, items: Sequence[tuple]) -> Done:
+        """`check_all`, read later (`.result()`): here it is done at once, in this process."""
+        return Done(self.check_all(items))
+
     def check_pools(self, items: Sequence[tuple]) -> list:
         """`Checker.pool_difference` of each (query id, profile, pool, depth), in the given order."""
         return _pool_differences(self.checker, items)
@@ -204,6 +208,20 @@ class _Pending:
         return self.batch.future.result()[self.index]
 
 
+class _Gathered:
+    """The results of tasks over chunks of positions, read back in position order."""
+
+    def __init__(self, size: int, chunks: list[list[int]], futures: list):
+        self.size, self.chunks, self.futures = size, chunks, futures
+
+    def result(self) -> list:
+        out: list = [None] * self.size
+        for chunk, future in zip(self.chunks, self.futures):
+            for i, found in zip(chunk, future.result()):
+                out[i] = found
+        return out
+
+
 class ClusterChecks(PageChecks):
     """The same checks as tasks on a Dask cluster (started here or joined)."""
 
@@ -270,24 +288,27 @@ class ClusterChecks(PageChecks):
             batch.items = []  # the task holds them now
 
     def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
-        """Whole queries per task (a query's pages share its work), CHUNK pages or more each;
-        results in the order given."""
+        """Whole queries per task, CHUNK pages or more each, on the worker of their queries; results
+        in the order given."""
+        return self.submit_all(items).result()
+
+    def submit_all(self, items: Sequence[tuple]) -> "_Gathered":
+        """`check_all`'s tasks, sent now and read later (`.result()`), so the caller can do other
+        work while the workers check. A chunk holds queries of one worker only: that worker then
+        keeps their fused lists for the base pools (`check_pools`)."""
         by_query: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_query.setdefault(item[0], []).append(i)
-        chunks: list[list[int]] = [[]]
-        for positions in by_query.values():
+        by_worker: dict[str, list[list[int]]] = {}
+        for query_id, positions in by_query.items():
+            chunks = by_worker.setdefault(self._worker_of(query_id), [[]])
             if len(chunks[-1]) >= CHUNK:
                 chunks.append([])
             chunks[-1].extend(positions)
+        chunks = [(worker, chunk) for worker, listed in by_worker.items() for chunk in listed if chunk]
         futures = [self.client.submit(check_on_worker, self.key, [_shipped(items[i]) for i in chunk], pure=False,
-                                      workers=[self._worker_of(items[chunk[0]][0])], allow_other_workers=True)
-                   for chunk in chunks if chunk]
-        out: list = [None] * len(items)
-        for chunk, future in zip([c for c in chunks if c], futures):
-            for i, found in zip(chunk, future.result()):
-                out[i] = found
-        return out
+                                      workers=[worker], allow_other_workers=True) for worker, chunk in chunks]
+        return _Gathered(len(items), [chunk for _, chunk in chunks], futures)
 
     def check_pools(self, items: Sequence[tuple]) -> list:
         """Each (query id, profile, pool, depth) on the worker that checks its query's pages (where
@@ -299,11 +320,7 @@ class ClusterChecks(PageChecks):
                   for at in range(0, len(positions), CHUNK)]
         futures = [self.client.submit(pools_on_worker, self.key, [items[i] for i in chunk], pure=False,
                                       workers=[worker], allow_other_workers=True) for worker, chunk in chunks]
-        out: list = [None] * len(items)
-        for (_, chunk), future in zip(chunks, futures):
-            for i, found in zip(chunk, future.result()):
-                out[i] = found
-        return out
+        return _Gathered(len(items), [chunk for _, chunk in chunks], futures).result()
 
     def local_checker(self) -> Checker:
         """A checker in this process for the few checks that stay here (the base pools, one query
