@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from evaluator.reporting.reach import DEPTH, base_method
+from evaluator.reporting.reach import DEPTH, base_method, base_spec
 from evaluator.verification.verify import Checker, Failure
 
 
@@ -27,18 +27,6 @@ class BasePoolError(Exception):
     def __init__(self, message: str, where: dict):
         super().__init__(message)
         self.where = where
-
-
-def base_spec(protocol: Mapping) -> dict | None:
-    """The base method's request at the pools' depth (None when the protocol has no base method)."""
-    method = base_method(protocol)
-    return None if method is None else {**protocol["methods"][method], "limit": DEPTH}
-
-
-def kept_profiles(protocol: Mapping) -> tuple[str, ...]:
-    """The profile whose fused lists the checker keeps for the pools (`Checker(keep=...)`)."""
-    spec = base_spec(protocol)
-    return () if spec is None else (spec["profile"],)
 
 
 def check_base_pools(pages: Iterable[tuple[str, dict]], checker: Checker, protocol: Mapping,

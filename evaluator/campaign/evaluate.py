@@ -58,7 +58,8 @@ from evaluator.state import StateError, load_state, record_map
 from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.routes import VERIFIERS
-from evaluator.campaign.base_pool import BasePoolError, base_spec, check_base_pools, kept_profiles
+from evaluator.campaign.base_pool import BasePoolError, check_base_pools
+from evaluator.reporting.reach import base_spec, kept_profiles
 from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
 from protocols.canonical import digest
 from protocols.fast_canonical import digest_finite

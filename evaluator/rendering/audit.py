@@ -44,7 +44,7 @@ from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures
-from evaluator.reporting.reach import base_method
+from evaluator.reporting.reach import kept_profiles
 from evaluator.reporting.reach_audit import base_pool_failures
 from protocols.canonical import digest, sha256_bytes
 from protocols.fast_canonical import digest_finite
@@ -225,12 +225,7 @@ class _Context:
     def checker(self) -> Checker:
         state = self.report["state"]
         key = [self.frozen.digests, digest(state)]
-        return self.memo.get("checker", key, lambda: Checker(self.frozen, state, keep=self.kept_profiles()))
-
-    def kept_profiles(self) -> tuple[str, ...]:
-        """The base pools' profile: its fused lists of every query stay for the pool checks."""
-        base = base_method(self.frozen.protocol)
-        return () if base is None else (self.frozen.protocol["methods"][base]["profile"],)
+        return self.memo.get("checker", key, lambda: Checker(self.frozen, state, keep=kept_profiles(self.frozen.protocol)))
 
     def checks(self) -> PageChecks:
         """The page checks (in this process or on the cluster), opened once for the pages and the
@@ -239,7 +234,7 @@ class _Context:
             rows = self.report.get("rows")
             self._checks = page_checks(self.frozen, self.report["state"], self.cluster,
                                        len(rows) if isinstance(rows, list) else 0, checker=self.checker,
-                                       keep=self.kept_profiles(), whole_queries=True)
+                                       keep=kept_profiles(self.frozen.protocol), whole_queries=True)
         return self._checks
 
     def check_pools(self, items: list[tuple]) -> list:

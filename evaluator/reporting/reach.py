@@ -35,6 +35,18 @@ def base_method(protocol: Mapping) -> str | None:
     return names[0] if names else None
 
 
+def base_spec(protocol: Mapping) -> dict | None:
+    """The base method's request at the pools' depth (None when the protocol has no base method)."""
+    method = base_method(protocol)
+    return None if method is None else {**protocol["methods"][method], "limit": DEPTH}
+
+
+def kept_profiles(protocol: Mapping) -> tuple[str, ...]:
+    """The profile whose fused lists a checker keeps for the pools (`Checker(keep=...)`): the pools
+    are checked after the pages and reread them."""
+    return () if base_method(protocol) is None else (BASE,)
+
+
 def seeds_of(page: Mapping) -> set[str]:
     """Record ids a page names as its seeds: graph and walk anchors, PRF feedback documents."""
     seeds = {a["id"] for a in page.get("anchors") or []}

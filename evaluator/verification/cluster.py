@@ -296,6 +296,16 @@ class ClusterChecks(PageChecks):
         """`check_all`'s tasks, sent now and read later (`.result()`), so the caller can do other
         work while the workers check. A chunk holds queries of one worker only: that worker then
         keeps their fused lists for the base pools (`check_pools`)."""
+        return self._gathered(check_on_worker, [_shipped(item) for item in items])
+
+    def check_pools(self, items: Sequence[tuple]) -> list:
+        """Each (query id, profile, pool, depth) on the worker that checked its query's pages (where
+        its fused lists already are); results in the order given."""
+        return self._gathered(pools_on_worker, list(items)).result()
+
+    def _gathered(self, task: Callable, items: list[tuple]) -> "_Gathered":
+        """`task` over `items` (each naming its query first): whole queries per task, CHUNK items or
+        more each, every chunk on the worker of all its queries."""
         by_query: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_query.setdefault(item[0], []).append(i)
@@ -306,21 +316,9 @@ class ClusterChecks(PageChecks):
                 chunks.append([])
             chunks[-1].extend(positions)
         chunks = [(worker, chunk) for worker, listed in by_worker.items() for chunk in listed if chunk]
-        futures = [self.client.submit(check_on_worker, self.key, [_shipped(items[i]) for i in chunk], pure=False,
+        futures = [self.client.submit(task, self.key, [items[i] for i in chunk], pure=False,
                                       workers=[worker], allow_other_workers=True) for worker, chunk in chunks]
         return _Gathered(len(items), [chunk for _, chunk in chunks], futures)
-
-    def check_pools(self, items: Sequence[tuple]) -> list:
-        """Each (query id, profile, pool, depth) on the worker that checks its query's pages (where
-        its fused lists already are), CHUNK pools a task; results in the order given."""
-        by_worker: dict[str, list[int]] = {}
-        for i, item in enumerate(items):
-            by_worker.setdefault(self._worker_of(item[0]), []).append(i)
-        chunks = [(worker, positions[at:at + CHUNK]) for worker, positions in sorted(by_worker.items())
-                  for at in range(0, len(positions), CHUNK)]
-        futures = [self.client.submit(pools_on_worker, self.key, [items[i] for i in chunk], pure=False,
-                                      workers=[worker], allow_other_workers=True) for worker, chunk in chunks]
-        return _Gathered(len(items), [chunk for _, chunk in chunks], futures).result()
 
     def local_checker(self) -> Checker:
         """A checker in this process for the few checks that stay here (the base pools, one query

@@ -52,6 +52,10 @@ class Failure:
 CACHED_QUERY_BYTES = 512 * 2**20
 
 
+# how far a channel's recomputed score may be from the lab's and still be a tie (recompute.py)
+CHANNEL_TOLERANCE = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+
+
 class RecentCache(OrderedDict):
     """A dict that keeps its `limit` most recently used entries. The recomputations it holds are
     pure functions of frozen inputs, so an evicted entry is only recomputed, never different."""
@@ -330,7 +334,7 @@ class Checker:
         _, order, lists = self.hybrid(self.queries[query_id], profile_name)
         want = order[:depth]
         have = [self.record_of.get(doc) for doc in pool]
-        tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+        tolerance = CHANNEL_TOLERANCE
         if (have == want or self._explained_by_near_ties(have, want, lists, tolerance)
                 or self._reached_by_near_tie_swaps(have, lists, tolerance, self.profiles[profile_name], depth)):
             return None
@@ -343,7 +347,7 @@ class Checker:
         ones): each hit's channel ranks and raw scores, its exact reciprocal-rank score, the page's
         order and its ids, where a difference is allowed only inside a run of near-equal scores."""
         raw = {c: dict(lst) for c, lst in lists.items()}
-        tolerance = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+        tolerance = CHANNEL_TOLERANCE
         for i, hit in enumerate(hits, start=1):
             values = {}
             for channel, spec_c in profile["channels"].items():
