@@ -18,6 +18,7 @@ from evaluator.relations import entity_failures
 from protocols.canonical import digest
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.errors import RefusedInput
+from protocols.fast_canonical import digest_finite
 from protocols.files import load_json
 from protocols.schema import load_protocol
 
@@ -127,11 +128,13 @@ def verify(frozen: Frozen) -> None:
         raise InputMismatch(f"fixture: its embedding space is not the one protocol {protocol['protocol_version']} "
                             f"pins ({EMBEDDING_SPACE}): " + "; ".join(mismatches))
     source = fixture["source"]
+    # digest_finite: the same bytes as digest for values load_json read (it refuses NaN and
+    # Infinity), at orjson's speed (protocols/fast_canonical.py)
     digests = {
-        "protocol": digest(protocol),
+        "protocol": digest_finite(protocol),
         "source": fixture["source_digest"],
-        "fixture": digest(fixture),
-        "relations": digest(relations),
+        "fixture": digest_finite(fixture),
+        "relations": digest_finite(relations),
     }
     if source["protocol"]["digest"] != digests["protocol"]:
         raise InputMismatch(
@@ -143,7 +146,7 @@ def verify(frozen: Frozen) -> None:
         raise InputMismatch(f"relations: method {relations.get('method')!r} is not the protocol's graph builder")
     if frozen.generation is not None:
         generation = frozen.generation
-        digests["generation"] = digest(generation)
+        digests["generation"] = digest_finite(generation)
         if generation.get("fixture_digest") != digests["fixture"]:
             raise InputMismatch("generation: fixture_digest is not the digest of the fixture")
         timed = {q["id"] for q in generation.get("queries", [])}

@@ -126,6 +126,8 @@ def statistics_block(rows: Sequence[Mapping], protocol: Mapping, query_ids: Sequ
     declared = options["clusters"]
     rule = clustering.resolve_rule(declared["rule"], query_ids)
     groups = clustering.build_clusters(rule, sorted(query_ids), queries, titles)
+    table = statistics.per_query_table(rows)
+    drawn: dict = {}  # the random draws every contrast and mean shares (same seed, same sizes)
     return {
         "rng": statistics.RNG_DESCRIPTION,
         "seed": seed,
@@ -141,8 +143,8 @@ def statistics_block(rows: Sequence[Mapping], protocol: Mapping, query_ids: Sequ
                               "recipe": statistics.DETECTABLE_DESCRIPTION},
         "clusters": {"rule": rule, "declared_rule": declared["rule"], "primary_interval": declared["primary_interval"],
                      "recipe": statistics.CLUSTER_RNG_DESCRIPTION, **clustering.structure(groups)},
-        "contrasts": statistics.contrasts(statistics.per_query_table(rows), evaluation, seed, clusters=groups),
-        "means": statistics.method_means(statistics.per_query_table(rows), evaluation, seed),
+        "contrasts": statistics.contrasts(table, evaluation, seed, clusters=groups, cache=drawn),
+        "means": statistics.method_means(table, evaluation, seed, cache=drawn),
     }
 
 

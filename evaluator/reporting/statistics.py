@@ -97,24 +97,37 @@ def paired_deltas(candidate: Mapping[str, float], baseline: Mapping[str, float])
     return ids, deltas
 
 
-def bootstrap_interval(deltas: np.ndarray, seed: int, resamples: int, confidence: float) -> tuple[float, float]:
+def resample_indices(seed: int, resamples: int, n: int, cache: dict | None = None) -> np.ndarray:
+    """`default_rng(seed).integers(0, n, size=(resamples, n))`: the resampled positions of every
+    bootstrap over n units. A fresh generator gives the same matrix every time, so `cache` (a dict
+    the caller owns, shared by the contrasts and means of one report) keeps it instead of drawing
+    it again: a full-dev report draws the same two matrices about 190 times."""
+    key = ("indices", seed, resamples, n)
+    if cache is not None and key in cache:
+        return cache[key]
+    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    indices.setflags(write=False)  # shared between calls: nobody may edit it
+    if cache is not None:
+        cache[key] = indices
+    return indices
+
+
+def bootstrap_interval(deltas: np.ndarray, seed: int, resamples: int, confidence: float,
+                       cache: dict | None = None) -> tuple[float, float]:
     n = len(deltas)
     if n == 0:
         raise ValueError("bootstrap over no queries")
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, n, size=(resamples, n))
-    means = deltas[indices].mean(axis=1)
+    means = deltas[resample_indices(seed, resamples, n, cache)].mean(axis=1)
     return _percentile_interval(means, confidence)
 
 
 def cluster_bootstrap_interval(sums: np.ndarray, sizes: np.ndarray, seed: int, resamples: int,
-                               confidence: float) -> tuple[float, float]:
+                               confidence: float, cache: dict | None = None) -> tuple[float, float]:
     """Whole clusters resampled with replacement; the statistic is the mean delta per query."""
     k = len(sums)
     if k == 0:
         raise ValueError("bootstrap over no clusters")
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, k, size=(resamples, k))
+    indices = resample_indices(seed, resamples, k, cache)
     means = sums[indices].sum(axis=1) / sizes[indices].sum(axis=1)
     return _percentile_interval(means, confidence)
 
@@ -158,7 +171,9 @@ def sign_flip_p(values: np.ndarray, seed: int, permutations: int,
     threshold = observed - RELATIVE_TOLERANCE * max(1.0, float(np.abs(values).sum()))
     count = 0
     for start in range(0, len(signs), _CHUNK):
-        permuted = (signs[start:start + _CHUNK].astype(np.float64) * values).sum(axis=1)
+        # int8 signs times float64 values: numpy casts each sign to an exact +-1.0 inside the
+        # multiply, the same products as converting the chunk first, without the converted copy
+        permuted = (signs[start:start + _CHUNK] * values).sum(axis=1)
         count += int(np.sum(np.abs(permuted) >= threshold))
     if method == "exact":
         return count / len(signs), method
@@ -215,7 +230,7 @@ def unit_statistics(sums: np.ndarray, sizes: np.ndarray, seed: int, resamples: i
     key = (seed, permutations, len(sums))
     if key not in cache:
         cache[key] = sign_patterns(seed, permutations, len(sums))
-    low, high = cluster_bootstrap_interval(sums, sizes, seed, resamples, confidence)
+    low, high = cluster_bootstrap_interval(sums, sizes, seed, resamples, confidence, cache)
     p_value, method = sign_flip_p(sums, seed, permutations, cache[key])
     se = standard_error(sums, sizes)
     return {"interval": [low, high], "p_value": p_value, "p_method": method, "standard_error": se,
@@ -230,8 +245,8 @@ def contrast(
     """One paired comparison on one metric: mean delta, query-level interval, randomization p,
     detectable effect, wins/losses/ties; with `clusters`, the same over clusters under "cluster"."""
     ids, deltas = paired_deltas(candidate, baseline)
-    low, high = bootstrap_interval(deltas, seed, resamples, confidence)
     cache = patterns if patterns is not None else {}
+    low, high = bootstrap_interval(deltas, seed, resamples, confidence, cache)
     ones = np.ones(len(ids), dtype=np.float64)
     units = unit_statistics(deltas, ones, seed, resamples, confidence, permutations, cache)
     out = {
@@ -263,7 +278,7 @@ def settings(evaluation: Mapping) -> dict:
 
 
 def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int,
-              clusters: Sequence[Sequence[str]] | None = None) -> list[dict]:
+              clusters: Sequence[Sequence[str]] | None = None, cache: dict | None = None) -> list[dict]:
     """The primary contrast (confirmatory) and the candidate against every other method (exploratory).
 
     `per_query[method][query_id][metric]`; `evaluation` is the protocol's `evaluation` block. Holm
@@ -277,7 +292,7 @@ def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evalua
         raise ValueError(f"unsupported bootstrap order {boot.get('order')!r}")
     permutations = settings(evaluation)["permutations"]
     others = [primary["baseline"]] + sorted(m for m in per_query if m not in (candidate, primary["baseline"]))
-    patterns: dict = {}
+    patterns = cache if cache is not None else {}  # sign patterns and resampled indices, drawn once
     out = []
     for baseline in others:
         label = primary.get("label", "confirmatory") if baseline == primary["baseline"] else "exploratory"
@@ -293,24 +308,28 @@ def contrasts(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evalua
     return out
 
 
-def mean_interval(values: Mapping[str, float], *, seed: int, resamples: int, confidence: float) -> dict:
+def mean_interval(values: Mapping[str, float], *, seed: int, resamples: int, confidence: float,
+                  cache: dict | None = None) -> dict:
     """Mean of one method's per-query values and its bootstrap percentile interval: the recipe of
     the contrasts applied to the values themselves (sorted query-id order, a fresh generator)."""
     ids = sorted(values)
     ordered = np.array([values[q] for q in ids], dtype=np.float64)
-    low, high = bootstrap_interval(ordered, seed, resamples, confidence)
+    low, high = bootstrap_interval(ordered, seed, resamples, confidence, cache)
     return {"queries": len(ids), "mean": math.fsum(ordered.tolist()) / len(ids), "interval": [low, high]}
 
 
-def method_means(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int) -> dict:
+def method_means(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], evaluation: Mapping, seed: int,
+                 cache: dict | None = None) -> dict:
     """`means[method][metric]`: every per-query metric's mean with its interval, for every method."""
     boot = evaluation["bootstrap"]
+    cache = cache if cache is not None else {}
     out: dict[str, dict] = {}
     for method in sorted(per_query):
         rows = per_query[method]
         names = list(next(iter(rows.values())))
         out[method] = {name: mean_interval({q: row[name] for q, row in rows.items()}, seed=seed,
-                                           resamples=boot["resamples"], confidence=boot["confidence"])
+                                           resamples=boot["resamples"], confidence=boot["confidence"],
+                                           cache=cache)
                        for name in names}
     return out
 

@@ -105,6 +105,14 @@ def test_the_full_scale_bench_runs_end_to_end_and_writes_every_row(tmp_path):
     assert rows["cohort_seconds"]["value"] == pytest.approx(
         sum(figures["stages"][n]["seconds"] for n in bench_full_scale.WITH_EMBEDDING))
     assert rows["workers_speedup"]["value"] is None and rows["workers_speedup"]["note"].startswith("not measured")
+    assert rows["audit_speedup"]["value"] is None and "--audit-speedup" in rows["audit_speedup"]["note"]
+    assert rows["twin_with_embedding_seconds"]["value"] == pytest.approx(
+        figures["timed_seconds"] + figures["stages"]["embed"]["seconds"])
+    # evaluate's wall time split into its phases, read from its own lines; they add up to the stage
+    phases = figures["stages"]["evaluate"]["phases"]
+    assert list(phases) == ["start", "jobs", "base pools", "finish"] and min(phases.values()) >= 0
+    assert sum(phases.values()) == pytest.approx(figures["stages"]["evaluate"]["seconds"])
+    assert "evaluate: phases start" in ran.stdout and "jobs alone" in rows["evaluate_jobs_per_second"]["note"]
     assert [e["what"] for e in figures["elsewhere"]] == [w for w, _, _ in bench_full_scale.ELSEWHERE]
     assert figures["corpus"]["queries"]["test"] == 12 and figures["corpus"]["jobs"] > 0
     # where evaluate's CPU went, per job and per process, printed beside the load average
