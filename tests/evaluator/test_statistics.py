@@ -212,3 +212,25 @@ def test_detectable_effect_is_the_normal_power_formula():
     # every delta equal: SE 0, and no cohort can claim to detect "±0.000"
     assert statistics.standard_error(np.full(9, 0.25), np.ones(9)) == 0.0
     assert statistics.detectable_effect(0.0) is None and statistics.detectable_effect(None) is None
+
+
+def test_shared_draws_give_the_fresh_generator_numbers_bit_for_bit():
+    """The report's cache of resampled indices only saves drawing them again: every interval, p and
+    mean equals the one a fresh generator per call gives, and the shared matrix cannot be edited."""
+    rng = np.random.default_rng(11)
+    cand = {f"q{i:03d}": float(v) for i, v in enumerate(rng.random(60))}
+    base = {f"q{i:03d}": float(v) for i, v in enumerate(rng.random(60))}
+    clusters = [[f"q{i:03d}", f"q{i + 1:03d}"] for i in range(0, 60, 2)]
+    drawn: dict = {}
+    for _ in range(2):  # the second call reads every matrix from the cache
+        shared = statistics.contrast(cand, base, seed=5, resamples=300, confidence=0.95, tolerance=1e-12,
+                                     permutations=500, clusters=clusters, patterns=drawn)
+        fresh = statistics.contrast(cand, base, seed=5, resamples=300, confidence=0.95, tolerance=1e-12,
+                                    permutations=500, clusters=clusters)
+        assert shared == fresh
+    assert statistics.mean_interval(cand, seed=5, resamples=300, confidence=0.95, cache=drawn) == \
+        statistics.mean_interval(cand, seed=5, resamples=300, confidence=0.95)
+    matrix = drawn[("indices", 5, 300, 60)]
+    assert np.array_equal(matrix, np.random.default_rng(5).integers(0, 60, size=(300, 60)))
+    with pytest.raises(ValueError):
+        matrix[0, 0] = 1
