@@ -57,7 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 import psutil
 
-from bench.phases import EVALUATE_PHASES, PhaseClock, phase_line
+from bench.phases import EVALUATE_PHASES, PhaseClock, jobs_alone, phase_line
 from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines
 from evaluator.campaign.lab_process import start_lab
 from importer import synthetic
@@ -420,8 +420,7 @@ def summarize(args, a: dict[str, Path], results: dict, throughput: dict, embeddi
         row("twin_seconds", timed, args.questions, f"{args.questions:,}-query twin, {documents:,} documents"),
         row("evaluate_jobs_per_second", jobs / results["evaluate"]["seconds"], args.questions,
             f"{jobs:,} jobs, --clients {args.clients}" + ("" if args.workers is None else f", --workers {args.workers}")
-            + (f"; the jobs alone {jobs / phases['jobs']:.1f} jobs/s, {sum(phases.values()) - phases['jobs']:.1f} s "
-               "beyond them (phases below)" if phases else "")),
+            + (f"; {jobs_alone(phases, jobs)} (phases below)" if phases else "")),
         row("peak_rss_gib", pss / 1024, args.questions,
             "largest stage: " + max(results, key=lambda n: max(results[n]["peak_pss_mib"], results[n]["lab_peak_pss_mib"] or 0))
             + f"; the RSS sum (shared pages once per process): {rss / 1024:.2f} GiB"),

@@ -4,8 +4,8 @@ command's own output is passed through unchanged.
 
 Evaluate's phases (evaluator/campaign/evaluate.py): start (frozen inputs loaded, lab snapshot,
 plan built, checker up) ends when the plan is pinned; the jobs end with the last progress line;
-the base pools end with their own line; finish (cross checks before the pools, the after snapshot,
-derive, seal, save) runs to the exit."""
+the base pools (the cross-method checks first) end with their own line; finish (the after
+snapshot, derive, seal, save) runs to the exit."""
 
 from __future__ import annotations
 
@@ -64,7 +64,12 @@ class PhaseClock:
         return out
 
 
+def jobs_alone(phases: dict[str, float], jobs: int) -> str:
+    """The jobs' own rate and the seconds the stage spent beyond them."""
+    return (f"the jobs alone {jobs / phases['jobs']:.1f} jobs/s, "
+            f"{sum(phases.values()) - phases['jobs']:.1f} s beyond them")
+
+
 def phase_line(stage: str, phases: dict[str, float], jobs: int) -> str:
     shown = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items())
-    return (f"{stage}: phases {shown}; the jobs alone {jobs / phases['jobs']:.1f} jobs/s, "
-            f"{sum(phases.values()) - phases['jobs']:.1f} s beyond them")
+    return f"{stage}: phases {shown}; {jobs_alone(phases, jobs)}"

@@ -97,19 +97,26 @@ def paired_deltas(candidate: Mapping[str, float], baseline: Mapping[str, float])
     return ids, deltas
 
 
-def resample_indices(seed: int, resamples: int, n: int, cache: dict | None = None) -> np.ndarray:
-    """`default_rng(seed).integers(0, n, size=(resamples, n))`: the resampled positions of every
-    bootstrap over n units. A fresh generator gives the same matrix every time, so `cache` (a dict
-    the caller owns, shared by the contrasts and means of one report) keeps it instead of drawing
-    it again: a full-dev report draws the same two matrices about 190 times."""
-    key = ("indices", seed, resamples, n)
+def drawn_once(cache: dict | None, key: tuple, draw):
+    """`draw()`, kept in `cache` under `key` (a dict the caller owns, shared by the contrasts and
+    means of one report). Every draw here starts a fresh generator from the protocol seed, so the
+    same key always gives the same array: keeping it changes no number, only how often it is drawn."""
     if cache is not None and key in cache:
         return cache[key]
-    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    indices.setflags(write=False)  # shared between calls: nobody may edit it
+    value = draw()
     if cache is not None:
-        cache[key] = indices
-    return indices
+        cache[key] = value
+    return value
+
+
+def resample_indices(seed: int, resamples: int, n: int, cache: dict | None = None) -> np.ndarray:
+    """`default_rng(seed).integers(0, n, size=(resamples, n))`: the resampled positions of every
+    bootstrap over n units (a full-dev report needs the same two matrices about 190 times)."""
+    def draw() -> np.ndarray:
+        indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+        indices.setflags(write=False)  # shared between calls: nobody may edit it
+        return indices
+    return drawn_once(cache, ("indices", seed, resamples, n), draw)
 
 
 def bootstrap_interval(deltas: np.ndarray, seed: int, resamples: int, confidence: float,
@@ -227,11 +234,10 @@ def unit_statistics(sums: np.ndarray, sizes: np.ndarray, seed: int, resamples: i
                     permutations: int, patterns: dict | None = None) -> dict:
     """Interval, randomization p, SE and detectable effect over resampling units (clusters)."""
     cache = patterns if patterns is not None else {}
-    key = (seed, permutations, len(sums))
-    if key not in cache:
-        cache[key] = sign_patterns(seed, permutations, len(sums))
+    signs = drawn_once(cache, ("signs", seed, permutations, len(sums)),
+                       lambda: sign_patterns(seed, permutations, len(sums)))
     low, high = cluster_bootstrap_interval(sums, sizes, seed, resamples, confidence, cache)
-    p_value, method = sign_flip_p(sums, seed, permutations, cache[key])
+    p_value, method = sign_flip_p(sums, seed, permutations, signs)
     se = standard_error(sums, sizes)
     return {"interval": [low, high], "p_value": p_value, "p_method": method, "standard_error": se,
             "detectable_effect": detectable_effect(se)}
