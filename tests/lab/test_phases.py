@@ -38,8 +38,11 @@ def test_each_phase_ends_at_its_marker_and_the_phases_add_up_to_the_stage():
     phases, ended, echoed = timed(CHILD)
     assert list(phases) == ["start", "jobs", "base pools", "finish"]
     assert sum(phases.values()) == pytest.approx(ended)
-    # the pauses the child makes bound each phase from below; 90% is not the end of the jobs
-    assert phases["start"] >= 0.2 and phases["jobs"] >= 0.3 and phases["base pools"] >= 0.2 and phases["finish"] >= 0.1
+    # each line is read after the child has slept before it, so the pauses bound each phase's end
+    # from below (a line read late under load shortens the next phase, never the running total);
+    # 90% is not the end of the jobs
+    ends = [sum(list(phases.values())[:i + 1]) for i in range(3)]
+    assert ends[0] >= 0.2 and ends[1] >= 0.5 and ends[2] >= 0.7 and min(phases.values()) >= 0
     assert "evaluate: 9/10 jobs" in echoed and echoed.count("\n") == 4  # every line passed through
     line = phase_line("evaluate", phases, 10)
     assert line.startswith("evaluate: phases start ") and f"{10 / phases['jobs']:.1f} jobs/s" in line
