@@ -58,7 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 import psutil
 
 from bench.phases import EVALUATE_PHASES, PhaseClock, jobs_alone, phase_line
-from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines
+from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines, speedup_bound
 from evaluator.campaign.lab_process import start_lab
 from importer import synthetic
 from protocols.canonical import digest, sha256_file
@@ -441,7 +441,8 @@ def summarize(args, a: dict[str, Path], results: dict, throughput: dict, embeddi
         rows.append(row("twin_with_embedding_seconds", None, args.questions, "not measured: the embedding was reused"))
     if "audit-workers1" in results:
         one, two = results["audit-workers1"]["seconds"], results["audit-workers2"]["seconds"]
-        rows.append(row("audit_speedup", one / two, args.questions, f"{one:.1f} s at 1 worker, {two:.1f} s at 2"))
+        _, bound = speedup_bound(results["audit-workers1"], results["audit-workers2"], os.cpu_count() or 1)
+        rows.append(row("audit_speedup", one / two, args.questions, f"{one:.1f} s at 1 worker, {two:.1f} s at 2; {bound}"))
     else:
         rows.append(row("audit_speedup", None, args.questions, "not measured: run with --audit-speedup"))
     if speedup_seconds:

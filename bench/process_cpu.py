@@ -102,3 +102,21 @@ def per_job_lines(stage: str, result: dict, jobs: int, cores: int) -> tuple[list
              + f" ({load})"]
     return lines, {"cpu_seconds": parts, "cpu_ms_per_job": per_job, "total_cpu_ms_per_job": total * 1000.0 / jobs,
                    "cpu_bound_jobs_per_second": bound, "cores": cores, "jobs": jobs}
+
+
+def speedup_bound(one: dict, two: dict, cores: int) -> tuple[float, str]:
+    """The most a stage run at 2 workers can gain over its run at 1 (`one`, `two`: the bench's
+    figures of each) on `cores` saturated cores: the 2-worker run cannot take less wall time than
+    its own CPU seconds over the cores. With the CPU split process by process, the note that says
+    where that CPU went."""
+    spent = {run: sum(result["cpu_seconds"].values()) for run, result in (("one", one), ("two", two))}
+    bound = cores * one["seconds"] / spent["two"] if spent["two"] else float("inf")
+
+    def split(result: dict) -> str:  # the root is the command itself (`breakdown` names it for evaluate)
+        return " + ".join(f"{'command' if name == 'evaluator' else name} {seconds:.1f}"
+                          for name, seconds in result["cpu_seconds"].items() if seconds >= 0.05)
+
+    note = (f"CPU s at 1 worker: {split(one)} = {spent['one']:.1f}; at 2: {split(two)} = {spent['two']:.1f}; "
+            f"on {cores} saturated cores the 2-worker run takes at least {spent['two'] / cores:.1f} s, "
+            f"at most {bound:.2f}x")
+    return bound, note

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import sys
 
-from bench.process_cpu import CpuSampler, per_job_lines
+from bench.process_cpu import CpuSampler, per_job_lines, speedup_bound
 
 BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass\n"
 
@@ -36,3 +36,16 @@ def test_a_child_and_its_parent_are_counted_apart_and_sum_to_the_tree():
     assert figures["total_cpu_ms_per_job"] == pytest.approx((tree + 0.5) * 10.0, rel=1e-12)  # summed in another order
     assert figures["cpu_bound_jobs_per_second"] == pytest.approx(2 * 100 / (tree + 0.5), rel=1e-12)
     assert "lab server 5.000" in lines[0] and "load 1.0 / 1.0 / 1.0 before, 2.0 / 1.5 / 1.0 after" in lines[0]
+
+
+def test_the_speedup_bound_is_the_one_worker_wall_over_the_two_worker_cpu_per_core():
+    # full7's audit figures: 137.1 s at 1 worker; at 2 the tree spent 65.0 + 136.1 CPU seconds,
+    # which 2 cores cannot finish in under 100.6 s
+    one = {"seconds": 137.1, "cpu_seconds": {"evaluator": 57.8, "resource tracker": 0.0, "worker": 100.6}}
+    two = {"seconds": 129.5, "cpu_seconds": {"evaluator": 65.0, "resource tracker": 0.0, "worker": 136.1}}
+    bound, note = speedup_bound(one, two, cores=2)
+    assert bound == pytest.approx(2 * 137.1 / (65.0 + 136.1), rel=1e-12)
+    assert "at 1 worker: command 57.8 + worker 100.6 = 158.4" in note
+    assert "at 2: command 65.0 + worker 136.1 = 201.1" in note and "resource tracker" not in note
+    assert note.endswith(f"at least {201.1 / 2:.1f} s, at most {bound:.2f}x")
+    assert speedup_bound(one, two, cores=4)[0] == pytest.approx(2 * bound, rel=1e-12)
