@@ -441,8 +441,9 @@ def summarize(args, a: dict[str, Path], results: dict, throughput: dict, embeddi
         rows.append(row("twin_with_embedding_seconds", None, args.questions, "not measured: the embedding was reused"))
     if "audit-workers1" in results:
         one, two = results["audit-workers1"]["seconds"], results["audit-workers2"]["seconds"]
-        _, bound = speedup_bound(results["audit-workers1"], results["audit-workers2"], os.cpu_count() or 1)
-        rows.append(row("audit_speedup", one / two, args.questions, f"{one:.1f} s at 1 worker, {two:.1f} s at 2; {bound}"))
+        limit, cpu_note = speedup_bound(results["audit-workers1"], results["audit-workers2"], os.cpu_count() or 1)
+        rows.append({**row("audit_speedup", one / two, args.questions, f"{one:.1f} s at 1 worker, {two:.1f} s at 2; {cpu_note}"),
+                     "cpu_bound": limit})  # in --json too: the most 2 workers could gain on these cores
     else:
         rows.append(row("audit_speedup", None, args.questions, "not measured: run with --audit-speedup"))
     if speedup_seconds:
