@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from builders import entity_graph, graph, ner_graph
+from builders import entity_graph, graph, imported_graph, ner_graph
 
 BUILDERS: dict[str, ModuleType] = {
     graph.METHOD: graph,  # document_title_graph_v1 (docs/design.md §5.1)
     entity_graph.METHOD: entity_graph,  # document_entity_graph_v1 (docs/graph-v4.md)
     ner_graph.METHOD: ner_graph,  # document_ner_graph_v1 (docs/field-graphs.md)
+    imported_graph.METHOD: imported_graph,  # imported_triples_v1 (docs/graph-import.md)
 }
-SOURCE_BUILDERS: dict[str, Callable[[dict, str], dict]] = {name: module.build_for_source
+# (source, source digest) -> relations; a builder of an external graph also takes `imported=`, the
+# section importer/graph_import.py reads from the files its protocol pins
+SOURCE_BUILDERS: dict[str, Callable[..., dict]] = {name: module.build_for_source
                                                             for name, module in BUILDERS.items()}
 
 
@@ -33,6 +36,6 @@ def rebuild(relations_file: dict) -> dict:
     if not isinstance(relations_file, dict) or "projection" not in relations_file or "source_digest" not in relations_file:
         raise graph.GraphInputError("relations file has no projection or source_digest to rebuild from")
     module = builder(relations_file.get("method"))
-    if hasattr(module, "rebuild_file"):  # a builder with a pinned model output rebuilds from it
+    if hasattr(module, "rebuild_file"):  # a builder with a pinned model output (or imported graph) rebuilds from it
         return module.rebuild_file(relations_file)
     return module.build_relations(relations_file["projection"], relations_file["source_digest"])

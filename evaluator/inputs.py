@@ -20,6 +20,7 @@ from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.errors import RefusedInput
 from protocols.fast_canonical import digest_finite
 from protocols.files import load_json
+from protocols.graph_file import GRAPH_FILE, passage_policy
 from protocols.schema import load_protocol
 
 __all__ = ["Frozen", "InputMismatch", "frozen_received", "frozen_view", "load_frozen", "vector_sha256"]
@@ -144,6 +145,7 @@ def verify(frozen: Frozen) -> None:
     _verify_relations(relations, source, digests["source"])
     if protocol["graph_builder"]["method"] != relations.get("method"):
         raise InputMismatch(f"relations: method {relations.get('method')!r} is not the protocol's graph builder")
+    _verify_imported_pin(protocol["graph_builder"], relations)
     if frozen.generation is not None:
         generation = frozen.generation
         digests["generation"] = digest_finite(generation)
@@ -154,6 +156,22 @@ def verify(frozen: Frozen) -> None:
         if missing:
             raise InputMismatch(f"generation: no encode time for query {missing[0]}")
     frozen.digests = digests
+
+
+def _verify_imported_pin(builder: dict, relations: dict) -> None:
+    """An imported graph is the one the protocol pins: its files (names, sizes, SHA-256), format,
+    producer and passage policy, as the section in the relations file records them."""
+    if GRAPH_FILE not in builder:
+        return
+    imported, pin = relations.get("imported") or {}, builder[GRAPH_FILE]
+    held = {"format": imported.get("format"), "producer": imported.get("producer"),
+            "files": imported.get("files"), "policy": imported.get("policy")}
+    want = {"format": pin["format"], "producer": pin["producer"], "files": pin["files"],
+            "policy": passage_policy(builder)}
+    differing = [key for key in want if held[key] != want[key]]
+    if differing:
+        raise InputMismatch(f"relations: the imported graph is not the one protocol graph_builder pins "
+                            f"(fields: {', '.join(differing)})")
 
 
 def _decode_vectors(frozen: Frozen) -> None:

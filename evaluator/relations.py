@@ -21,6 +21,8 @@ from protocols.canonical import digest
 ENTITY_METHOD = "document_entity_graph_v1"
 NER_METHOD = "document_ner_graph_v1"
 NER_KIND = "shares_entity"
+IMPORTED_METHOD = "imported_triples_v1"
+IMPORTED_KIND = "shares_argument"
 KIND = "shares_name"
 EVIDENCE_PREFIX = "shared_name:"
 MIN_SINGLE_CHARS = 4
@@ -30,6 +32,8 @@ WORD = re.compile(r"\w+")
 def entity_failures(relations: Mapping) -> list[str]:
     """Differences between the file's entity relations and the recomputation; [] when they agree
     or when the file is not an entity graph."""
+    if relations.get("method") == IMPORTED_METHOD:
+        return imported_failures(relations)
     if relations.get("method") == NER_METHOD:
         return _name_failures(relations, _v4_policy(relations["policy"])) + ner_failures(relations)
     if relations.get("method") != ENTITY_METHOD:
@@ -181,3 +185,66 @@ def ner_failures(relations: Mapping) -> list[str]:
     failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
                  for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
     return failures
+
+
+def imported_failures(relations: Mapping) -> list[str]:
+    """imported_triples_v1's `shares_argument` relations against the evaluator's own reading of the
+    pinned imported section (docs/graph-import.md): every subject and object, normalized (NFKC,
+    casefold, whitespace split and joined), mapped to the passages naming it and their predicates;
+    an argument named by 2 to the policy's maximum passages gives a star from its smallest id, each
+    relation carrying the argument and the two passages' predicates cut to fit the reference."""
+    imported, policy = relations.get("imported"), relations["policy"]["imported"]
+    if not isinstance(imported, Mapping) or digest(imported) != relations.get("imported_digest"):
+        return ["the imported graph is missing or is not the one imported_digest pins"]
+    ids = {d["id"] for d in relations["projection"]}
+    stray = [d["id"] for d in imported["documents"] if d["id"] not in ids]
+    if stray:
+        return [f"the imported graph's passage {stray[0]} is not in the projection"]
+    named: dict[str, dict[str, set[str]]] = {}
+    for doc in imported["documents"]:
+        for subject, predicate, obj in doc["triples"]:
+            for text in {subject, obj}:
+                argument = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+                if argument:
+                    named.setdefault(argument, {}).setdefault(doc["id"], set()).add(predicate)
+    low, high = policy["documents"]
+    revision = digest(relations["policy"])
+    want = {}
+    for argument, passages in named.items():
+        if not low <= len(passages) <= high:
+            continue
+        first, *rest = sorted(passages)
+        for other in rest:
+            evidence = _argument_evidence(argument, sorted(passages[first] | passages[other]))
+            if evidence is None:
+                continue
+            edge_id = "edge-" + digest([first, other, IMPORTED_KIND, argument])
+            want[edge_id] = {"id": edge_id, "kind": IMPORTED_KIND, "source": first, "target": other,
+                             "provenance": {"origin": policy["origin"], "method": IMPORTED_METHOD,
+                                            "method_revision": revision, "evidence_ref": evidence,
+                                            "model": imported["producer"]}}
+    have = {rel["id"]: rel for rel in relations["relations"] if rel.get("kind") == IMPORTED_KIND}
+    failures = [f"relation {rid} ({want[rid]['provenance']['evidence_ref']!r}) is missing"
+                for rid in sorted(set(want) - set(have))]
+    failures += [f"relation {rid} ({have[rid]['provenance'].get('evidence_ref')!r}) links no shared argument"
+                 for rid in sorted(set(have) - set(want))]
+    failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
+                 for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
+    return failures
+
+
+ARGUMENT_LIMIT = 1024  # the lab's short strings: an evidence_ref holds at most this many characters
+
+
+def _argument_evidence(argument: str, predicates: list[str]) -> str | None:
+    """'argument:<a>' newline 'predicates:' and the longest prefix of the sorted predicates, joined
+    by ' | ', whose reference fits the limit with the ' (+N more)' note for the N cut; None when the
+    argument alone does not fit."""
+    head = f"argument:{argument}\npredicates:"
+    lengths = [len(p) for p in predicates]
+    for keep in range(len(predicates), -1, -1):
+        cut = len(predicates) - keep
+        size = len(head) + sum(lengths[:keep]) + 3 * max(keep - 1, 0) + (len(f" (+{cut} more)") if cut else 0)
+        if size <= ARGUMENT_LIMIT:
+            return head + " | ".join(predicates[:keep]) + (f" (+{cut} more)" if cut else "")
+    return None

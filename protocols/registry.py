@@ -139,6 +139,38 @@ PPR_FAMILY_GENERAL = AddMethodFamily(  # the general protocol whose profiles joi
     graph_builder="document_ner_graph_v1",
 )
 
+# The real LLM graph in ../shared/data/hipporag-musique-openie (its MANIFEST.json): HippoRAG's own OpenIE
+# output for the 1,890 passages of the HippoRAG-layout MuSiQue sample, imported and judged beside the
+# title graph (docs/graph-import.md). Its 100 questions are development rows: exploratory, said so.
+HIPPORAG_OPENIE_MUSIQUE = {
+    "method": "imported_triples_v1",
+    "graph_file": {
+        "format": "hipporag_openie_v1",
+        "producer": "gpt-3.5-turbo-1106 with HippoRAG v1's OpenIE prompts (HippoRAG repository, branch legacy)",
+        "files": {"graph": {"name": "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json",
+                            "sha256": "4258bcc89bb20bb5c20e6700b87e21063521a6c3ef5a136ab0d0d7c0ea237585",
+                            "bytes": 3_344_000}},
+    },
+    # the file holds 2 passages whose model output has no triple (its MANIFEST): allowed and counted
+    "passages": {"corpus_passages_without_triples": "allow"},
+}
+
+IMPORTED_GRAPH_FAMILY = AddMethodFamily(  # docs/graph-import.md: published profiles, the kinds swapped, no tuning
+    title_suffix=" (imported graph: HippoRAG's GPT-3.5 OpenIE triples, typed paths and walks over them beside the "
+                 "title graph, plus the v5 PRF baselines; exploratory: development rows)",
+    methods={**PRF_FAMILY.methods,
+             "graph_hybrid_imported": {"route": "graph", "profile": "typed_path_imported_v1", "seed": "hybrid",
+                                       "limit": 10, "expansion": {"max_depth": 2, "max_nodes": 128, "max_edges": 256,
+                                                                  "max_scan": 1024}},
+             "graph_walk_imported": {"route": "walk", "profile": "seeded_walk_imported_v1", "limit": 10},
+             "graph_entity_walk_imported": {"route": "walk", "profile": "entity_walk_imported_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_hybrid_imported", "baseline": "graph_hybrid_balanced",
+                      "label": "exploratory: development rows"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "graph_walk": "seeded_walk_v1", "semantic": "cosine_exact_v1"},
+    graph_builder=HIPPORAG_OPENIE_MUSIQUE,
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -442,6 +474,7 @@ DECLARED: tuple[Declared, ...] = (
     Declared("hotpotqa-sample-field-graphs-v1.json", "hotpotqa-sample-v5", PPR_FAMILY),
     Declared("2wikimultihopqa-sample-field-graphs-v1.json", "2wikimultihopqa-sample-v5", PPR_FAMILY),
     Declared("suite-field-graphs-v1.json", None, SUITE_FIELD_GRAPHS_V1),
+    Declared("hipporag-musique-openie-v1.json", "hipporag-musique-sample-v1", IMPORTED_GRAPH_FAMILY),
 )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from protocols.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.imported import IMPORTED_GRAPH_PROFILES, IMPORTED_WALK_PROFILES
 from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.rescue import RESCUE_PROFILES
@@ -130,14 +131,14 @@ ROUTES: dict[str, Route] = {
                       profiles=v1_route("semantic")),
     "hybrid": Route("hybrid", ("profile", TEXT, VECTOR, "limit"), profiles=v1_route("hybrid")),
     "graph": Route("graph", ("profile", "seed", TEXT, "limit", "expansion", VECTOR_IF_HYBRID_SEED),
-                   _check_graph_method, profiles=v1_route("graph")),
+                   _check_graph_method, profiles={**v1_route("graph"), **IMPORTED_GRAPH_PROFILES}),
     # protocol v2 (docs/rescue.md)
     "rescue": Route("rescue", ("profile", TEXT, VECTOR, "limit", "graph_mode"), _check_rescue_method,
                     profiles=RESCUE_PROFILES),
     # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
     "ann": Route("ann", ("profile", VECTOR, "limit"), profiles=ANN_PROFILES),
-    # protocol v3 (docs/graph-v3.md)
-    "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles=WALK_PROFILES),
+    # protocol v3 (docs/graph-v3.md); the walks over an imported graph (docs/graph-import.md)
+    "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles={**WALK_PROFILES, **IMPORTED_WALK_PROFILES}),
     # protocol v5 (docs/prf.md): RM3, Rocchio and their fusion
     "prf": Route("prf", ("profile", TEXT, VECTOR, "limit"), profiles=PRF_PROFILES),
     # HippoRAG-style PPR over the NER (or name) entity graph (docs/field-graphs.md)

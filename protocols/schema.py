@@ -29,6 +29,7 @@ from protocols.errors import RefusedInput
 from protocols import metrics as metric_registry
 from protocols.fields import Fields, join
 from protocols.fusion import check_profile_rules
+from protocols.graph_file import IMPORTED_BUILDER, check_graph_builder
 from protocols.files import load_validated
 from protocols.routes import FAMILIES, ROUTES, check_expansion
 from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
@@ -40,11 +41,16 @@ class ProtocolError(RefusedInput):
     """A protocol file that is missing, malformed or breaks the protocol format."""
 
 
-GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1", "document_ner_graph_v1")  # builders/relations.py
-# a builder whose file holds another's relations byte for byte (builders/ner_graph.py keeps the v4 ones)
-BUILDER_INCLUDES = {"document_ner_graph_v1": ("document_entity_graph_v1",)}
+GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1", "document_ner_graph_v1",
+                  IMPORTED_BUILDER)  # builders/relations.py
+# a builder whose file holds another's relations byte for byte (builders/ner_graph.py keeps the v4
+# ones, builders/imported_graph.py the title graph's)
+BUILDER_INCLUDES = {"document_ner_graph_v1": ("document_entity_graph_v1",),
+                    IMPORTED_BUILDER: ("document_title_graph_v1",)}
 RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
                   "contradicts")
+# kinds a typed-path profile may weigh beyond RELATION_KINDS: an imported graph's (docs/graph-import.md)
+OPTIONAL_RELATION_KINDS = ("shares_argument",)
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
 # `row_format` is optional: absent means MuSiQue (the frozen MuSiQue protocols predate it).
@@ -70,8 +76,7 @@ def validate_protocol(value: Any) -> dict:
     _check_selection(f, value["selection"], value["source_files"], row_format)
     _check_layout(f, value, row_format)
     f.integer(value["protocol_seed"], "protocol_seed", minimum=0)
-    builder = f.obj(value["graph_builder"], "graph_builder", ("method",))
-    f.string(builder["method"], "graph_builder.method", allowed=GRAPH_BUILDERS)
+    builder = check_graph_builder(f, value["graph_builder"], GRAPH_BUILDERS)
     profiles = _check_profiles(f, value["ranking_profiles"])
     _check_relations_needed(f, profiles, builder["method"])
     methods = _check_methods(f, value["methods"], profiles)
@@ -167,18 +172,17 @@ def _check_profiles(f: Fields, profiles: Any) -> dict:
 
 
 def _check_relations_needed(f: Fields, profiles: dict, method: str) -> None:
-    """A profile that follows the relations of one builder (a walk's `entity_step.relations`) needs
-    the protocol to build them; without them the method would silently rank as another one."""
+    """A profile that follows the relations of one builder (its own `relations`, its `graph`'s or its
+    walk's `entity_step`'s) needs the protocol to build them; without them the method would
+    silently rank as another one."""
     built = (method,) + BUILDER_INCLUDES.get(method, ())
     for name, profile in profiles.items():
-        step = profile.get("entity_step")
-        if isinstance(step, dict) and step.get("relations") not in built:
-            f.fail(join(join(join("ranking_profiles", name), "entity_step"), "relations"),
-                   f"follows the relations of {step.get('relations')!r}, but graph_builder.method is {method!r}")
-        graph = profile.get("graph")
-        if profile.get("family") == "ppr" and isinstance(graph, dict) and graph.get("relations") not in built:
-            f.fail(join(join(join("ranking_profiles", name), "graph"), "relations"),
-                   f"follows the relations of {graph.get('relations')!r}, but graph_builder.method is {method!r}")
+        for part in ("", "graph", "entity_step"):
+            holder = profile.get(part) if part else profile
+            if isinstance(holder, dict) and "relations" in holder and holder["relations"] not in built:
+                path = join(join("ranking_profiles", name), part) if part else join("ranking_profiles", name)
+                f.fail(join(path, "relations"), f"follows the relations of {holder['relations']!r}, but "
+                                                f"graph_builder.method is {method!r}")
 
 
 def _check_hybrid_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:
@@ -202,8 +206,9 @@ def _check_graph_profile(f: Fields, profile: dict, path: str, profiles: dict) ->
     f.integer(profile["base_depth"], join(path, "base_depth"), minimum=1)
     f.integer(profile["anchors"], join(path, "anchors"), minimum=1)
     check_expansion(f, profile["expansion_defaults"], join(path, "expansion_defaults"))
-    weights = f.obj(profile["kind_weights"], join(path, "kind_weights"), RELATION_KINDS)
-    for kind in RELATION_KINDS:
+    weights = f.obj(profile["kind_weights"], join(path, "kind_weights"), RELATION_KINDS,
+                    optional=OPTIONAL_RELATION_KINDS)
+    for kind in weights:
         f.number(weights[kind], join(join(path, "kind_weights"), kind), low=0.0)
 
 

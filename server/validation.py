@@ -54,8 +54,11 @@ RELATION_KINDS = (
     "contradicts",
     "shares_name",  # document_entity_graph_v1 (builders/entity_graph.py, docs/graph-v4.md)
     "shares_entity",  # document_ner_graph_v1 (builders/ner_graph.py, docs/field-graphs.md)
+    "shares_argument",  # imported_triples_v1 (builders/imported_graph.py, docs/graph-import.md)
 )
-ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion")
+# external_model: made by a model outside the lab (an imported LLM graph), named in `model`
+ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion", "external_model")
+MODEL_ORIGINS = ("model_inference", "external_model")  # the origins whose `model` names the model
 # Matched with `fullmatch` only: `$` would also accept a trailing newline ("lab\n").
 SCOPE_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 RECORD_ID_RE = re.compile(r"mem-[0-9a-f]{32}")
@@ -384,10 +387,10 @@ def _provenance(value: Any, where: str) -> dict:
     if origin not in ORIGINS:
         raise _fail("unknown_origin", f"{where}.origin must be one of {', '.join(ORIGINS)}, got {shown(origin)}")
     model = value.get("model")
-    if origin == "model_inference":
-        model = _string(model, f"{where}.model (required when origin is model_inference)", 200)
+    if origin in MODEL_ORIGINS:
+        model = _string(model, f"{where}.model (required when origin is {origin})", 200)
     elif model is not None:
-        raise _fail("unexpected_model", f"{where}.model must be null unless origin is model_inference")
+        raise _fail("unexpected_model", f"{where}.model must be null unless origin is one of {', '.join(MODEL_ORIGINS)}")
     return {
         "origin": origin,
         "method": _string(value["method"], f"{where}.method", 200),

@@ -89,7 +89,17 @@ def data_note(protocol: Mapping) -> str:
     name, licence = dataset.get("name"), dataset.get("license")
     if not name:
         return "dataset not named by the protocol"
-    return f"{name}, licence {licence}" if licence else f"{name}, licence not declared"
+    note = f"{name}, licence {licence}" if licence else f"{name}, licence not declared"
+    return note + graph_note(protocol)
+
+
+def graph_note(protocol: Mapping) -> str:
+    """An imported graph's provenance (docs/graph-import.md): its format, producer and files."""
+    pinned = (protocol.get("graph_builder") or {}).get("graph_file")
+    if not pinned:
+        return ""
+    files = ", ".join(f"{entry['name']} (sha256 {entry['sha256'][:12]}…)" for entry in pinned["files"].values())
+    return f"; graph imported from {files}, format {pinned['format']}, made by {pinned['producer']}"
 
 
 def block(protocol: Mapping, methods: list[str]) -> dict:

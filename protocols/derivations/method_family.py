@@ -32,7 +32,9 @@ class AddMethodFamily:
     contrast_metrics: tuple[str, ...] = ()  # appended to the parent's contrast metrics when absent
     requires: dict = field(default_factory=dict)  # method name -> the profile the parent's method must use
     replaces_title_suffix: str | None = None  # a suffix of the parent's title this step's suffix replaces
-    graph_builder: str | None = None  # replaces the parent's graph_builder.method when given
+    # replaces the parent's graph_builder when given: a builder's name, or the whole entry (an
+    # imported graph's pinned files, protocols/graph_file.py)
+    graph_builder: str | dict | None = None
 
     kind = "add a method family"
 
@@ -59,8 +61,10 @@ class AddMethodFamily:
                 raise RefusedInput(f"{profile!r} is not a frozen profile of a route in protocols/routes.py")
             protocol["methods"][method] = copy.deepcopy(fields)
             protocol["ranking_profiles"][profile] = copy.deepcopy(FROZEN_PROFILES[profile])
-        if self.graph_builder is not None:
+        if isinstance(self.graph_builder, str):
             protocol["graph_builder"] = {"method": self.graph_builder}
+        elif self.graph_builder is not None:
+            protocol["graph_builder"] = copy.deepcopy(self.graph_builder)
         evaluation = protocol["evaluation"]
         if self.primary_contrast is not None:
             evaluation["primary_contrast"] = copy.deepcopy(self.primary_contrast)

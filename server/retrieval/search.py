@@ -9,7 +9,8 @@ decisions the design leaves open are written in docs/retrieval.md.
 from __future__ import annotations
 
 from protocols.canonical import digest
-from protocols.profiles.v1 import V1_PROFILES as PROFILES, V1_ROUTE_PROFILES as ROUTE_PROFILES
+from protocols.profiles.v1 import V1_ROUTE_PROFILES
+from protocols.routes import ROUTES
 from server.retrieval import exact
 from server import validation
 from server.retrieval.fusion import Fused, fuse
@@ -27,6 +28,10 @@ MAX_EDGES = LIMITS["max_edges"]  # 4096
 MAX_SCAN = LIMITS["max_scan"]  # 16384
 SEMANTIC_DEPTH_MIN_SCORE = -1.0  # channels of fusion and graph seeds keep every cosine
 
+# the four first routes' catalog entries as the route table declares them (the graph route's include
+# the typed paths over an imported graph, protocols/profiles/imported.py)
+ROUTE_PROFILES = {route: tuple(ROUTES[route].profiles) for route in V1_ROUTE_PROFILES}
+PROFILES = {name: profile for route in V1_ROUTE_PROFILES for name, profile in ROUTES[route].profiles.items()}
 PROFILE_DIGESTS = {name: digest(profile) for name, profile in PROFILES.items()}  # a page carries its profile's digest
 
 _EXPANSION_BOUNDS = {

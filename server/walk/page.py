@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from protocols.canonical import digest
 from protocols.profiles.v1 import V1_PROFILES
-from protocols.profiles.walk import WALK_PROFILES
+from protocols.routes import ROUTES
 from server import validation
 from server.errors import ApiError
 from server.retrieval import lexical, semantic
@@ -33,6 +33,9 @@ class WalkRequest:
     vector: object  # np.ndarray float32, validated
     space_id: str
     limit: int
+
+
+WALK_PROFILES = ROUTES["walk"].profiles  # the walks over the title graph, the names and an imported graph
 
 
 def parse_request(body: dict, index) -> WalkRequest:
