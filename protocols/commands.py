@@ -17,7 +17,8 @@ from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.errors import CheckFailed, RefusedInput
 from protocols.files import FROZEN_DIR, refuse_existing, save
-from protocols.new import TEMPLATES, new_protocol
+from protocols.graph_file import GRAPH_FORMATS, PASSAGE_RULES
+from protocols.new import TEMPLATES, graph_builder_pin, new_protocol
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
 from protocols.schema import load_protocol, validate_protocol
 
@@ -185,6 +186,15 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset-name", help="the dataset's name (default: the question file's name)")
     parser.add_argument("--license", default="not stated", help="the dataset's licence")
     parser.add_argument("--attribution", default="not stated", help="whom to credit for the data")
+    parser.add_argument("--graph", type=Path, metavar="PATH",
+                        help="an external knowledge graph to import and judge (docs/graph-import.md): its file, or "
+                             "for graphrag_parquet_v1 the folder of its four tables")
+    parser.add_argument("--graph-format", metavar="NAME",
+                        help=f"with --graph: {', '.join(GRAPH_FORMATS)}")
+    parser.add_argument("--producer", metavar="TEXT", help="with --graph: the model or tool that made the graph")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
+                        help=f"with --graph: a passage rule to count instead of refuse (repeatable): "
+                             f"{', '.join(PASSAGE_RULES)}")
 
 
 def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
@@ -194,14 +204,26 @@ def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.
 
 def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None = None) -> int:
     refuse_existing(args.output)
+    graph_flags = (args.graph_format, args.producer) + tuple(args.allow)
+    if args.graph is None and any(graph_flags):
+        raise RefusedInput("--graph-format, --producer and --allow go with --graph")
+    if args.graph is not None and not (args.graph_format and args.producer):
+        raise RefusedInput("--graph needs --graph-format and --producer (docs/graph-import.md)")
+    builder = (graph_builder_pin(args.graph, args.graph_format, args.producer, args.allow)
+               if args.graph is not None else None)
+    if builder is not None and check is not None:  # the graph is read from its own folder
+        inner = check
+        check = lambda protocol, folder: inner(protocol, folder, args.graph if args.graph.is_dir() else args.graph.parent)  # noqa: E731
     protocol = new_protocol(
         questions=args.questions, corpus=args.corpus, layout=args.layout, test=args.test,
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
-                 "attribution": args.attribution}, check=check)
+                 "attribution": args.attribution}, check=check, graph_builder=builder)
     save(args.output, protocol)
     for role, entry in protocol["source_files"].items():
         print(f"pinned {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
+    for role, entry in protocol["graph_builder"].get("graph_file", {}).get("files", {}).items():
+        print(f"pinned graph {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
     splits = protocol["selection"]["splits"]
     print("splits: " + "; ".join(f"{name} {split['counts']}" for name, split in splits.items())
           + ("" if "development" in splits else " (test-only: warm-up on the corpus warm-up query)"))

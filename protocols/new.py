@@ -18,6 +18,7 @@ from pathlib import Path
 from protocols.artifacts import ALL_ROWS, CORPUS_ROLE, QUESTIONS_ROLE, ROW_FORMATS
 from protocols.derivations.layout_pin import file_pin, layout_protocol
 from protocols.errors import RefusedInput
+from protocols.graph_file import GRAPH_FILE, GRAPH_FORMATS, IMPORTED_BUILDER, PASSAGE_RULES, PASSAGES
 from protocols.schema import load_protocol, validate_protocol
 
 PROTOCOLS_DIR = Path(__file__).resolve().parent
@@ -45,11 +46,40 @@ def parse_counts(text: str, layout: str, flag: str) -> dict | str:
     return {s: counts[s] for s in strata}
 
 
+def graph_builder_pin(graph: Path, graph_format: str, producer: str, allow: list[str]) -> dict:
+    """`graph_builder` for an external graph (docs/graph-import.md): the file (or, for GraphRAG, the
+    folder holding its four `<role>.parquet` tables) pinned by name, SHA-256 and size, its format,
+    its producer, and the passage rules `allow`ed (the others refuse)."""
+    if graph_format not in GRAPH_FORMATS:
+        raise RefusedInput(f"--graph-format {graph_format!r}: one of {', '.join(GRAPH_FORMATS)}")
+    roles = GRAPH_FORMATS[graph_format]
+    if roles == ("graph",):
+        paths = {"graph": graph}
+    else:
+        paths = {role: graph / f"{role}.parquet" for role in roles}
+    for role, path in paths.items():
+        if not path.is_file():
+            raise RefusedInput(f"--graph {graph}: no {role} file {path}" if len(roles) > 1 else f"file not found: {path}")
+    if not producer or not producer.strip():
+        raise RefusedInput("--producer: name the model or tool that made the graph (the reports print it)")
+    unknown = [rule for rule in allow if rule not in PASSAGE_RULES]
+    if unknown:
+        raise RefusedInput(f"--allow {unknown[0]!r}: one of {', '.join(PASSAGE_RULES)}")
+    builder = {"method": IMPORTED_BUILDER,
+               GRAPH_FILE: {"format": graph_format, "producer": producer,
+                            "files": {role: file_pin(path) for role, path in paths.items()}}}
+    if allow:
+        builder[PASSAGES] = {rule: "allow" for rule in PASSAGE_RULES if rule in allow}
+    return builder
+
+
 def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
                  version: str, title: str | None = None, dataset: dict | None = None,
-                 template: Path | None = None, check: Callable[[dict, Path], object] | None = None) -> dict:
+                 template: Path | None = None, check: Callable[[dict, Path], object] | None = None,
+                 graph_builder: dict | None = None) -> dict:
     """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
-    import would refuse."""
+    import would refuse. With `graph_builder` (graph_builder_pin) the protocol imports that graph
+    and adds the imported-graph family's methods (protocols/registry.py IMPORTED_GRAPH_FAMILY)."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -76,6 +106,14 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
         dataset or {"name": questions.name, "license": "not stated", "attribution": "not stated"},
         layout, files, parse_counts(test, layout, "--test"),
         parse_counts(development, layout, "--development") if development is not None else None)
+    if graph_builder is not None:
+        from dataclasses import replace
+
+        from protocols.registry import IMPORTED_GRAPH_FAMILY
+
+        family = replace(IMPORTED_GRAPH_FAMILY, graph_builder=graph_builder, title_suffix=" (imported graph)",
+                         primary_contrast={**IMPORTED_GRAPH_FAMILY.primary_contrast, "label": "confirmatory"})
+        protocol = family.derive(protocol, version)
     protocol = validate_protocol(protocol)
     if check is not None:
         check(protocol, questions.parent)

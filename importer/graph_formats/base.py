@@ -47,5 +47,6 @@ def json_value(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise GraphFileError(f"graph file {path}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-                             + (" (the file ends early: truncated?)" if exc.pos >= len(text.rstrip()) else "")) from None
+        early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        raise GraphFileError(f"graph file {path}: not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+                             + ("; the file ends early: truncated?" if early else "")) from None

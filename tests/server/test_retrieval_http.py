@@ -19,6 +19,7 @@ from server.retrieval.indexes import Indexes
 from server.routes import search
 from tests.conftest import REPO
 from tests.lab_fixtures import fresh_scope, lab, lab_pool, memory_item, relation_item  # noqa: F401 (fixtures)
+from tests.protocol_files import declared_protocol_files
 
 DIM = 8
 SPACE = {"provider": "test", "model": "random-unit", "revision": "r1", "dimensions": DIM}
@@ -170,7 +171,7 @@ def test_unknown_route_is_404(corpus):
 def test_catalog_equals_the_protocol(lab):
     _, client = lab
     catalog = client.catalog()["profiles"]
-    paths = sorted((REPO / "protocols").glob("graph-multihop-*.json"))
+    paths = declared_protocol_files()
     frozen = [json.loads(p.read_text())["ranking_profiles"] for p in paths]
     for profiles in frozen:
         for name, profile in profiles.items():

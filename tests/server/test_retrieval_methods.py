@@ -28,14 +28,15 @@ from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.routes import CATALOG, search
 from server.retrieval.semantic import exact_cosines, prepare_query
 from server.retrieval.tokenize import bm25_tokens
+from tests.protocol_files import declared_protocol_files
 
 SPACE = "space-" + "a" * 64
 DIM = 384
 
 
 def _protocols() -> dict[str, dict]:
-    """Every frozen general protocol (graph-multihop-protocol-v*, the ANN and full-scale ones)."""
-    paths = sorted((REPO / "protocols").glob("graph-multihop-*.json"))
+    """Every frozen protocol the registry declares (suites hold no profiles)."""
+    paths = declared_protocol_files()
     return {p.name: json.loads(p.read_text()) for p in paths}
 
 
