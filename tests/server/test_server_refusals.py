@@ -143,6 +143,7 @@ BAD_RELATIONS = [
     ("missing provenance", lambda ids: {"items": [{k: v for k, v in relation_item("bad-r", ids[0], ids[1]).items() if k != "provenance"}]}, 422, "missing_field"),
     ("unknown origin", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], origin="rumour")]}, 422, "unknown_origin"),
     ("model inference without model", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], origin="model_inference")]}, 422, "wrong_type"),
+    ("external model without model", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], origin="external_model")]}, 422, "wrong_type"),
     ("model given for a tool", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], model="llm")]}, 422, "unexpected_model"),
     ("revision zero", lambda ids: {"items": [relation_item("bad-r", ids[0], ids[1], source_revision=0)]}, 422, "out_of_range"),
     ("bad id shape", lambda ids: {"items": [relation_item("bad-r", "doc-1", ids[1])]}, 422, "invalid_id"),

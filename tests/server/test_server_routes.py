@@ -110,6 +110,16 @@ def test_model_inference_needs_a_model(fresh_scope):
     assert ok["receipts"][0]["kind"] == "causal_claim"
 
 
+def test_an_imported_graph_relation_names_its_external_model(fresh_scope):
+    client = fresh_scope()
+    ids = seed(client, 2)
+    ok = client.assert_relations([relation_item("r", ids[0], ids[1], kind="shares_argument",
+                                                origin="external_model", model="gpt-3.5-turbo-1106")])
+    assert ok["receipts"][0]["kind"] == "shares_argument"
+    stored = client.read_relations([ok["receipts"][0]["id"]])[0]["provenance"]
+    assert (stored["origin"], stored["model"]) == ("external_model", "gpt-3.5-turbo-1106")
+
+
 def test_journal_and_fence(fresh_scope):
     client = fresh_scope()
     seed(client, 3)
