@@ -187,6 +187,18 @@ def ner_failures(relations: Mapping) -> list[str]:
     return failures
 
 
+IMPORTED_SUMMARY = ("format", "producer", "files", "policy", "counts", "left_out")
+
+
+def imported_summary(relations: Mapping) -> dict | None:
+    """What a report says of an imported graph (its provenance, policy and every count), read from
+    the relations file; None for a graph the lab built itself."""
+    imported = relations.get("imported")
+    if not isinstance(imported, Mapping):
+        return None
+    return {key: imported[key] for key in IMPORTED_SUMMARY}
+
+
 def imported_failures(relations: Mapping) -> list[str]:
     """imported_triples_v1's `shares_argument` relations against the evaluator's own reading of the
     pinned imported section (docs/graph-import.md): every subject and object, normalized (NFKC,

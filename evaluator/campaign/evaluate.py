@@ -48,6 +48,7 @@ from pathlib import Path
 from evaluator import plan as plans
 from evaluator.campaign.client import LabClient, vector_base64
 from evaluator.inputs import Frozen, load_frozen
+from evaluator.relations import imported_summary
 from evaluator.campaign.journal import Journal, ReportLock, journal_path, read_journal
 from evaluator.campaign.monitor import ResourceMonitor
 from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
@@ -309,6 +310,8 @@ def new_report(frozen: Frozen, plan: dict, plan_digest: str, state: dict, state_
         "failure": None,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finished_at": None,
+        # an imported graph's provenance and counts (docs/graph-import.md); absent for the lab's own graphs
+        **({"imported_graph": summary} if (summary := imported_summary(frozen.relations)) is not None else {}),
     }
 
 

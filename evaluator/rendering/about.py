@@ -82,7 +82,7 @@ def synthetic(protocol: Mapping) -> bool:
     return protocol.get("source_files") == SYNTHETIC.source_files
 
 
-def data_note(protocol: Mapping) -> str:
+def data_note(protocol: Mapping, imported: Mapping | None = None) -> str:
     if synthetic(protocol):
         return SYNTHETIC_NOTE
     dataset = protocol.get("dataset") or {}
@@ -90,23 +90,42 @@ def data_note(protocol: Mapping) -> str:
     if not name:
         return "dataset not named by the protocol"
     note = f"{name}, licence {licence}" if licence else f"{name}, licence not declared"
-    return note + graph_note(protocol)
+    return note + graph_note(protocol, imported)
 
 
-def graph_note(protocol: Mapping) -> str:
-    """An imported graph's provenance (docs/graph-import.md): its format, producer and files."""
+def graph_note(protocol: Mapping, imported: Mapping | None) -> str:
+    """An imported graph's provenance (docs/graph-import.md): its format, producer and files, and
+    (from the report) what was matched, kept, left out and allowed."""
     pinned = (protocol.get("graph_builder") or {}).get("graph_file")
     if not pinned:
         return ""
     files = ", ".join(f"{entry['name']} (sha256 {entry['sha256'][:12]}…)" for entry in pinned["files"].values())
-    return f"; graph imported from {files}, format {pinned['format']}, made by {pinned['producer']}"
+    note = f"; graph imported from {files}, format {pinned['format']}, made by {pinned['producer']}"
+    if imported is None:
+        return note
+    counts = imported["counts"]
+    left = ", ".join(left_out_text(key, n) for key, n in imported["left_out"].items())
+    allowed = [f"{counts[rule]:,} {rule.replace('_', ' ')}" for rule, policy in imported["policy"].items()
+               if policy == "allow" and counts.get(rule)]
+    return (note + f": {counts['matched_passages']:,} of {counts['graph_passages']:,} graph passages matched, "
+            f"{counts['triples_kept']:,} of {counts['triples_in_file']:,} triples kept"
+            + (f", left out {left}" if left else "") + (f"; allowed: {', '.join(allowed)}" if allowed else ""))
 
 
-def block(protocol: Mapping, methods: list[str]) -> dict:
-    """The public report's `about` block: `methods` (name -> line, in plan order) and `data`."""
+def left_out_text(key: str, n: int) -> str:
+    """"not_three_elements:4" -> "112 of 4 elements"; "repeated_in_passage" -> "30 repeated in a passage"."""
+    kind, _, size = key.partition(":")
+    if kind == "not_three_elements":
+        return f"{n:,} of {size} elements"
+    return f"{n:,} repeated in a passage" if kind == "repeated_in_passage" else f"{n:,} {kind.replace('_', ' ')}"
+
+
+def block(protocol: Mapping, methods: list[str], imported: Mapping | None = None) -> dict:
+    """The public report's `about` block: `methods` (name -> line, in plan order) and `data`
+    (with an imported graph's provenance and counts, `imported`, the report's `imported_graph`)."""
     profiles = protocol.get("ranking_profiles") or {}
     return {"methods": {m: method_line(m, protocol["methods"][m], profiles) for m in methods},
-            "data": data_note(protocol)}
+            "data": data_note(protocol, imported)}
 
 
 def methods_key(public: Mapping) -> Table | None:

@@ -36,6 +36,7 @@ from pathlib import Path
 from evaluator import plan as plans
 from evaluator.state import record_map
 from evaluator.inputs import Frozen, load_frozen
+from evaluator.relations import imported_summary
 from evaluator.rendering.export import derived_block_failures, output_paths, public_outputs
 from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
                                         repetition_failures, row_from_page)
@@ -300,6 +301,8 @@ def chain_failures(report, frozen) -> list[str]:
     for name in ("protocol", "fixture", "relations"):
         if (state.get("inputs") or {}).get(name) != frozen.digests[name]:
             out.append(f"state.inputs.{name}: the lab was prepared from another {name}")
+    if report.get("imported_graph") != imported_summary(frozen.relations):
+        out.append("imported_graph: not the imported graph's provenance and counts in the given relations")
     return out
 
 

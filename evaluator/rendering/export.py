@@ -161,7 +161,7 @@ def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path])
     """The public report and the bytes of every other file export writes beside it. The public
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them."""
     core = public_report(report)
-    core["about"] = about.block(report["protocol"], core["plan"]["methods"])
+    core["about"] = about.block(report["protocol"], core["plan"]["methods"], report.get("imported_graph"))
     core["glance"] = glance.block(core, fixture)
     if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
         core["recall_curve"] = depth.recall_curve(core, fixture)
@@ -218,6 +218,7 @@ def public_report(report: Mapping) -> dict:
         "finished_at": report["finished_at"],
         # a published cohort (or its twin): the published figures shown beside the lab's (protocols/published.py)
         **({"published": published} if (published := public_block(protocol)) is not None else {}),
+        **({"imported_graph": report["imported_graph"]} if "imported_graph" in report else {}),
     }
 
 

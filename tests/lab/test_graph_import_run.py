@@ -64,7 +64,14 @@ def test_the_page_runs_from_file_to_audited_report_and_an_edited_triple_fails_th
     shared = [r["provenance"]["evidence_ref"] for r in relations["relations"] if r["kind"] == "shares_argument"]
     assert shared == ["argument:lake tessa\npredicates:flows into | is the largest lake of"]
     public = (run_dir / "public.md").read_text(encoding="utf-8")
-    assert "format lab_triples_v1, made by my-extractor 1.0" in public
+    assert "format lab_triples_v1, made by my-extractor 1.0: 3 of 3 graph passages matched, 3 of 3 triples kept" in public
+    # the report's provenance and counts are the relations file's: an edited count fails the audit
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert report["imported_graph"]["counts"] == relations["imported"]["counts"]
+    report["imported_graph"]["counts"]["triples_kept"] = 4
+    (run_dir / "edited-report.json").write_text(json.dumps(report), encoding="utf-8")
+    audit = run(tmp_path, ["lab", "audit", "--run-dir", str(run_dir), "--report", str(run_dir / "edited-report.json")])
+    assert audit.returncode == 1 and "imported_graph" in audit.stdout + audit.stderr
     # one triple of the pinned graph edited: the audit fails, with the digest made to follow too
     triple = relations["imported"]["documents"][0]["triples"][0]
     triple[2] = "Mount Brel"
