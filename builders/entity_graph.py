@@ -72,10 +72,7 @@ def build_relations(projection: list[dict], source_digest: str) -> dict:
     """The whole relations.json value for a projection: the title graph's relations, then the
     entity relations, in one list sorted by edge id (see docs/graph-v4.md)."""
     documents = title_graph._checked_projection(projection)
-    edges = {edge["id"]: edge for edge in title_graph._relations(documents)}
-    for edge in _entity_relations(documents, ENTITY_POLICY):
-        edges[edge["id"]] = edge  # another kind: an id never collides with a title-graph one
-    relations = [edges[key] for key in sorted(edges)]
+    relations = title_graph.merged(title_graph._relations(documents), _entity_relations(documents, ENTITY_POLICY))
     return title_graph.relations_file(METHOD, POLICY, KINDS, documents, relations, source_digest)
 
 

@@ -91,6 +91,13 @@ def relations_file(method: str, policy: dict, kinds: tuple[str, ...], documents:
     }
 
 
+def merged(*kinds: list[dict]) -> list[dict]:
+    """Relations of several kinds as one list sorted by id (a builder that adds a kind to another's
+    relations: each kind digests its own name into its ids, so no two kinds' ids collide)."""
+    edges = {edge["id"]: edge for relations in kinds for edge in relations}
+    return [edges[key] for key in sorted(edges)]
+
+
 def build_for_source(source: dict, source_digest: str) -> dict:
     """The relations file of a whole source.json value (the importer's graph stage)."""
     return build_relations(project(source), source_digest)

@@ -70,10 +70,7 @@ def build_relations(projection: list[dict], source_digest: str, imported: dict) 
     strays = [doc["id"] for doc in imported.get("documents", []) if doc["id"] not in ids]
     if strays:
         raise title_graph.GraphInputError(f"imported: passage {strays[0]} is not in the projection")
-    edges = {edge["id"]: edge for edge in title_graph._relations(documents)}
-    for edge in argument_relations(imported):
-        edges[edge["id"]] = edge  # a kind of its own: its ids never collide with the title graph's
-    relations = [edges[key] for key in sorted(edges)]
+    relations = title_graph.merged(title_graph._relations(documents), argument_relations(imported))
     out = title_graph.relations_file(METHOD, POLICY, KINDS, documents, relations, source_digest)
     out["imported"] = imported
     out["imported_digest"] = digest(imported)

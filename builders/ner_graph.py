@@ -80,10 +80,7 @@ def build_relations(projection: list[dict], source_digest: str, ner_output: dict
     elif [d["id"] for d in ner_output.get("documents", [])] != [d["id"] for d in documents]:
         raise title_graph.GraphInputError("ner: its documents are not the projection's, in id order")
     base = entity_graph.build_relations(documents, source_digest)
-    edges = {edge["id"]: edge for edge in base["relations"]}
-    for edge in ner_relations(ner_output):
-        edges[edge["id"]] = edge  # a kind of its own: its ids never collide with the others
-    relations = [edges[key] for key in sorted(edges)]
+    relations = title_graph.merged(base["relations"], ner_relations(ner_output))
     out = title_graph.relations_file(METHOD, POLICY, KINDS, documents, relations, source_digest)
     out["ner"] = ner_output
     out["ner_digest"] = digest(ner_output)

@@ -58,14 +58,7 @@ def _name_failures(relations: Mapping, whole_policy: Mapping) -> list[str]:
                          "provenance": {"origin": "tool_observation", "method": ENTITY_METHOD,
                                         "method_revision": revision, "evidence_ref": EVIDENCE_PREFIX + key,
                                         "model": None}}
-    have = {rel["id"]: rel for rel in relations["relations"] if rel.get("kind") == KIND}
-    failures = [f"relation {rid} ({want[rid]['provenance']['evidence_ref']}) is missing"
-                for rid in sorted(set(want) - set(have))]
-    failures += [f"relation {rid} ({have[rid]['provenance'].get('evidence_ref')}) links no shared rare name"
-                 for rid in sorted(set(have) - set(want))]
-    failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
-                 for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
-    return failures
+    return kind_failures(relations, KIND, want, "rare name")
 
 
 def recompute_links(projection: list[Mapping], policy: Mapping) -> dict[tuple[str, str], str]:
@@ -177,14 +170,7 @@ def ner_failures(relations: Mapping) -> list[str]:
                              "provenance": {"origin": policy["origin"], "method": NER_METHOD,
                                             "method_revision": revision, "evidence_ref": evidence,
                                             "model": label}}
-    have = {rel["id"]: rel for rel in relations["relations"] if rel.get("kind") == NER_KIND}
-    failures = [f"relation {rid} ({want[rid]['provenance']['evidence_ref']}) is missing"
-                for rid in sorted(set(want) - set(have))]
-    failures += [f"relation {rid} ({have[rid]['provenance'].get('evidence_ref')}) links no shared entity"
-                 for rid in sorted(set(have) - set(want))]
-    failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
-                 for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
-    return failures
+    return kind_failures(relations, NER_KIND, want, "entity")
 
 
 IMPORTED_SUMMARY = ("format", "producer", "files", "policy", "counts", "left_out")
@@ -235,14 +221,7 @@ def imported_failures(relations: Mapping) -> list[str]:
                              "provenance": {"origin": policy["origin"], "method": IMPORTED_METHOD,
                                             "method_revision": revision, "evidence_ref": evidence,
                                             "model": imported["producer"]}}
-    have = {rel["id"]: rel for rel in relations["relations"] if rel.get("kind") == IMPORTED_KIND}
-    failures = [f"relation {rid} ({want[rid]['provenance']['evidence_ref']!r}) is missing"
-                for rid in sorted(set(want) - set(have))]
-    failures += [f"relation {rid} ({have[rid]['provenance'].get('evidence_ref')!r}) links no shared argument"
-                 for rid in sorted(set(have) - set(want))]
-    failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
-                 for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
-    return failures
+    return kind_failures(relations, IMPORTED_KIND, want, "argument")
 
 
 ARGUMENT_LIMIT = 1024  # the lab's short strings: an evidence_ref holds at most this many characters
@@ -260,3 +239,16 @@ def _argument_evidence(argument: str, predicates: list[str]) -> str | None:
         if size <= ARGUMENT_LIMIT:
             return head + " | ".join(predicates[:keep]) + (f" (+{cut} more)" if cut else "")
     return None
+
+
+def kind_failures(relations: Mapping, kind: str, want: Mapping[str, dict], shared: str) -> list[str]:
+    """The file's relations of `kind` against the recomputed ones (`want`, by id): each missing,
+    each unexplained (it links no shared `shared`), each different."""
+    have = {rel["id"]: rel for rel in relations["relations"] if rel.get("kind") == kind}
+    failures = [f"relation {rid} ({want[rid]['provenance']['evidence_ref']!r}) is missing"
+                for rid in sorted(set(want) - set(have))]
+    failures += [f"relation {rid} ({have[rid]['provenance'].get('evidence_ref')!r}) links no shared {shared}"
+                 for rid in sorted(set(have) - set(want))]
+    failures += [f"relation {rid} differs: {have[rid]} against {want[rid]}"
+                 for rid in sorted(set(have) & set(want)) if have[rid] != want[rid]]
+    return failures

@@ -110,3 +110,18 @@ def test_protocol_new_refuses_graph_flags_without_a_graph_and_a_graph_without_it
                   "--producer", "x", "--allow", "everything", check=False)
     assert ran.returncode == 2 and "--allow 'everything'" in ran.stderr
     assert not (tmp_path / "p.json").exists() and commands
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda text: text[:-30], "not a JSON object"),
+    (lambda text: text.replace('"predicate": "is near"', '"predicate": ""'), "element 1: '' is not a non-blank string"),
+])
+def test_protocol_new_refuses_a_damaged_graph_in_one_line_and_writes_nothing(tmp_path, damage, message):
+    commands = lay_out(tmp_path)
+    triples = tmp_path / "graph" / "triples.jsonl"
+    triples.write_text(damage(triples.read_text(encoding="utf-8")), encoding="utf-8")
+    relative = ("data/", "graph/", "mine-graph-v1.json")
+    ran = lab_cli(*[tmp_path / a if a.startswith(relative) else a for a in commands[0][1:]], check=False)
+    error = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
+    assert ran.returncode == 2 and len(error) == 1 and message in error[0], ran.stderr
+    assert not (tmp_path / "mine-graph-v1.json").exists()
