@@ -54,6 +54,8 @@ def import_source(
     refuse_existing(output, relations)
     protocol = load_protocol(protocol_path)
     builder = protocol["graph_builder"]
+    if graph_dir is not None and GRAPH_FILE not in builder:
+        raise RefusedInput(f"--graph-dir {graph_dir}: protocol {protocol_path} pins no external graph")
     graph_paths = pinned_paths(builder, graph_dir or source_dir) if GRAPH_FILE in builder else None
     cohort = read_cohort(protocol, source_dir, log)
     reader, passages = cohort.reader, cohort.passages

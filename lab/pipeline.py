@@ -99,6 +99,8 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
         check_url(url)  # a remote URL is refused before anything runs
     protocol = load_protocol(protocol_path)
     refuse_existing(run_dir)
+    if graph_dir is not None and GRAPH_FILE not in protocol["graph_builder"]:
+        raise RefusedInput(f"--graph-dir {graph_dir}: protocol {protocol_path} pins no external graph")
     if data_dir is None:
         synthetic_files(protocol, protocol_path)
     elif not Path(data_dir).is_dir():

@@ -125,3 +125,9 @@ def test_protocol_new_refuses_a_damaged_graph_in_one_line_and_writes_nothing(tmp
     error = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
     assert ran.returncode == 2 and len(error) == 1 and message in error[0], ran.stderr
     assert not (tmp_path / "mine-graph-v1.json").exists()
+
+
+def test_a_graph_folder_for_a_protocol_that_pins_no_graph_is_refused(tmp_path):
+    ran = lab_cli("run", "--protocol", REPO / "protocols" / "hipporag-musique-sample-v1.json", "--data-dir", tmp_path,
+                  "--graph-dir", tmp_path, "--run-dir", tmp_path / "r", check=False)
+    assert ran.returncode == 2 and "pins no external graph" in ran.stderr and not (tmp_path / "r").exists()
