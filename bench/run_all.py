@@ -46,6 +46,8 @@ def plan(with_100k: bool, sample_present: bool, with_1m: bool = False) -> list[t
         # the title graph plus the shares_name relations (docs/graph-v4.md)
         ("entity_graph_build", ["graph-build", "--documents", "100000", "--builder", "document_entity_graph_v1"],
          False),
+        # an external graph's import at 100,000 passages, about 10 triples each (docs/graph-import.md)
+        ("graph_import", ["graph-import", "--passages", "100000", "--formats", "lab_triples_v1"], False),
         ("embedding", ["embedding"], True),
         ("store_writes", ["store-writes"], False),
         ("retrieval", retrieval, False),
@@ -84,6 +86,10 @@ def summary(results: dict[str, dict | None]) -> list[str]:
     row("graph build, 100,000 documents", graph and graph["seconds"], "s", 60)
     entity = results.get("entity_graph_build")
     row("entity graph build (document_entity_graph_v1), 100,000 documents", entity and entity["seconds"], "s", 60)
+    imported = results.get("graph_import")
+    imported = imported and imported["results"][0]
+    row("graph import (lab_triples_v1), 100,000 passages x 10 triples", imported and imported["seconds"], "s", 60)
+    row("graph import, peak RSS", imported and imported["peak_rss_bytes"] / 2 ** 30, "GiB", 2)
     embedding = results.get("embedding")
     row("embedding, sample documents per second", embedding and embedding["docs_per_second"], "", None)
     row("embedding, query encode p50", embedding and embedding["query_p50_ms"], "ms", None)
