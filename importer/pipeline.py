@@ -57,9 +57,7 @@ def import_source(
     if graph_dir is not None and GRAPH_FILE not in builder:
         raise RefusedInput(f"--graph-dir {graph_dir}: protocol {protocol_path} pins no external graph")
     graph_paths = pinned_paths(builder, graph_dir or source_dir) if GRAPH_FILE in builder else None
-    cohort = read_cohort(protocol, source_dir, log)
-    reader, passages = cohort.reader, cohort.passages
-    source = build_source(protocol, cohort.file_rows, cohort.selected, reader, passages, cohort.corpus_record)
+    source = assembled_source(protocol, source_dir, log)
     source_digest = digest(source)
     if graph_paths is None:
         log(f"building the graph over {source['counts']['documents']} documents")
@@ -104,7 +102,11 @@ def check_graph(protocol: dict, source_dir: str | Path, graph_dir: str | Path | 
     if GRAPH_FILE not in builder:
         return None
     paths = pinned_paths(builder, graph_dir or source_dir)
+    return import_graph(builder, paths, assembled_source(protocol, source_dir, log)["documents"])
+
+
+def assembled_source(protocol: dict, source_dir: str | Path, log: Callable[[str], None]) -> dict:
+    """The source.json value of a protocol's cohort, read from `source_dir` (nothing written)."""
     cohort = read_cohort(protocol, source_dir, log)
-    source = build_source(protocol, cohort.file_rows, cohort.selected, cohort.reader, cohort.passages,
-                          cohort.corpus_record)
-    return import_graph(builder, paths, source["documents"])
+    return build_source(protocol, cohort.file_rows, cohort.selected, cohort.reader, cohort.passages,
+                        cohort.corpus_record)
