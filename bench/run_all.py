@@ -48,6 +48,8 @@ def plan(with_100k: bool, sample_present: bool, with_1m: bool = False) -> list[t
          False),
         # an external graph's import at 100,000 passages, about 10 triples each (docs/graph-import.md)
         ("graph_import", ["graph-import", "--passages", "100000", "--formats", "lab_triples_v1"], False),
+        # the field's scale: 20 methods over the 2,417 MuSiQue dev questions, three datasets (docs/leaderboard.md)
+        ("leaderboard", ["leaderboard"], False),
         ("embedding", ["embedding"], True),
         ("store_writes", ["store-writes"], False),
         ("retrieval", retrieval, False),
@@ -90,6 +92,8 @@ def summary(results: dict[str, dict | None]) -> list[str]:
     imported = imported and imported["results"][0]
     row("graph import (lab_triples_v1), 100,000 passages x 10 triples", imported and imported["seconds"], "s", 60)
     row("graph import, peak RSS", imported and imported["peak_rss_bytes"] / 2 ** 30, "GiB", 2)
+    board = results.get("leaderboard")
+    row("leaderboard, 20 methods x 2,417 queries x 3 datasets", board and board["seconds"], "s", 60)
     embedding = results.get("embedding")
     row("embedding, sample documents per second", embedding and embedding["docs_per_second"], "", None)
     row("embedding, query encode p50", embedding and embedding["query_p50_ms"], "ms", None)

@@ -1,6 +1,7 @@
 """`lab demo`: `lab run` on a default protocol, in a new directory under runs/ (what `make demo` runs);
 `lab demo --samples`: the three shared samples one after another, one summary table, then the
-three reports pooled under the suite of their protocol version (what `make demo-samples` runs).
+three reports pooled under the suite of their protocol version and their leaderboard (what
+`make demo-samples` runs).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def default_suite(version: str) -> Path:
 
 def samples(data_dir: Path, version: str, suite: Path | None, base: Path) -> int:
     """Every sample's campaign (a failure is reported and the others still run), the summary table,
-    then the pooling; exit 1 when a campaign or the pooling failed."""
+    then the pooling and the leaderboard; exit 1 when a campaign, the pooling or the board failed."""
     if suite is not None and not suite.is_file():
         raise RefusedInput(f"suite {suite} not found")
     suite = suite or default_suite(version)
@@ -67,7 +68,8 @@ def samples(data_dir: Path, version: str, suite: Path | None, base: Path) -> int
     print(f"wrote {summary} (this table, then the pooled one)")
     pooled, pooled_ok = pool_step(suite if suite.is_file() else None, results, base / "pooled")
     summary.write_text(table + "\n" + pooled, encoding="utf-8")
-    return 0 if pooled_ok and all(r["ok"] for r in results) else 1
+    board_ok = board_step(suite, results, base / "leaderboard") if pooled_ok and suite.is_file() else True
+    return 0 if pooled_ok and board_ok and all(r["ok"] for r in results) else 1
 
 
 def run_sample(dataset: str, sample: Path, protocol: Path, base: Path) -> dict:
@@ -119,6 +121,23 @@ def pool_step(suite: Path | None, results: list[dict], output: Path) -> tuple[st
     for path in paths.values():
         print(f"wrote {path}")
     return text, True
+
+
+def board_step(suite: Path, results: list[dict], output: Path) -> bool:
+    """The suite's leaderboard of the campaigns (the code of `lab leaderboard --suite`): every
+    method ranked and grouped, with its cost; prints the paths written."""
+    from evaluator.rendering.leaderboard_files import write_leaderboard
+
+    print(f"=== leaderboard of {len(results)} campaigns under {suite}", file=sys.stderr, flush=True)
+    try:
+        paths = write_leaderboard([Path(r["run"]) for r in results], suite, "ndcg@10", 0.05, output,
+                                  log=lambda line: print(line, file=sys.stderr))
+    except RefusedInput as exc:
+        print(f"Leaderboard refused: {exc}")
+        return False
+    for path in paths.values():
+        print(f"wrote {path}")
+    return True
 
 
 def summary_table(results: list[dict]) -> str:

@@ -152,3 +152,22 @@ def exported_runs(tmp_path_factory) -> tuple[Run, Run]:
             lab_cli("export", "--run-dir", run.directory)
         _BUILT["runs"] = runs
     return _BUILT["runs"]
+
+
+def one_dataset_suite(protocol_path: Path, folder: Path, unit: str = "query") -> Path:
+    """folder/suite-small.json: a suite of one dataset pinning the protocol at `protocol_path`
+    (copied beside it as small.json), pooled at the protocol's own seed."""
+    from protocols.canonical import digest
+
+    protocol = json.loads(protocol_path.read_text())
+    (folder / "small.json").write_text(protocol_path.read_text())
+    suite = {"format": "graph_evaluation_suite_v1", "suite_version": "suite-small", "title": "one synthetic dataset",
+             "datasets": [{"name": "synthetic", "protocol": "small.json", "protocol_digest": digest(protocol)}],
+             "primary_contrast": {"candidate": "graph_hybrid_balanced", "baseline": "weighted_rrf_v2",
+                                  "metric": "ndcg@10", "label": "confirmatory"},
+             "pooling": {"rule": "stratified_paired_bootstrap_v1", "unit": unit, "weights": "equal",
+                         "resamples": 2000, "confidence": 0.95, "permutations": 10000},
+             "seed": protocol["protocol_seed"]}
+    path = folder / "suite-small.json"
+    path.write_text(json.dumps(suite))
+    return path

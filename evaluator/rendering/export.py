@@ -28,6 +28,8 @@ from evaluator.reporting import depth
 from evaluator.rendering.glance import extra_paths, readable_files
 from evaluator.reporting.outside_inputs import text_dir, text_files
 from evaluator.rendering.plotting import standalone
+from evaluator.reporting.leaderboard import board
+from evaluator.reporting.leaderboard_inputs import report_settings, report_stratum
 from evaluator.reporting.seal import seal_failures
 from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
 from evaluator.reporting.report import document_titles
@@ -157,14 +159,20 @@ def export(report_path, fixture_path, output, *, with_corpus: bool = False) -> d
     return {**paths, "text": text}
 
 
-def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path]) -> tuple[dict, dict[Path, bytes]]:
+def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path], *,
+                   leaderboard: bool = True) -> tuple[dict, dict[Path, bytes]]:
     """The public report and the bytes of every other file export writes beside it. The public
-    report ends with `outputs`: the SHA-256 of each of those files, so it binds them."""
+    report ends with `outputs`: the SHA-256 of each of those files, so it binds them.
+    `leaderboard=False` derives a public report exported before it carried its board (the audit
+    of such a report: docs/leaderboard.md)."""
     core = public_report(report)
     core["about"] = about.block(report["protocol"], core["plan"]["methods"], report.get("imported_graph"))
     core["glance"] = glance.block(core, fixture)
     if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
         core["recall_curve"] = depth.recall_curve(core, fixture)
+    board = public_board(core, fixture["source"]) if leaderboard else None
+    if board is not None:
+        core["leaderboard"] = board
     figures = public_figures(core)
     sections = summary.public_sections(core, figures)
     heading = summary.title(core)
@@ -188,6 +196,16 @@ def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path])
     outputs.update(qrels=sha256_bytes(files[paths["qrels"]]), markdown=sha256_bytes(files[paths["summary"]]),
                    html=sha256_bytes(files[paths["html"]]))
     return {**core, "outputs": outputs}, files
+
+
+def public_board(core: Mapping, source: Mapping) -> dict | None:
+    """The report's own leaderboard on its primary metric (None with fewer than two methods)."""
+    if len(core["plan"]["methods"]) < 2:
+        return None
+    protocol = {"evaluation": core["evaluation"], "protocol_seed": core["plan"]["seed"]}
+    metric = core["evaluation"]["contrast_metrics"][0]  # the primary contrast is read on the first
+    stratum = report_stratum(core["protocol_version"], [{**core, "protocol": protocol}], source, metric)
+    return board([stratum], report_settings(protocol, metric))
 
 
 PUBLIC_ROW_KEYS = ("query_id", "category", "hop", "method", "ranking", "scores", "metrics", "page_digest",

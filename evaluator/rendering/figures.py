@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evaluator.rendering import contrasts, plotting
+from evaluator.rendering import contrasts, leaderboard_views, plotting
 from evaluator.rendering.category_bars import CAPTION as CATEGORY_BARS_CAPTION, category_bars
 from evaluator.rendering.depth_figure import recall_figure
 from evaluator.reporting.depth import CAPTION as RECALL_CURVE_CAPTION
@@ -28,6 +28,7 @@ CAPTIONS = {
                "and client HTTP time, log scale; box = quartiles, whiskers = 5th and 95th percentiles.",
     "work_cuts": "Work and cuts per method: mean graph work counters per query, and the fraction of queries "
                  "with a stop reason, a budget cut or incomplete coverage.",
+    leaderboard_views.FIGURE: leaderboard_views.FIGURE_CAPTION,
     "budget_curve": "Rescue protocols: evidence recall and chain coverage of the selected documents at each "
                     "token budget, per method, variant and selection.",
 }
@@ -50,6 +51,8 @@ def public_figures(public: Mapping) -> dict[str, str]:
     }
     if "recall_curve" in public:  # deep protocols (evaluator/reporting/depth.py)
         drawn["recall_curve"] = recall_figure(public)
+    if "leaderboard" in public:  # reports of two methods or more (evaluator/reporting/leaderboard.py)
+        drawn[leaderboard_views.FIGURE] = leaderboard_views.cost_figure(public["leaderboard"])
     if (public.get("rescue") or {}).get("budget_curve"):
         drawn["budget_curve"] = budget_curve(public["rescue"]["budget_curve"])
     return {name: plotting.svg(fig, name) for name, fig in drawn.items()}

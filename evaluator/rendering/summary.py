@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.rendering import about, contrast_text, contrasts, glance, html, published, rescue_tables, tables
+from evaluator.rendering import (about, contrast_text, contrasts, glance, html, leaderboard_views, published,
+                                 rescue_tables, tables)
 from evaluator.rendering.reach_table import reach_table
 from evaluator.rendering.figures import CAPTIONS
 from evaluator.rendering.tables import Table, metric_label, num
@@ -142,7 +143,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         return [FigureRef(name, CAPTIONS[name])] if name in figures else []
 
     sections: list[Section | None] = [
-        glance.answer_section(public), about.methods_key(public),
+        glance.answer_section(public), *_board(public, fig), about.methods_key(public),
         identity(public), methods_table(public), *published.tables(public), *fig("metric_bars"), means_table(public),
         contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
         categories_table(public), *fig("category_heatmap"), *fig("category_bars"),
@@ -150,6 +151,15 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         *rescue_tables.tables(public), *fig("budget_curve"), reach_table(public),
     ]
     return [s for s in sections if s is not None]
+
+
+def _board(public: Mapping, fig) -> list[Section]:
+    """The leaderboard right after the answer: the board, its figure, the adjacent pairs."""
+    if "leaderboard" not in public:
+        return []
+    where = ("leaderboard",)
+    return [leaderboard_views.board_table(public, where), *fig(leaderboard_views.FIGURE),
+            leaderboard_views.adjacent_table(public, where)]
 
 
 def markdown(heading: str, sections: list[Section], figure_link) -> str:

@@ -7,6 +7,7 @@ Flags and output only; the work is audit.py, imported inside `run`.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from evaluator.verification.cluster_options import add_cluster_flags, options_of
 from protocols.cli import Command
@@ -35,11 +36,28 @@ def configure_audit(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--public", "public",
              "public report written by export: derived again and compared, with the files beside it")
     add_cluster_flags(parser)
+    parser.add_argument("--leaderboard", type=Path, metavar="DIR",
+                        help="audit a leaderboard instead: compute it again from the reports it names and compare "
+                             "the board and every file (docs/leaderboard.md)")
+
+
+def run_leaderboard_audit(folder: Path) -> int:
+    from evaluator.rendering.leaderboard_files import audit_leaderboard
+
+    failures = audit_leaderboard(folder)
+    for check, what in failures:
+        print(f"FAIL {check} {what}")
+    if not failures:
+        print("ok leaderboard board, letters, p-values and every file recomputed")
+    print(f"audit: {'all checks hold' if not failures else f'{len(failures)} failure(s)'}")
+    return 0 if not failures else 1
 
 
 def run_audit(args: argparse.Namespace) -> int:
     from evaluator.rendering.audit import audit
 
+    if args.leaderboard is not None:
+        return run_leaderboard_audit(args.leaderboard)
     optional = {name: resolve(args, f"--{name}", name, optional=True)
                 for name in ("generation", "state", "plan", "public")}
     result = audit(resolve(args, "--report", "report"), resolve(args, "--fixture", "fixture"),

@@ -73,11 +73,16 @@ def dataset_deltas(name: str, report: Mapping, source: Mapping, contrast: Mappin
 
 
 def weights(datasets: Sequence[DatasetDeltas], rule: str) -> list[float]:
+    return size_weights([len(d.candidate) for d in datasets], rule)
+
+
+def size_weights(sizes: Sequence[int], rule: str) -> list[float]:
+    """Dataset weights by the suite's rule: "equal" 1/D, "query_count" n_d / sum n."""
     if rule == "equal":
-        return [1.0 / len(datasets)] * len(datasets)
+        return [1.0 / len(sizes)] * len(sizes)
     if rule == "query_count":
-        total = sum(len(d.candidate) for d in datasets)
-        return [len(d.candidate) / total for d in datasets]
+        total = sum(sizes)
+        return [n / total for n in sizes]
     raise ValueError(f"unknown weighting {rule!r}")
 
 

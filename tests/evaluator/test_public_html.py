@@ -18,7 +18,7 @@ from tests.evaluation_fixtures import exported_runs
 # heavy: renders the page of two exported campaigns; runs in `make test`, left out of `make test-fast`
 pytestmark = pytest.mark.heavy
 
-FIGURES = ["metric_bars", "forest", "category_heatmap", "category_bars", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
+FIGURES = ["quality_cost", "metric_bars", "forest", "category_heatmap", "category_bars", "latency", "work_cuts"]  # no budget curve: not a rescue protocol
 
 
 class Page(HTMLParser):

@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from lab import demo
-from protocols.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
+from tests.evaluation_fixtures import one_dataset_suite as shared_suite
 
 # heavy: two-client campaigns and pooling; runs in `make test`, left out of `make test-fast`
 pytestmark = pytest.mark.heavy
@@ -86,18 +86,7 @@ def run_directory(prepared, report: dict, where) -> object:
 
 
 def one_dataset_suite(prepared, tmp_path) -> object:
-    protocol = json.loads(prepared.inputs.protocol.read_text())
-    (tmp_path / "small.json").write_text(prepared.inputs.protocol.read_text())
-    suite = {"format": "graph_evaluation_suite_v1", "suite_version": "suite-small", "title": "one synthetic dataset",
-             "datasets": [{"name": "synthetic", "protocol": "small.json", "protocol_digest": digest(protocol)}],
-             "primary_contrast": {"candidate": "graph_hybrid_balanced", "baseline": "weighted_rrf_v2",
-                                  "metric": "ndcg@10", "label": "confirmatory"},
-             "pooling": {"rule": "stratified_paired_bootstrap_v1", "unit": "query", "weights": "equal",
-                         "resamples": 2000, "confidence": 0.95, "permutations": 10000},
-             "seed": protocol["protocol_seed"]}
-    path = tmp_path / "suite-small.json"
-    path.write_text(json.dumps(suite))
-    return path
+    return shared_suite(prepared.inputs.protocol, tmp_path)
 
 
 def test_a_one_dataset_suite_pools_the_audited_report(campaigns, tmp_path):
