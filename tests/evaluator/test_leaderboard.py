@@ -303,3 +303,25 @@ def test_a_headless_browser_renders_the_figure(runs, tmp_path):
     assert seen["errors"] == [] and seen["resources"] == []
     (figure,) = seen["figures"]
     assert figure["id"] == "fig-quality_cost" and figure["width"] > 200 and figure["height"] > 100
+
+
+def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
+    """The audit derives a public report without a board when the file has none; the same file
+    with a board it did not derive fails."""
+    from evaluator.rendering.export import output_paths, public_outputs
+    from protocols.files import save
+
+    report, fixture = (json.loads(p.read_text()) for p in (runs[0].report, runs[0].fixture))
+    paths = output_paths(tmp_path / "public.json")
+    public, files = public_outputs(report, fixture, paths, leaderboard=False)
+    assert "leaderboard" not in public
+    save(paths["public"], public)
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    args = [a if a != runs[0].public else paths["public"] for a in runs[0].audit_args()]
+    assert "audit: all checks hold" in lab_cli("audit", *args).stdout
+    public["leaderboard"] = json.loads(runs[0].public.read_text())["leaderboard"]
+    paths["public"].unlink()
+    save(paths["public"], public)
+    assert lab_cli("audit", *args, check=False).returncode == 1
