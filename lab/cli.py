@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import sys
 
 import builders.commands
@@ -18,6 +19,7 @@ import lab.commands
 import protocols.commands
 import server.commands
 from protocols.cli import Command, call, run
+from protocols.errors import RefusedInput
 
 # in pipeline order, which is the order `lab --help` lists them
 STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.commands,
@@ -66,8 +68,43 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def unknown_option(top: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """The first `--flag` the chosen subcommand does not take, with the flag it probably meant.
+    argparse reports a missing required flag before an unknown one, so `lab run --protocl F` would
+    say that --protocol is missing and never name the typo."""
+    parser, path = top, ["lab"]
+    for token in argv:
+        choices = _subparsers(parser)
+        if token.startswith("-") or token not in choices:
+            break
+        parser, path = choices[token], path + [token]
+    if _subparsers(parser) or any(a.nargs in (argparse.REMAINDER, argparse.PARSER) for a in parser._actions):
+        return None  # a group, or a command that hands its flags on (`lab bench NAME ...`)
+    known = [flag for action in parser._actions for flag in action.option_strings if flag.startswith("--")]
+    for token in argv[len(path) - 1:]:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if not name.startswith("--") or name in known or len([k for k in known if k.startswith(name)]) == 1:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        return f"{' '.join(path)}: unknown option {name}" + (f"; did you mean {close[0]}?" if close else "")
+    return None
+
+
 def _dispatch(argv: list[str] | None) -> int:
-    args = parser().parse_args(argv)
+    top = parser()
+    unknown = unknown_option(top, list(argv or []))
+    if unknown is not None:
+        raise RefusedInput(unknown)
+    args = top.parse_args(argv)
     return call(args._command, args)
 
 

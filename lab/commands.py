@@ -79,23 +79,28 @@ def run_run(args: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_DESCRIPTION = """`lab run` on a default protocol (what `make demo` runs), or the three shared samples (--samples).
+def _demo_description() -> str:
+    """The demo's help, its versions and their suites read from lab/demo.py (their one home)."""
+    from lab.demo import VERSIONS, default_suite
+
+    suites = ", ".join(f"{v}: {default_suite(v).stem}" for v in VERSIONS if default_suite(v).is_file())
+    unpooled = [v for v in VERSIONS if not default_suite(v).is_file()]
+    return f"""`lab run` on a default protocol (what `make demo` runs), or the three shared samples (--samples).
 
 Default: the synthetic corpus under protocols/synthetic-v1.json; with --data-dir a shared sample
 (default protocol: musique-sample-v1; give --protocol for HotpotQA and 2Wiki). The run directory
 is runs/demo-<UTC time>/ unless --run-dir says otherwise, and is never reused.
 
 --samples (what `make demo-samples` runs): the MuSiQue, HotpotQA and 2WikiMultihopQA samples under
-their --version protocols (v1: the eight methods, v2: plus the rescue family, v3: plus the seeded
-walk, v4: plus the entity walk over document_entity_graph_v1), each through `lab run` into
-RUN_DIR/<dataset>/ (stage output in RUN_DIR/<dataset>.log), RUN_DIR defaulting to
-runs/samples-<UTC time>/. Then one table, dataset by method: nDCG@10, judged recall@10,
-all-supports@10 and, on the primary candidate's row, the confirmatory contrast with its paired
-bootstrap interval; the stage wall times. Then, when every campaign succeeded, the three reports
-are pooled under the version's suite (v1: suite-samples-v1, v3: suite-graph-v3, v4:
-suite-graph-v4; --suite overrides) as `lab pool` does, into RUN_DIR/pooled/, and the pooled table
-is printed last. Both tables are written to RUN_DIR/summary.md. A failed campaign is reported, the
-others still run and the pooling is skipped (exit 1)."""
+their --version protocols ({", ".join(VERSIONS)}), each through `lab run` into RUN_DIR/<dataset>/
+(stage output in RUN_DIR/<dataset>.log), RUN_DIR defaulting to runs/samples-<UTC time>/. Then one
+table, dataset by method: nDCG@10, judged recall@10, all-supports@10 and, on the primary
+candidate's row, the confirmatory contrast with its paired bootstrap interval; the stage wall
+times. Then, when every campaign succeeded, the three reports are pooled under the version's suite
+({suites}; {", ".join(unpooled) or "none"} without one; --suite overrides) as `lab pool` does, into
+RUN_DIR/pooled/, the pooled table is printed, and the suite's leaderboard is written to
+RUN_DIR/leaderboard/ as `lab leaderboard` writes it. Both tables are written to RUN_DIR/summary.md.
+A failed campaign is reported, the others still run and the pooling is skipped (exit 1)."""
 
 
 def configure_demo(parser: argparse.ArgumentParser) -> None:
@@ -135,6 +140,8 @@ def run_demo(args: argparse.Namespace) -> int:
                            "sample, CC BY 4.0, and its HotpotQA and 2WikiMultihopQA siblings) live in ../shared/data "
                            "beside the repository, never in it; without them, `make demo` runs the synthetic corpus")
     protocol = args.protocol or demo.default_protocol(args.data_dir)
+    if args.protocol is None and args.data_dir is not None:
+        demo.check_default_files(protocol, args.data_dir)
     print_finished(run_pipeline(protocol, args.data_dir, args.run_dir or demo.stamped("demo"), native=args.native))
     return 0
 
@@ -164,7 +171,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("run", "the whole pipeline on one protocol and data folder, in a new run directory",
             description=RUN_DESCRIPTION, configure=configure_run, run=run_run),
     Command("demo", "the pipeline on the synthetic default, a shared sample, or all three samples pooled",
-            description=DEMO_DESCRIPTION, configure=configure_demo, run=run_demo),
+            description=_demo_description(), configure=configure_demo, run=run_demo),
     Command("bench", "run a benchmark or design harness (figures beside targets)",
             description=BENCH_DESCRIPTION, configure=configure_bench, run=run_bench),
 )

@@ -36,6 +36,17 @@ def stamped(prefix: str) -> Path:
     return RUNS / time.strftime(f"{prefix}-%Y%m%dT%H%M%SZ", time.gmtime())
 
 
+def check_default_files(protocol: Path, data_dir: Path) -> None:
+    """Refuse, naming --protocol, a --data-dir that lacks the default protocol's files (another
+    sample's folder, say): the import would only say that a source file is missing."""
+    pinned = load_json(protocol, "protocol")["source_files"]
+    missing = [entry["name"] for entry in pinned.values() if not (data_dir / entry["name"]).is_file()]
+    if missing:
+        others = ", ".join(f"protocols/{p}-v1.json" for _, _, p in SAMPLES if p != "musique-sample")
+        raise RefusedInput(f"--data-dir {data_dir} has no {', '.join(missing)}, the files of the default protocol "
+                           f"{protocol.stem}; give --protocol for another dataset (e.g. {others})")
+
+
 def default_protocol(data_dir: Path | None) -> Path:
     return SAMPLE_PROTOCOL if data_dir is not None else SYNTHETIC_PROTOCOL
 

@@ -246,3 +246,38 @@ def test_no_file_inserts_into_sys_path():
     needle = "sys.path." + "insert"  # split, so this file does not match itself
     offenders = {str(p.relative_to(REPO)) for p in files if needle in p.read_text(encoding="utf-8")}
     assert offenders == set()
+
+
+# ---------------------------------------------------------------- a newcomer's typos and wrong folders
+
+
+def test_an_unknown_flag_is_named_before_a_missing_required_one(tmp_path):
+    """argparse alone would answer `lab run --protocl F` with "--protocol is required"."""
+    done = subprocess.run([sys.executable, "-m", "lab", "run", "--protocl", "x.json", "--run-dir", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 2 and not (tmp_path / "r").exists()
+    assert "lab run: unknown option --protocl; did you mean --protocol?" in done.stderr
+    assert cli.unknown_option(cli.parser(), ["leaderboard", "--runz", "a"]).endswith("did you mean --runs?")
+    # abbreviations argparse accepts, values after `=`, groups and commands that hand flags on pass
+    for argv in (["audit", "--rep", "r.json"], ["leaderboard", "--metric=ndcg@10"], ["protocol"],
+                 ["bench", "leaderboard", "--methods", "3"]):
+        assert cli.unknown_option(cli.parser(), argv) is None, argv
+
+
+def test_demo_on_another_samples_folder_names_protocol(tmp_path):
+    (tmp_path / "hotpotqa-sample").mkdir()
+    done = subprocess.run([sys.executable, "-m", "lab", "demo", "--data-dir", str(tmp_path / "hotpotqa-sample"),
+                           "--run-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 2 and not (tmp_path / "r").exists()
+    assert "musique_sample_train.jsonl" in done.stderr and "give --protocol" in done.stderr
+    assert "protocols/hotpotqa-sample-v1.json" in done.stderr
+
+
+def test_the_demo_help_lists_every_version_it_accepts():
+    from lab.demo import VERSIONS, default_suite
+
+    text = next(c for c in cli.commands() if c.name == "demo").description
+    for version in VERSIONS:
+        assert version in text
+        if default_suite(version).is_file():
+            assert f"{version}: {default_suite(version).stem}" in text
