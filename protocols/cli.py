@@ -16,9 +16,14 @@ from protocols.errors import CheckFailed, RefusedInput
 def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None = None) -> int:
     """Call a CLI main; a RefusedInput becomes one `error:` line on stderr and exit code 2, a
     CheckFailed one `failed:` line and exit code 1, an OSError (no space, permission denied, a
-    missing directory) one `failed:` line naming the file and the way on, exit code 1."""
+    missing directory) one `failed:` line naming the file and the way on, exit code 1; Ctrl-C one
+    `interrupted:` line and exit code 130 (128 + SIGINT, what a shell reports), never a traceback."""
     try:
         code = main(argv)
+    except KeyboardInterrupt:
+        print("interrupted: stopped by Ctrl-C; every file is written whole or not at all, so what was complete "
+              "is kept and nothing half-written is", file=sys.stderr)
+        return 130
     except RefusedInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -281,3 +281,21 @@ def test_the_demo_help_lists_every_version_it_accepts():
         assert version in text
         if default_suite(version).is_file():
             assert f"{version}: {default_suite(version).stem}" in text
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_exit_130():
+    import signal
+    import time
+
+    import psutil
+
+    process = subprocess.Popen([sys.executable, "-m", "lab", "bench", "leaderboard", "--queries", "8000",
+                                "--datasets", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    watched, deadline = psutil.Process(process.pid), time.monotonic() + 120
+    while sum(watched.cpu_times()[:2]) < 3.0 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # past the imports (about 1 s of CPU): inside the board, about 10 s of CPU
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines() == [err.strip()]
+    assert err.startswith("interrupted: stopped by Ctrl-C")
