@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from evaluator.rendering import contrasts, html, plotting, tables
 from evaluator.rendering.contrast_text import interval_text, p_phrase
 from evaluator.rendering.tables import Table, metric_label, num
+from evaluator.reporting import verdicts
 
 
 def title(judged: Mapping) -> str:
@@ -75,15 +76,23 @@ def contrasts_table(judged: Mapping) -> Table:
 def sentence(judged: Mapping) -> str:
     """The contrast against the campaign's primary baseline on the first metric, in one sentence."""
     primary = judged["campaign"]["primary_contrast"]
+    s = judged["statistics"]
     for c in judged["statistics"]["contrasts"]:
         if c["baseline"] == primary["baseline"]:
             # the p the family's correction gives (Holm over the external − frozen contrasts of this
             # metric), named as such, so the sentence agrees with the contrast table below it
             holm = c.get("p_value_holm")
             shown = p_phrase(holm, "Holm p") if holm is not None else p_phrase(c["p_value"])
+            unit, permutations = s["clusters"]["primary_interval"], s["randomization"]["permutations"]
+            word = verdicts.verdict(c, unit, permutations)
+            least = verdicts.reachable_p(c, unit, permutations)
+            limit = (f" (the smallest p the test can reach on this cohort is {least:.3g})"
+                     if least > verdicts.ALPHA else "")
+            why = verdicts.disagreement(c, unit, permutations)
             return (f"{c['candidate']} ({judged['label']}) − {c['baseline']}, {metric_label(c['metric'])}: "
                     f"{c['mean_delta']:+.3f} {interval_text(c['interval'])}, {shown}, "
-                    f"W/L/T {c['wins']}/{c['losses']}/{c['ties']}.")
+                    f"W/L/T {c['wins']}/{c['losses']}/{c['ties']}. Verdict: {word}{limit}."
+                    + (f" {why}" if why else ""))
     return ""
 
 

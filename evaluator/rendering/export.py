@@ -160,14 +160,15 @@ def export(report_path, fixture_path, output, *, with_corpus: bool = False) -> d
 
 
 def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path], *,
-                   leaderboard: bool = True) -> tuple[dict, dict[Path, bytes]]:
+                   leaderboard: bool = True, limits: bool = True) -> tuple[dict, dict[Path, bytes]]:
     """The public report and the bytes of every other file export writes beside it. The public
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them.
     `leaderboard=False` derives a public report exported before it carried its board (the audit
-    of such a report: docs/leaderboard.md)."""
+    of such a report: docs/leaderboard.md); `limits=False` one whose answer box predates the smallest
+    reachable p (docs/reports.md)."""
     core = public_report(report)
     core["about"] = about.block(report["protocol"], core["plan"]["methods"], report.get("imported_graph"))
-    core["glance"] = glance.block(core, fixture)
+    core["glance"] = glance.block(core, fixture, limits)
     if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
         core["recall_curve"] = depth.recall_curve(core, fixture)
     board = public_board(core, fixture["source"]) if leaderboard else None

@@ -5,14 +5,11 @@ export into the public report's `glance` block and the files beside it, so `audi
 renders it again and compares bytes like every other table.
 
 The answer box states the primary contrast (the confirmatory contrast on the first contrast metric)
-in one sentence and one verdict word, chosen by this fixed rule (docs/reports.md, "At a glance"),
-with p, interval and detectable effect those of the protocol's primary unit (query unless it
-declares cluster); p is Holm's where the contrast is in a corrected family (named so in the box):
-
-1. "better" / "worse": p < 0.05 and the 95% interval excludes 0 (above 0: better; below: worse);
-2. else "cohort too small to tell": fewer than two units, or a detectable effect larger than
-   SMALLEST_EFFECT (0.05 of the metric): the cohort could have missed an effect that size;
-3. else "no reliable difference": the cohort could detect an effect of SMALLEST_EFFECT and found none.
+in one sentence and one verdict word, chosen by the fixed rule of evaluator/reporting/verdicts.py
+(docs/reports.md, "At a glance"), with p, interval and detectable effect those of the protocol's
+primary unit (query unless it declares cluster); p is Holm's where the contrast is in a corrected
+family (named so in the box). The box also gives the smallest p the test could reach on this
+cohort, and one line when the interval and the test disagree.
 
 Wins and losses: the WINS_LOSSES_SHOWN queries with the largest delta (candidate − baseline on the
 same metric) of each sign, largest |delta| first, ties by query id; each with the rank each method
@@ -36,14 +33,10 @@ from pathlib import Path
 
 from evaluator.rendering import contrast_text
 from evaluator.rendering.tables import Cell, Num, Table, label, metric_label, num
+from evaluator.reporting.verdicts import (ALPHA, EARLIER_RULE, RULE, SMALLEST_EFFECT, disagreement,
+                                         reachable_p, unit_numbers, verdict, verdict_p)
 
-SMALLEST_EFFECT = 0.05
-ALPHA = 0.05
 WINS_LOSSES_SHOWN = 5
-VERDICTS = ("better", "worse", "no reliable difference", "cohort too small to tell")
-RULE = ("better/worse: p < 0.05 and the 95% interval excludes 0; otherwise cohort too small to tell when "
-        "there are fewer than two units or the detectable effect exceeds 0.05; otherwise no reliable difference "
-        "(p, interval and detectable effect of the primary unit)")
 ROW_KEYS = ("query_id", "method", "category", "hop", "retrieved")
 
 
@@ -60,47 +53,26 @@ def primary_index(public: Mapping) -> int | None:
     return None
 
 
-def unit_numbers(contrast: Mapping, unit: str) -> Mapping:
-    return (contrast.get("cluster") or {}) if unit == "cluster" else contrast
+def permutations(public: Mapping) -> int:
+    return public["statistics"]["randomization"]["permutations"]
 
 
-def corrected(contrast: Mapping) -> bool:
-    """Whether the contrast sits in a multiplicity-corrected family (statistics.adjust_families names
-    an uncorrected one "...: not adjusted"; a contrast written before Holm existed has no family)."""
-    family = contrast.get("holm_family")
-    return bool(family) and not family.endswith("not adjusted")
-
-
-def verdict_p(contrast: Mapping, unit: str) -> tuple[str, str | None]:
-    """(name, key) of the p the verdict rule reads: Holm's where the contrast is in a corrected
-    family, else the raw randomization p. The answer box quotes the same one, so the sentence and
-    the verdict can never disagree."""
-    if corrected(contrast) and unit_numbers(contrast, unit).get("p_value_holm") is not None:
-        return "Holm p", "p_value_holm"
-    return "p", "p_value"
-
-
-def verdict(contrast: Mapping, unit: str) -> str:
-    numbers = unit_numbers(contrast, unit)
-    low, high = numbers["interval"]
-    p = numbers.get(verdict_p(contrast, unit)[1])
-    units = contrast["queries"] if unit == "query" else numbers.get("clusters", 0)
-    if p is not None and p < ALPHA and (low > 0 or high < 0):
-        return "better" if low > 0 else "worse"
-    effect = numbers.get("detectable_effect")
-    if units < 2 or (effect is not None and effect > SMALLEST_EFFECT):
-        return "cohort too small to tell"
-    return "no reliable difference"
-
-
-def answer(public: Mapping) -> dict | None:
+def answer(public: Mapping, limits: bool = True) -> dict | None:
+    """The box's numbers and verdict. `limits=False` derives a box exported before the rule knew the
+    smallest reachable p (no `smallest_p`, no `disagreement`; docs/reports.md)."""
     index = primary_index(public)
     if index is None:
         return None
     stats = public["statistics"]
     unit = contrast_text.primary_unit(stats)
-    return {"contrast": index, "unit": unit, "verdict": verdict(stats["contrasts"][index], unit),
-            "alpha": ALPHA, "smallest_effect": SMALLEST_EFFECT, "rule": RULE}
+    contrast = stats["contrasts"][index]
+    if not limits:
+        return {"contrast": index, "unit": unit, "verdict": verdict(contrast, unit), "alpha": ALPHA,
+                "smallest_effect": SMALLEST_EFFECT, "rule": EARLIER_RULE}
+    count = permutations(public)
+    return {"contrast": index, "unit": unit, "verdict": verdict(contrast, unit, count), "alpha": ALPHA,
+            "smallest_effect": SMALLEST_EFFECT, "smallest_p": reachable_p(contrast, unit, count),
+            "disagreement": disagreement(contrast, unit, count), "rule": RULE}
 
 
 def gold_order(query: Mapping) -> list[str]:
@@ -138,9 +110,9 @@ def wins_losses(public: Mapping, queries: Mapping[str, Mapping]) -> dict | None:
             "questions": [entry("win", *f) for f in wins] + [entry("loss", *f) for f in losses]}
 
 
-def block(public: Mapping, fixture: Mapping) -> dict:
+def block(public: Mapping, fixture: Mapping, limits: bool = True) -> dict:
     queries = {q["id"]: q for q in fixture["source"]["queries"]}
-    return {"answer": answer(public), "wins_losses": wins_losses(public, queries)}
+    return {"answer": answer(public, limits), "wins_losses": wins_losses(public, queries)}
 
 
 # ------------------------------------------------------------------ sections of public.md / .html
@@ -204,9 +176,14 @@ def answer_section(public: Mapping) -> Prose | None:
     effect = numbers.get("detectable_effect")
     parts += ["; this cohort can detect effects of about ±", Num((*where, "detectable_effect"), effect, ".3f")] \
         if effect is not None else ["; no detectable effect can be estimated"]
+    least = box.get("smallest_p")  # absent from boxes exported before the rule read it
+    if least is not None and least > box["alpha"]:
+        parts += ["; the smallest p the test can reach on this cohort is ",
+                  Num(("glance", "answer", "smallest_p"), least, ".3g")]
     parts.append(".")
     data = (public.get("about") or {}).get("data")  # absent from reports exported before it existed
-    note = (f"Data: {data}. " if data else "") + f"Verdict rule: {box['rule']}."
+    why = f"{box['disagreement']} " if box.get("disagreement") else ""
+    note = why + (f"Data: {data}. " if data else "") + f"Verdict rule: {box['rule']}."
     return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note)
 
 

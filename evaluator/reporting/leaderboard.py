@@ -46,6 +46,7 @@ import numpy as np
 from evaluator.reporting import metrics, statistics
 from evaluator.reporting.letters import letters
 from evaluator.reporting.pooling import size_weights
+from evaluator.reporting.verdicts import smallest_p
 
 LEADERBOARD_FORMAT = "graph_evaluation_leaderboard_v1"
 ALPHA = statistics.ALPHA
@@ -146,10 +147,7 @@ def _sign_flip(values: np.ndarray, signs: np.ndarray, method: str) -> list[float
 
 
 def _smallest_p(values: np.ndarray, method: str, permutations: int) -> float:
-    if method == "monte_carlo":
-        return 1.0 / (1 + permutations)
-    nonzero = int(np.count_nonzero(values))
-    return 1.0 if nonzero == 0 else 2.0 ** (1 - nonzero)
+    return smallest_p(method, int(np.count_nonzero(values)), permutations)
 
 
 def _pareto(rows: Sequence[Mapping]) -> set[str]:

@@ -103,6 +103,14 @@ def test_a_reversed_run_loses_and_a_jsonl_run_judges_the_same(run, tmp_path):
     judge(run, write_run(tmp_path / "rev.run", reversed_), tmp_path / "rev")
     judged = json.loads((tmp_path / "rev" / "judged.json").read_text())
     assert contrast(judged, method, "ndcg@10")["mean_delta"] < 0
+    # the one-sentence summary ends with the verdict the public report's rule gives (reporting/verdicts.py)
+    from evaluator.external.judged_text import sentence
+    from evaluator.reporting.verdicts import verdict
+
+    primary = contrast(judged, judged["campaign"]["primary_contrast"]["baseline"], "ndcg@10")
+    word = verdict(primary, judged["statistics"]["clusters"]["primary_interval"],
+                   judged["statistics"]["randomization"]["permutations"])
+    assert f"Verdict: {word}" in sentence(judged) and f"Verdict: {word}" in (tmp_path / "rev" / "judged.md").read_text()
     jsonl = tmp_path / "rev.jsonl"
     jsonl.write_text("".join(json.dumps({"query_id": q, "document_id": d, "score": int(s)}) + "\n"
                              for q, _, d, _, s, _ in reversed_))

@@ -325,3 +325,26 @@ def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
     paths["public"].unlink()
     save(paths["public"], public)
     assert lab_cli("audit", *args, check=False).returncode == 1
+
+
+def test_a_public_report_whose_answer_box_predates_the_reachable_p_still_audits(runs, tmp_path):
+    """Derived again with the rule of its day; the same box with the new rule's text but no
+    smallest p (a half-edited file) fails."""
+    from evaluator.rendering.export import output_paths, public_outputs
+    from evaluator.reporting.verdicts import EARLIER_RULE, RULE
+    from protocols.files import save
+
+    report, fixture = (json.loads(p.read_text()) for p in (runs[0].report, runs[0].fixture))
+    paths = output_paths(tmp_path / "public.json")
+    public, files = public_outputs(report, fixture, paths, limits=False)
+    assert public["glance"]["answer"]["rule"] == EARLIER_RULE and "smallest_p" not in public["glance"]["answer"]
+    save(paths["public"], public)
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    args = [a if a != runs[0].public else paths["public"] for a in runs[0].audit_args()]
+    assert "audit: all checks hold" in lab_cli("audit", *args).stdout
+    public["glance"]["answer"]["rule"] = RULE
+    paths["public"].unlink()
+    save(paths["public"], public)
+    assert lab_cli("audit", *args, check=False).returncode == 1

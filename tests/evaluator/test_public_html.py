@@ -267,13 +267,14 @@ def test_the_flat_rows_load_into_pandas_with_no_reshaping(run):
 def test_the_answer_box_comes_first_and_binds_its_numbers(run, page):
     """The answer box leads both pages; its verdict follows the documented rule from the numbers it
     shows, each a <data> bound to the confirmatory contrast; wins and losses bind their cells."""
-    from evaluator.rendering.glance import VERDICTS, verdict
+    from evaluator.reporting.verdicts import VERDICTS, verdict
 
     public = json.loads(run.public.read_text())
     box = public["glance"]["answer"]
     contrast = public["statistics"]["contrasts"][box["contrast"]]
     assert contrast["label"] == "confirmatory" and contrast["metric"] == public["evaluation"]["contrast_metrics"][0]
-    assert box["verdict"] in VERDICTS and box["verdict"] == verdict(contrast, box["unit"])
+    permutations = public["statistics"]["randomization"]["permutations"]
+    assert box["verdict"] in VERDICTS and box["verdict"] == verdict(contrast, box["unit"], permutations)
     html_text = (run.directory / "public.html").read_text()
     assert html_text.index('<section id="answer"') < html_text.index('<section id="table-identity"')
     markdown = (run.directory / "public.md").read_text()
@@ -311,10 +312,11 @@ def test_the_answer_box_comes_first_and_binds_its_numbers(run, page):
     ({"interval": [0.0, 0.0], "p_value": 1.0, "detectable_effect": None}, "query", "no reliable difference"),
 ])
 def test_the_verdict_rule(numbers, unit, expected):
-    from evaluator.rendering.glance import verdict
+    from evaluator.reporting.verdicts import verdict
 
-    assert verdict({"queries": 40, **numbers}, unit) == expected
-    assert verdict({"queries": 1, **numbers, "p_value": 1.0}, unit) == "cohort too small to tell"
+    counts = {"wins": 20, "losses": 14, "ties": 6, "p_method": "monte_carlo"}
+    assert verdict({"queries": 40, **counts, **numbers}, unit, 10000) == expected
+    assert verdict({"queries": 1, **counts, **numbers, "p_value": 1.0}, unit, 10000) == "cohort too small to tell"
 
 
 def test_the_example_page_has_no_horizontal_scroll_at_1280_px(tmp_path):
