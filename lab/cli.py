@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import shlex
 import sys
+from pathlib import Path
 
 import builders.commands
 import evaluator.commands
@@ -19,7 +21,8 @@ import lab.commands
 import protocols.commands
 import server.commands
 from protocols.cli import Command, call, run
-from protocols.errors import RefusedInput
+from protocols.errors import Interrupted, RefusedInput
+from protocols.run_dir import RunDir
 
 # in pipeline order, which is the order `lab --help` lists them
 STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.commands,
@@ -105,7 +108,34 @@ def _dispatch(argv: list[str] | None) -> int:
     if unknown is not None:
         raise RefusedInput(unknown)
     args = top.parse_args(argv)
-    return call(args._command, args)
+    try:
+        return call(args._command, args)
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        hint = continue_hint(args, list(argv or []))
+        if hint is None:
+            raise
+        raise Interrupted(hint) from None
+
+
+def continue_hint(args: argparse.Namespace, argv: list[str]) -> str | None:
+    """What a command stopped by Ctrl-C kept and the command that continues it, where the lab knows
+    one that works as printed: a stage of a `lab run` (its run directory keeps run.json) continues
+    with `lab run --resume`, which restarts the lab that run had started; an evaluate with --resume."""
+    run_dir = getattr(args, "run_dir", None)
+    if run_dir is not None and RunDir(Path(run_dir)).record.is_file() and args._command.name != "run":
+        return (f"stopped; {run_dir} keeps what finished (each file whole); continue with: "
+                f"lab run --resume {run_dir}")
+    if args._command.name == "evaluate":
+        again = argv if "--resume" in argv else [*argv, "--resume"]
+        return ("stopped; the report and its journal keep every recorded job; while the lab still runs, "
+                f"continue with: lab {shlex.join(again)}")
+    if args._command.name == "build" and getattr(args, "_embed_command", None) == "build":
+        return f"stopped; every encoded batch is kept beside the fixture; continue with: lab {shlex.join(argv)}"
+    if args._command.name == "prepare":
+        return f"stopped; the state file keeps every batch loaded; continue with: lab {shlex.join(argv)}"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

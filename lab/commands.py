@@ -43,10 +43,13 @@ RUN_DIR/external-NAME/."""
 
 
 def configure_run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--protocol", required=True, type=Path, metavar="FILE", help="frozen protocol")
+    parser.add_argument("--protocol", type=Path, metavar="FILE", help="frozen protocol (required unless --resume)")
     parser.add_argument("--data-dir", type=Path, metavar="DIR",
                         help="folder holding the files the protocol names (default: generate them, see above)")
-    parser.add_argument("--run-dir", required=True, type=Path, metavar="DIR", help="new run directory to create")
+    parser.add_argument("--run-dir", type=Path, metavar="DIR", help="new run directory to create (required unless --resume)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                        help="continue an interrupted or failed `lab run` from the first stage it did not finish, "
+                             "with the inputs it was started with (RUN_DIR/run.json); alone")
     parser.add_argument("--graph-dir", type=Path, metavar="DIR",
                         help="folder holding the external graph the protocol pins (graph_builder.graph_file; "
                              "default: --data-dir; docs/graph-import.md)")
@@ -70,8 +73,20 @@ def external_methods(values: list[str]) -> dict[str, str]:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from lab.pipeline import print_finished, run_pipeline
+    from lab.pipeline import print_finished, resume_pipeline, run_pipeline
 
+    if args.resume is not None:
+        given = [flag for flag, value in (("--protocol", args.protocol), ("--data-dir", args.data_dir),
+                                          ("--run-dir", args.run_dir), ("--graph-dir", args.graph_dir),
+                                          ("--native", args.native), ("--external", args.external)) if value]
+        if given:
+            raise RefusedInput(f"--resume continues a run with the inputs it was started with; leave out "
+                               f"{', '.join(given)}")
+        print_finished(resume_pipeline(args.resume))
+        return 0
+    missing = [flag for flag, value in (("--protocol", args.protocol), ("--run-dir", args.run_dir)) if value is None]
+    if missing:
+        raise RefusedInput(f"give {' and '.join(missing)} (or --resume RUN_DIR to continue a run)")
     if args.graph_dir is not None and args.data_dir is None:
         raise RefusedInput("--graph-dir goes with --data-dir (the synthetic default pins no external graph)")
     print_finished(run_pipeline(args.protocol, args.data_dir, args.run_dir, native=args.native,

@@ -9,6 +9,9 @@ standard layout (protocols/run_dir.py) through `--run-dir`.
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -19,14 +22,18 @@ from typing import IO
 
 from protocols.canonical import sha256_bytes
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
-from protocols.errors import CheckFailed, RefusedInput
-from protocols.files import refuse_existing, save
+from lab.run_record import RunRecord
+from protocols.child_process import dies_with_parent
+from protocols.cli import STAGE_OF_RUN
+from protocols.errors import CheckFailed, Interrupted, RefusedInput
+from protocols.files import load_json, refuse_existing, save
 from protocols.graph_file import GRAPH_FILE
 from protocols.routes import ENTITIES, route_of
-from protocols.run_dir import RunDir
+from protocols.run_dir import FILES, RunDir
 from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "
+STAGE_STOP_SECONDS = 60.0  # how long a stage (or a leftover lab) gets to stop cleanly
 
 
 class StageFailed(CheckFailed):
@@ -94,10 +101,13 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     (default: `data_dir`; docs/graph-import.md)."""
     from evaluator.external.retriever import check_url
 
-    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    log = log or _stderr
     for url in (external or {}).values():
         check_url(url)  # a remote URL is refused before anything runs
     protocol = load_protocol(protocol_path)
+    if Path(run_dir, FILES["record"]).is_file():
+        raise RefusedInput(f"refusing to overwrite existing output: {run_dir} holds an unfinished or finished "
+                           f"`lab run`; `lab run --resume {run_dir}` continues it")
     refuse_existing(run_dir)
     if graph_dir is not None and GRAPH_FILE not in protocol["graph_builder"]:
         raise RefusedInput(f"--graph-dir {graph_dir}: protocol {protocol_path} pins no external graph")
@@ -112,46 +122,172 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
         read_rows(protocol, Path(data_dir), graph_dir)
     Path(run_dir).mkdir(parents=True)
     run = RunDir(Path(run_dir))
-    done = Finished(run)
     # the run directory holds every file its audit (and a comparison of two runs) needs, the protocol too
     save(run.protocol, protocol)
+    record = RunRecord.started(protocol_path, data_dir, graph_dir, native, external or {})
+    record.save(run.record)
+    return _stages(run, record, stdout, log)
 
-    def stage(name: str, *args: str | Path) -> None:
+
+def resume_pipeline(run_dir: Path, *, stdout: IO | None = None, log: Callable[[str], None] | None = None) -> Finished:
+    """Continue a `lab run` from the first stage it did not finish (docs/cli.md, "Continue a run")."""
+    from evaluator.external.retriever import check_url
+
+    log = log or _stderr
+    run = RunDir(Path(run_dir))
+    if not run.root.is_dir():
+        raise RefusedInput(f"--resume {run_dir}: no such run directory")
+    if not run.record.is_file():
+        raise RefusedInput(f"--resume {run_dir}: no {FILES['record']} there, so `lab run` did not start it (or "
+                           f"started it before runs kept their record); continue it stage by stage (docs/cli.md)")
+    record = RunRecord.load(run.record)
+    load_protocol(run.protocol)
+    for url in record.external.values():
+        check_url(url)
+    if record.data_dir is not None and not Path(record.data_dir).is_dir():
+        raise RefusedInput(f"--resume {run_dir}: its data folder {record.data_dir} is gone")
+    stop_leftover_lab(run, log)
+    return _stages(run, record, stdout, log)
+
+
+def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[str], None]) -> Finished:
+    """The stages `record` has not finished, in order; each finished one is recorded at once."""
+    done = Finished(run)
+    protocol = load_protocol(run.protocol)
+    current = {"stage": None}
+
+    def stage(name: str, *args: str | Path, clean: Callable[[], None] | None = None) -> None:
+        if name in record.done:
+            log(f"== {name}: finished before, kept")
+            return
+        if clean is not None:
+            clean()
+        current["stage"] = name
         command = [sys.executable, "-m", "lab", *map(str, args)]
         log(f"== {name}: lab {' '.join(command[3:])}")
         started = time.monotonic()
-        code = subprocess.call(command, stdout=stdout)
+        code = _call(command, stdout)
         done.timings[name] = time.monotonic() - started
         log(f"== {name}: exit {code} in {done.timings[name]:.1f}s")
         if code != 0:
-            raise StageFailed(f"stage {name} exited with {code}; its files are in {run.root}")
+            raise StageFailed(f"stage {name} exited with {code}; its files are in {run.root}; once the cause is "
+                              f"fixed, `lab run --resume {run.root}` continues from that stage")
+        record.done.append(name)
+        record.save(run.record)
+        current["stage"] = None
 
-    if data_dir is None:
-        data_dir = run.data
-        stage("synth", "synth", "--output-dir", data_dir)
-    stage("import", "import", "--run-dir", run.root, "--data-dir", data_dir,
-          *(["--graph-dir", graph_dir] if graph_dir is not None else []))
-    stage("embed", "embed", "build", "--run-dir", run.root, *embed_arguments(protocol),
-          *(["--native"] if native else []))
+    try:
+        data_dir = record.data_dir
+        if data_dir is None:
+            data_dir = run.data
+            stage("synth", "synth", "--output-dir", data_dir, clean=lambda: shutil.rmtree(run.data, ignore_errors=True))
+        graph_dir = record.graph_dir
+        stage("import", "import", "--run-dir", run.root, "--data-dir", data_dir,
+              *(["--graph-dir", graph_dir] if graph_dir is not None else []),
+              clean=lambda: _unlink(run.source, run.relations))
+        # a fixture saved without its generation.json is half a result; the encoded batches are kept
+        stage("embed", "embed", "build", "--run-dir", run.root, *embed_arguments(protocol),
+              *(["--native"] if record.native else []),
+              clean=lambda: _unlink(run.fixture, run.generation))
+        if not {"prepare", "evaluate"} <= set(record.done):
+            _with_lab(run, stage, log)
+        stage("export", "export", "--run-dir", run.root, clean=lambda: _remove_export(run))
+        stage("audit", "audit", "--run-dir", run.root)
+        for name, url in record.external.items():
+            out = run.root / f"external-{name}"
+            stage(f"judge {name}", "judge", "--run-dir", run.root, "--retriever", url, "--name", name,
+                  "--output-dir", out, clean=lambda out=out: shutil.rmtree(out, ignore_errors=True))
+    except KeyboardInterrupt:
+        where = f" during {current['stage']}" if current["stage"] else ""
+        kept = ", ".join(record.done) or "nothing finished yet"
+        raise Interrupted(f"lab run stopped{where}; {run.root} keeps what finished ({kept}); continue with: "
+                          f"lab run --resume {run.root}") from None
+    return done
+
+
+def _with_lab(run: RunDir, stage: Callable, log: Callable[[str], None]) -> None:
+    """prepare and evaluate against a lab on the run's store: started fresh, or reopened by a resume
+    (prepare continues from state.json, evaluate from its journal)."""
     from evaluator.campaign.lab_process import LabStartError, start_lab
 
+    reopen = run.db.exists()
+    if reopen:
+        run.access.unlink(missing_ok=True)  # the stopped lab's; a reopened lab revokes its token
     try:
-        lab = start_lab(run.db, run.access, log_path=run.log)
+        lab = start_lab(run.db, run.access, log_path=run.log, reopen=reopen, tied=True)
     except LabStartError as exc:
         raise StageFailed(f"the lab did not start ({exc}); its log is {run.log}") from None
-    log(f"== lab: pid {lab.pid} at {lab.access['base_url']}")
+    log(f"== lab: pid {lab.pid} at {lab.access['base_url']}" + (" (reopened on its store)" if reopen else ""))
     try:
         stage("prepare", "prepare", "--run-dir", run.root)
-        stage("evaluate", "evaluate", "--run-dir", run.root)
+        stage("evaluate", "evaluate", "--run-dir", run.root, *(["--resume"] if run.report.exists() else []))
     finally:
         code = lab.stop()
         log(f"== lab: stopped with exit code {code}; log {lab.log_path}")
-    stage("export", "export", "--run-dir", run.root)
-    stage("audit", "audit", "--run-dir", run.root)
-    for name, url in (external or {}).items():
-        stage(f"judge {name}", "judge", "--run-dir", run.root, "--retriever", url, "--name", name,
-              "--output-dir", run.root / f"external-{name}")
-    return done
+
+
+def _call(command: list[str], stdout: IO | None) -> int:
+    """The stage as its own process in its own session, so Ctrl-C reaches this process alone and is
+    passed on once (the stage stops cleanly); the stage dies with this process if it is killed."""
+    child = subprocess.Popen(command, stdout=stdout, start_new_session=True, preexec_fn=dies_with_parent(),
+                             env={**os.environ, STAGE_OF_RUN: "1"})
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(timeout=STAGE_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        raise
+
+
+def stop_leftover_lab(run: RunDir, log: Callable[[str], None]) -> None:
+    """A lab this run started that still serves its store (its `lab run` was killed before it could
+    stop it) holds the store's lock: stop it (SIGTERM, a clean shutdown) before the resume reopens."""
+    try:
+        pid = load_json(run.access, "access file").get("pid")
+    except (RefusedInput, OSError, AttributeError):
+        return
+    if not isinstance(pid, int) or str(run.db) not in _command_line(pid):
+        return
+    log(f"== lab: pid {pid} still serves {run.db}; stopping it")
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STAGE_STOP_SECONDS
+    while _command_line(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _command_line(pid):
+        raise StageFailed(f"lab pid {pid} on {run.db} did not stop; stop it, then run `lab run --resume {run.root}`")
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _unlink(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+def _remove_export(run: RunDir) -> None:
+    """What an interrupted export wrote (the public report first, then the files beside it)."""
+    from evaluator.rendering.export import output_paths
+    from evaluator.reporting.outside_inputs import text_dir
+
+    paths = output_paths(run.public)
+    for path in (*paths.values(), text_dir(paths["public"])):
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def print_finished(done: Finished) -> None:

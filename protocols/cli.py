@@ -4,13 +4,17 @@ the `Command` declaration each stage uses to add its subcommands to `lab` (lab/c
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocols.errors import CheckFailed, RefusedInput
+from protocols.errors import CheckFailed, Interrupted, RefusedInput
+
+# set by `lab run` in the environment of each stage it starts (lab/pipeline.py)
+STAGE_OF_RUN = "LAB_RUN_STAGE"
 
 
 def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None = None) -> int:
@@ -20,9 +24,11 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
     `interrupted:` line and exit code 130 (128 + SIGINT, what a shell reports), never a traceback."""
     try:
         code = main(argv)
-    except KeyboardInterrupt:
-        print("interrupted: stopped by Ctrl-C; every file is written whole or not at all, so what was complete "
-              "is kept and nothing half-written is", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        if not os.environ.get(STAGE_OF_RUN):  # a stage's `lab run` prints the one line for both
+            print(f"interrupted: {exc}" if isinstance(exc, Interrupted) else
+                  "interrupted: stopped by Ctrl-C; every file is written whole or not at all, so what was "
+                  "complete is kept and nothing half-written is", file=sys.stderr)
         return 130
     except RefusedInput as exc:
         print(f"error: {exc}", file=sys.stderr)

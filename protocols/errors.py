@@ -9,3 +9,8 @@ class RefusedInput(Exception):
 class CheckFailed(Exception):
     """Raised when a check (an audit, a campaign's validation, a regeneration) finds something that
     does not hold; the message says what. Anything written before it is kept as the record."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, caught by a command that knows what it kept and how to continue: the message says
+    both (`lab run`: the run directory and `lab run --resume RUN_DIR`)."""

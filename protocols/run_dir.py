@@ -16,6 +16,7 @@ from protocols.errors import RefusedInput
 # file name of each artifact inside a run directory (docs/cli.md, "The run directory")
 FILES = {
     "protocol": "protocol.json",      # the frozen protocol, copied in so the run is self-contained
+    "record": "run.json",             # lab run: how the run was started and the stages it finished
     "data": "data",                   # generated source data (synthetic runs only)
     "source": "source.json",          # importer: documents, queries, judgments, provenance
     "relations": "relations.json",    # builders/graph.py: the typed graph

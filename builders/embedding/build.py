@@ -11,6 +11,7 @@ kept out of the fixture.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import numpy as np
 
 from builders.embedding import measure
 from builders.embedding.batching import Batching
+from builders.embedding.kept_batches import KeptBatches, partial_dir, plan_digest
 from builders.embedding.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
 from builders.embedding.providers import Provider, open_provider as open_from_spec
 from builders.embedding.contract import (
@@ -112,6 +114,7 @@ class Encoded:
     wall_ms: float = 0.0  # the whole phase, start to last vector
     where: str = "this process"  # what encoded the document batches (generation.json, the summary)
     workers: int = 1  # how many processes encoded them
+    resumed: int = 0  # documents whose batch an interrupted build had kept (kept_batches.py)
 
 
 @dataclass
@@ -178,40 +181,63 @@ def warm_up(provider: Provider, text: str) -> float:
 
 def encode_documents(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
                      batching: Batching, progress: bool = True, workers: int = 1,
-                     cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None) -> Encoded:
+                     cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
+                     keep: Path | None = None) -> Encoded:
     """Documents in the batching's length-ordered batches; each gets its batch time / batch size.
     With several workers the batches are spread over processes (builders.embedding.parallel), or
-    over Dask workers (builders.embedding.cluster: `cluster.dask`, or a joined `cluster.scheduler`)."""
+    over Dask workers (builders.embedding.cluster: `cluster.dask`, or a joined `cluster.scheduler`).
+    `keep`: a folder where each encoded batch is kept (kept_batches.py); the batches found there
+    are reused, only the others are encoded."""
     rows: list[np.ndarray | None] = [None] * len(texts)
     elapsed = [0.0] * len(texts)
-    meter = Progress("documents", len(texts), unit="docs") if progress else None
     plan = batching.plan(provider.padded_lengths(tokens))
+    batch_texts = [[texts[i] for i in batch] for batch in plan]
+    kept = None if keep is None else KeptBatches(keep, {
+        "provider": provider.name, "provenance": provider.provenance(batching), "threads": provider.threads,
+        "batches": plan_digest(batch_texts)})
+    found = kept.load(len(plan)) if kept is not None else {}
+    todo = [index for index in range(len(plan)) if index not in found]
+    resumed = sum(len(plan[index]) for index in found)
+    if found and log:
+        log(f"resuming: {len(found)} of {len(plan)} document batches ({resumed} documents) already encoded in {keep}")
+    meter = Progress("documents", len(texts) - resumed, unit="docs") if progress and todo else None
 
-    def done(index: int, matrix: np.ndarray, ms: float) -> None:
+    def fill(index: int, matrix: np.ndarray, ms: float) -> None:
         batch = plan[index]
         for row, i in zip(matrix, batch):
             rows[i], elapsed[i] = row, ms / len(batch)
-        if meter:
-            meter.advance(len(batch))
 
+    def done(position: int, matrix: np.ndarray, ms: float) -> None:
+        index = todo[position]
+        if kept is not None:
+            kept.keep(index, matrix, ms)
+        fill(index, matrix, ms)
+        if meter:
+            meter.advance(len(plan[index]))
+
+    for index, (matrix, ms) in found.items():
+        fill(index, matrix, ms)
+    pending = [batch_texts[index] for index in todo]
     start = time.perf_counter()
     where, count = "this process", 1
-    if cluster.scheduler is not None or (cluster.dask and workers >= 1):
+    if not pending:
+        pass
+    elif cluster.scheduler is not None or (cluster.dask and workers >= 1):
         from builders.embedding.cluster import encode_batches as on_dask
 
-        where, count = on_dask(provider, [[texts[i] for i in batch] for batch in plan], done, workers, cluster.scheduler, log)
+        where, count = on_dask(provider, pending, done, workers, cluster.scheduler, log)
     elif workers > 1:
         from builders.embedding.parallel import encode_batches
 
-        encode_batches(provider, [[texts[i] for i in batch] for batch in plan], workers, done)
+        encode_batches(provider, pending, workers, done)
         where, count = f"this process and {workers - 1} local process(es)", workers
     else:
-        for index, batch in enumerate(plan):
+        for position, batch in enumerate(pending):
             t0 = time.perf_counter()
-            matrix = provider.encode([texts[i] for i in batch], "document")
-            done(index, matrix, (time.perf_counter() - t0) * 1000)
+            matrix = provider.encode(batch, "document")
+            done(position, matrix, (time.perf_counter() - t0) * 1000)
     wall = (time.perf_counter() - start) * 1000
-    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens), wall, where, count)
+    return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens), wall, where, count, resumed)
 
 
 def encode_queries(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
@@ -236,8 +262,9 @@ def _measurements(provider: Provider, ids: list[str], elapsed: list[float], toke
 
 def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
           workers: int = 1, cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
-          query_entities: bool = False) -> Build:
-    """fixture and generation values for a validated source; writes nothing."""
+          query_entities: bool = False, keep: Path | None = None) -> Build:
+    """fixture and generation values for a validated source; writes nothing but the kept batches
+    (`keep`, see encode_documents)."""
     batching = (batching or Batching()).check()
     doc_ids = [d["id"] for d in source["documents"]]
     query_ids = [q["id"] for q in source["queries"]]
@@ -252,7 +279,8 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         refuse_overlength("queries", query_ids, query_tokens, provider.max_tokens)
     with provider.thread_limit():
         warmup_ms = warm_up(provider, query_texts[0])
-        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers, cluster, log)
+        docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers, cluster, log,
+                                keep)
         queries = encode_queries(provider, query_ids, query_texts, query_tokens, progress)
     dimensions = check_same_dimension(docs.vectors, queries.vectors)
     doc_vectors = normalize_rows(docs.vectors, doc_ids, "documents")
@@ -284,9 +312,13 @@ def _entries(ids: list[str], vectors: np.ndarray) -> list[dict]:
 def make_generation(fixture: dict, provider: Provider, batching: Batching, docs: Encoded, queries: Encoded,
                     warmup_ms: float) -> dict:
     documents = measure.totals(docs.measurements)
-    # documents/s is documents over the wall time of the whole phase (workers run side by side)
+    # documents/s is documents over the wall time of the whole phase (workers run side by side); a
+    # resumed build counts only what it encoded itself, and says how many it found kept
+    encoded = len(docs.measurements) - docs.resumed
     documents["wall_ms"] = round(docs.wall_ms, 3)
-    documents["per_second"] = round(len(docs.measurements) / (docs.wall_ms / 1000), 3) if docs.wall_ms > 0 else None
+    documents["per_second"] = round(encoded / (docs.wall_ms / 1000), 3) if docs.wall_ms > 0 and encoded else None
+    if docs.resumed:
+        documents["resumed"] = docs.resumed
     return {
         "format": GENERATION_FORMAT,
         "fixture_digest": digest(fixture),
@@ -317,9 +349,10 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     check_options(options)
     source = validate_source(load_json(source_path, "source"))
     provider = open_provider(options, log)
+    kept = partial_dir(output)
     result = build(source, provider, options.batching_policy(),
                    workers=options.worker_count(len(source["documents"])), cluster=options.cluster(), log=log,
-                   query_entities=options.query_entities)
+                   query_entities=options.query_entities, keep=kept)
     refuse_existing(output, measurements)  # someone may have written there while we encoded
     save(output, result.fixture)
     try:
@@ -327,6 +360,7 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     except BaseException:
         os.unlink(output)  # a fixture without its measurements is half a result
         raise
+    shutil.rmtree(kept, ignore_errors=True)  # the fixture holds every batch now
     if log:
         log(summary(result.generation))
     return [Path(output), Path(measurements)]

@@ -7,14 +7,16 @@ checkers are not needed for `lab --help`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from pathlib import Path
 
 from evaluator.verification.cluster_options import add_cluster_flags, options_of
 from protocols.cli import Command
 from protocols.errors import RefusedInput
 from protocols.files import load_json
-from protocols.run_dir import add_file, add_run_dir, resolve
+from protocols.run_dir import RunDir, add_file, add_run_dir, resolve
 from protocols.schema import load_protocol
 
 PREPARE_DESCRIPTION = """Load a lab with a campaign's inputs: memories, model-bound embeddings and typed assertions.
@@ -109,6 +111,34 @@ def server_pid(given: int | None, access: dict, access_file) -> int:
     return given  # evaluate refuses a pid that is not the access file's before writing anything
 
 
+def _finished(report: Path) -> bool:
+    try:
+        return load_json(report, "report").get("status") == "complete"
+    except (RefusedInput, OSError, AttributeError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def lab_gone(access_file: Path, pid: int, run_dir: Path | None) -> str:
+    """The way on when the lab an access file names has stopped: commands that work as printed."""
+    lab_run = run_dir is not None and RunDir(Path(run_dir)).record.is_file()
+    if lab_run:
+        return (f"the lab named by {access_file} (pid {pid}) is not running; `lab run --resume {run_dir}` reopens "
+                f"it on its store and continues")
+    return (f"the lab named by {access_file} (pid {pid}) is not running: reopen its store with `lab serve DBDIR "
+            f"NEW_ACCESS_FILE 0 --reopen`, then run this command again with --access-file NEW_ACCESS_FILE "
+            f"(docs/campaign.md, \"Resuming an interrupted campaign\")")
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     import httpx
 
@@ -121,9 +151,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
     plan, report = resolve(args, "--plan", "plan"), resolve(args, "--report", "report")
     paths = Paths(files["fixture"], files["relations"], files["access_file"], files["state"], files["protocol"],
                   resolve(args, "--generation", "generation"), plan, report)
+    if args.resume and _finished(report):
+        print(f"evaluate: the campaign in {report} is already complete; nothing to resume", file=sys.stderr)
+        print(plan)
+        print(report)
+        return 0
+    pid = server_pid(args.server_pid, access, files["access_file"])
+    if not _alive(pid):
+        raise RefusedInput(lab_gone(files["access_file"], pid, getattr(args, "run_dir", None)))
     started = time.monotonic()
     try:
-        done = evaluate(paths, access, server_pid(args.server_pid, access, files["access_file"]),
+        done = evaluate(paths, access, pid,
                         clients=args.clients, cluster=options_of(args), resume=args.resume)
     except CampaignFailed as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import httpx
 
+from protocols.child_process import dies_with_parent
+
 # `lab serve` in a fresh interpreter: the same command a user types (the venv installs `lab`)
 COMMAND = (sys.executable, "-m", "lab", "serve")
 
@@ -60,11 +62,14 @@ class LabProcess:
 
 def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen: bool = False,
               extra_args: tuple[str, ...] = (), timeout: float = 60.0,
-              log_path: str | Path | None = None, command: tuple[str, ...] = COMMAND) -> LabProcess:
+              log_path: str | Path | None = None, command: tuple[str, ...] = COMMAND,
+              tied: bool = False) -> LabProcess:
     """Run `lab serve DBDIR ACCESSFILE PORT` as its own process, wait for its access file and a healthy /health.
 
-    The lab's output goes to `log_path` (refused if it exists), or to a fresh temp file. `command`
-    is how the server is started (scripts/retrieval_lab.py takes the same arguments).
+    The lab's output goes to `log_path` (refused if it exists, appended to with `reopen`), or to a
+    fresh temp file. `command` is how the server is started (scripts/retrieval_lab.py takes the
+    same arguments). `tied`: the lab gets SIGTERM when the calling process dies (`lab run`,
+    protocols/child_process.py); call it from the thread that lives as long as the lab.
     """
     access_file = Path(access_file)
     args = [*command, str(dbdir), str(access_file), str(port), *extra_args]
@@ -76,9 +81,10 @@ def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen:
         log_path = Path(log_name)
     else:
         log_path = Path(log_path)
-        log = open(log_path, "xb")
+        log = open(log_path, "ab" if reopen else "xb")
     with log:
-        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   preexec_fn=dies_with_parent(signal.SIGTERM) if tied else None)
     deadline = time.monotonic() + timeout
     access = None
     while time.monotonic() < deadline:

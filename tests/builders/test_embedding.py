@@ -179,6 +179,44 @@ def test_two_builds_are_byte_identical(encoder, source, plain, tmp_path):
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
 
 
+class StopsAfter:
+    """The real provider, interrupted (as by Ctrl-C) when it is asked for batch number `calls` + 1."""
+
+    def __init__(self, provider, calls: int):
+        self._provider, self.calls = provider, calls
+
+    def __getattr__(self, name):
+        return getattr(self._provider, name)
+
+    def encode(self, texts, role):
+        if role == "document":
+            if self.calls == 0:
+                raise KeyboardInterrupt
+            self.calls -= 1
+        return self._provider.encode(texts, role)
+
+
+def test_an_interrupted_build_resumes_from_its_kept_batches_to_the_same_bytes(encoder, source, plain, tmp_path):
+    from builders.embedding.kept_batches import BINDING
+
+    provider = st_provider.configure(encoder, choose_profile(encoder.facts, None, False), "truncate", 1, None)
+    keep = tmp_path / "fixture.json.partial"
+    with pytest.raises(KeyboardInterrupt):
+        build(source, StopsAfter(provider, 2), Batching("fixed", 5), progress=False, keep=keep)
+    assert sorted(p.name for p in keep.iterdir()) == ["batch-000000.npz", "batch-000001.npz", BINDING]
+    lines = []
+    again = build(source, StopsAfter(provider, 10 ** 6), Batching("fixed", 5), progress=False, keep=keep,
+                  log=lines.append)
+    assert lines and lines[0].startswith("resuming: 2 of ")
+    save(tmp_path / "a.json", plain.fixture)
+    save(tmp_path / "b.json", again.fixture)
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert again.generation["totals"]["documents"]["resumed"] == 10
+    # batches another batching made are not reused: refused, naming the folder
+    with pytest.raises(RefusedInput, match="fixture.json.partial holds batches another encoder"):
+        build(source, provider, Batching("fixed", 4), progress=False, keep=keep)
+
+
 def test_float32_round_trip_through_file_and_json(plain, tmp_path):
     path = tmp_path / "fixture.json"
     save(path, plain.fixture)

@@ -299,3 +299,55 @@ def test_ctrl_c_ends_a_command_with_one_line_and_exit_130():
     assert process.returncode == 130, (out, err)
     assert "Traceback" not in err and err.strip().splitlines() == [err.strip()]
     assert err.startswith("interrupted: stopped by Ctrl-C")
+
+
+def _lab(*args, cwd=REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lab", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def test_lab_run_resume_refusals_name_the_way(tmp_path):
+    """--resume goes alone, needs a run directory `lab run` started; without it, both flags are named."""
+    done = _lab("run", "--resume", tmp_path / "nowhere")
+    assert done.returncode == 2 and "--resume" in done.stderr and "no such run directory" in done.stderr
+    (tmp_path / "plain").mkdir()
+    done = _lab("run", "--resume", tmp_path / "plain")
+    assert done.returncode == 2 and "no run.json there" in done.stderr
+    done = _lab("run", "--resume", tmp_path / "plain", "--protocol", "protocols/synthetic-v1.json")
+    assert done.returncode == 2 and "leave out --protocol" in done.stderr
+    done = _lab("run", "--data-dir", tmp_path)
+    assert done.returncode == 2 and "give --protocol and --run-dir (or --resume RUN_DIR" in done.stderr
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_evaluate_resume_against_a_stopped_lab_prints_commands_that_work(tmp_path):
+    """The access file's lab is gone: evaluate says how to reopen it (no --server-pid was given, so
+    none is blamed); in a `lab run` directory, the one command that reopens and continues."""
+    from protocols.files import save
+    from protocols.run_dir import RunDir
+
+    run = RunDir(tmp_path / "run")
+    run.root.mkdir()
+    run.protocol.write_bytes((REPO / "protocols" / "synthetic-v1.json").read_bytes())
+    save(run.access, {"base_url": "http://127.0.0.1:9", "token": "t", "scope": "lab", "pid": _dead_pid()})
+    done = _lab("evaluate", "--run-dir", run.root, "--resume")
+    assert done.returncode == 2 and "--server-pid" not in done.stderr
+    assert "is not running: reopen its store with `lab serve DBDIR NEW_ACCESS_FILE 0 --reopen`" in done.stderr
+    save(run.record, {"format": "lab-run-record-v1"})
+    done = _lab("evaluate", "--run-dir", run.root, "--resume")
+    assert done.returncode == 2 and f"`lab run --resume {run.root}` reopens it on its store" in done.stderr
+
+
+def test_a_stage_of_a_lab_run_names_lab_run_resume_when_interrupted(tmp_path):
+    from lab.cli import continue_hint, parser
+
+    (tmp_path / "run.json").write_text("{}")
+    args = parser().parse_args(["prepare", "--run-dir", str(tmp_path)])
+    assert continue_hint(args, []).endswith(f"continue with: lab run --resume {tmp_path}")
+    args = parser().parse_args(["evaluate", "--run-dir", str(tmp_path / "elsewhere")])
+    assert continue_hint(args, ["evaluate", "--run-dir", "x"]).endswith("continue with: lab evaluate --run-dir x --resume")

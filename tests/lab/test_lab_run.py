@@ -133,3 +133,85 @@ def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, 
                   other.root, check=False)
     assert out.returncode == 2 and "is another protocol than --protocol" in out.stderr
     assert [p.name for p in other.root.iterdir()] == ["protocol.json"]
+
+
+def _interrupted(args: list, run_dir, watch: str, sig: int) -> subprocess.CompletedProcess:
+    """`lab ARGS` in its own session, sent `sig` once `watch` exists in the run directory: SIGINT to
+    `lab run` alone (what Ctrl-C in a terminal becomes, since its stages run in their own sessions),
+    SIGKILL to its whole process group (a crash)."""
+    import os
+    import signal
+    import time
+
+    child = subprocess.Popen([sys.executable, "-m", "lab", *map(str, args)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    while child.poll() is None and not (run_dir / watch).exists():
+        time.sleep(0.02)
+    if child.poll() is None:
+        time.sleep(0.2)
+        if sig == signal.SIGKILL:
+            os.killpg(child.pid, sig)
+        else:
+            child.send_signal(sig)
+    out, err = child.communicate(timeout=600)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
+
+
+def _printed_command(text: str) -> list[str]:
+    """The command the lab printed to continue: after `continue with: `, or between backquotes."""
+    import re
+    import shlex
+
+    found = re.findall(r"continue with: (lab run --resume \S+)", text) or re.findall(r"`(lab run --resume [^`]+)`", text)
+    assert found, f"no command printed to continue:\n{text}"
+    return shlex.split(found[-1])[1:]
+
+
+@pytest.mark.heavy  # two campaigns, each stopped four times: the full suite runs it, the fast lane does not
+@pytest.mark.parametrize("signals", [("SIGINT", "SIGKILL", "SIGINT", "SIGKILL"), ("SIGKILL", "SIGINT", "SIGKILL", "SIGINT")])
+def test_a_run_stopped_at_every_stage_continues_with_the_printed_command_to_the_same_rankings(
+        by_lab_run, tmp_path_factory, signals):
+    """Import, embed, prepare and evaluate each interrupted (Ctrl-C, or a crash that kills every
+    process of the run); after Ctrl-C the lab's one `interrupted:` line names the command, after a
+    crash the refused rerun names it; each printed command is run as printed. The end: the same
+    fixture bytes and rankings as the uninterrupted run, and the resumed run's own audit holds."""
+    import signal
+
+    inputs = built_inputs(tmp_path_factory)
+    run_dir = tmp_path_factory.mktemp("stopped") / "run"
+    start = ["run", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir", run_dir]
+    args = start
+    watches = {"import": "run.json", "embed": "fixture.json.partial/batch-000002.npz", "prepare": "state.json",
+               "evaluate": "report.json"}
+    for (stage, watch), name in zip(watches.items(), signals):
+        sig = getattr(signal, name)
+        stopped = _interrupted(args, run_dir, watch, sig)
+        if stage != "import":  # an import takes well under a second: the signal may land after it
+            assert stage not in json.loads((run_dir / "run.json").read_text())["done"], stopped.stderr
+        if sig == signal.SIGINT:
+            assert stopped.returncode == 130, stopped.stderr
+            lines = [line for line in stopped.stderr.splitlines() if line.startswith("interrupted:")]
+            assert len(lines) == 1 and "Traceback" not in stopped.stderr, stopped.stderr
+            args = _printed_command(lines[0])
+        else:
+            assert stopped.returncode == -signal.SIGKILL
+            again = lab_cli(*start, check=False)  # the first command again: refused, naming the way on
+            assert again.returncode == 2, again.stderr
+            args = _printed_command(again.stderr)
+    assert args == ["run", "--resume", str(run_dir)]
+    assert not (run_dir / "fixture.json.partial").exists()
+    finished = subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    assert "audit: all checks hold" in finished.stdout + finished.stderr or \
+        json.loads((run_dir / "run.json").read_text())["done"][-1] == "audit"
+    baseline, _ = by_lab_run
+    assert (run_dir / "fixture.json").read_bytes() == (baseline / "fixture.json").read_bytes()
+
+    def rankings(path):
+        return sorted((r["query_id"], r["method"], r["ranking"]) for r in json.loads(path.read_text())["rows"])
+
+    assert rankings(run_dir / "report.json") == rankings(baseline / "report.json")
+    assert json.loads((run_dir / "public.json").read_text())["statistics"] == \
+        json.loads((baseline / "public.json").read_text())["statistics"]
+    # nothing of the run outlives it: no stage, no lab still holding the store
+    assert "still serves" not in finished.stderr
