@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from protocols.canonical import sha256_bytes
+from protocols.canonical import digest, sha256_bytes
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from lab.run_record import RunRecord
 from protocols.child_process import dies_with_parent
@@ -28,6 +28,7 @@ from protocols.cli import STAGE_OF_RUN
 from protocols.errors import CheckFailed, Interrupted, RefusedInput
 from protocols.files import load_json, refuse_existing, save
 from protocols.graph_file import GRAPH_FILE
+from protocols.locks import check_frozen
 from protocols.routes import ENTITIES, route_of
 from protocols.run_dir import FILES, RunDir
 from protocols.schema import load_protocol
@@ -77,6 +78,22 @@ def synthetic_files(protocol: dict, path: Path) -> None:
                            f"({', '.join(sorted(generated))}); give --data-dir with the files it names")
 
 
+def check_catalog_copy(protocol: dict, path: Path) -> None:
+    """The protocol's copy of each ranking profile is the one the lab serves (what evaluate checks
+    against the live catalog, asked here before anything is written)."""
+    from server.routes import CATALOG
+
+    for name, frozen in sorted(protocol["ranking_profiles"].items()):
+        served = CATALOG.get(name)
+        if served is None:
+            raise RefusedInput(f"protocol {path}: ranking profile {name} is not one this lab serves")
+        if digest(served) != digest(frozen):
+            fields = sorted(k for k in set(served) | set(frozen) if served.get(k) != frozen.get(k))
+            raise RefusedInput(f"protocol {path}: its copy of ranking profile {name} differs from the lab's catalog "
+                               f"(fields: {', '.join(fields)}); a profile is frozen by name: a changed one is a new "
+                               f"profile")
+
+
 def read_rows(protocol: dict, folder: Path, graph_dir: Path | None = None) -> None:
     """Every row of a protocol's pinned files read as `lab import` reads them (importer.cohort), and
     its pinned external graph matched to the corpus (docs/graph-import.md): what `lab protocol new`
@@ -105,6 +122,8 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     for url in (external or {}).values():
         check_url(url)  # a remote URL is refused before anything runs
     protocol = load_protocol(protocol_path)
+    check_frozen(protocol_path, protocol)
+    check_catalog_copy(protocol, protocol_path)
     if Path(run_dir, FILES["record"]).is_file():
         raise RefusedInput(f"refusing to overwrite existing output: {run_dir} holds an unfinished or finished "
                            f"`lab run`; `lab run --resume {run_dir}` continues it")

@@ -10,7 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from protocols import registry
+from protocols import locks, registry
+from protocols.canonical import digest
 from protocols.cli import Command
 from protocols.derivations import Inputs, Skipped
 from protocols.derivations.root import Root
@@ -50,10 +51,13 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show_configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="a declared protocol or suite (its file name without .json)")
+    parser.add_argument("name", help="a declared protocol or suite (its file name without .json), or the path of any "
+                                     "protocol file")
 
 
 def _show(args: argparse.Namespace) -> int:
+    if args.name.endswith(".json") or "/" in args.name:
+        return _show_file(Path(args.name))
     entry = _declared(args.name)
     if not isinstance(entry.step, SuitePin):  # a file that no longer validates is refused, not shown
         load_protocol(FROZEN_DIR / entry.file)
@@ -68,6 +72,41 @@ def _show(args: argparse.Namespace) -> int:
             print(f"  {ancestor.name:<34} {ancestor.step.summary()}")
     print(f"step: {entry.step.kind}; its parameters:")
     print(json.dumps(dataclasses.asdict(entry.step), indent=2, ensure_ascii=False))
+    return 0
+
+
+def _show_file(path: Path) -> int:
+    """Any protocol file: its name and digest, how it stands against its lock and the lab's own
+    protocols (exit 1 when `lab run` would refuse it), and what it runs."""
+    if not path.is_file():
+        raise RefusedInput(f"{path}: no such file")
+    protocol = load_protocol(path)
+    line, problems = locks.status(path, protocol)
+    print(f"{protocol['protocol_version']}: {path}")
+    print(f"digest: {digest(protocol)}")
+    print(f"frozen: {line}")
+    for problem in problems:
+        print(f"refused by lab run: {problem}")
+    print("source files: " + ", ".join(f"{role} {entry['name']}" for role, entry in protocol["source_files"].items()))
+    splits = protocol["selection"]["splits"]
+    print("splits: " + "; ".join(f"{name} {split['counts']}" for name, split in splits.items()))
+    print("methods: " + ", ".join(protocol["methods"]))
+    primary = protocol["evaluation"].get("primary_contrast") or {}
+    if primary:
+        print(f"primary contrast: {primary.get('candidate')} - {primary.get('baseline')}")
+    return 1 if problems else 0
+
+
+def _freeze_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE", help="the protocol file to freeze (FILE.lock.json is written beside it)")
+
+
+def _freeze(args: argparse.Namespace) -> int:
+    protocol = load_protocol(args.file)
+    written = locks.freeze(args.file, protocol)
+    print(f"froze {protocol['protocol_version']} (digest {digest(protocol)}); `lab run` now refuses this file "
+          f"if it changes")
+    print(f"wrote {written}")
     return 0
 
 
@@ -203,7 +242,7 @@ def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.
 
 
 def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None = None) -> int:
-    refuse_existing(args.output)
+    refuse_existing(args.output, locks.lock_path(args.output))
     graph_flags = (args.graph_format, args.producer) + tuple(args.allow)
     if args.graph is None and any(graph_flags):
         raise RefusedInput("--graph-format, --producer and --allow go with --graph")
@@ -219,7 +258,9 @@ def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None 
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
                  "attribution": args.attribution}, check=check, graph_builder=builder)
+    locks.check_frozen(args.output, protocol)  # its name is not the lab's, nor one frozen beside it
     save(args.output, protocol)
+    frozen = locks.freeze(args.output, protocol)
     for role, entry in protocol["source_files"].items():
         print(f"pinned {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
     for role, entry in protocol["graph_builder"].get("graph_file", {}).get("files", {}).items():
@@ -228,6 +269,7 @@ def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None 
     print("splits: " + "; ".join(f"{name} {split['counts']}" for name, split in splits.items())
           + ("" if "development" in splits else " (test-only: warm-up on the corpus warm-up query)"))
     print(f"wrote {args.output}")
+    print(f"wrote {frozen} (its lock: `lab run` refuses the file once it changes)")
     return 0
 
 
@@ -237,8 +279,17 @@ COMMANDS: tuple[Command, ...] = (
                          "its parent and the derivation step that makes it (docs/protocols.md)."),
             subcommands=(
                 Command("list", "list every declared protocol and suite with its parent and step", run=_list),
-                Command("show", "show one protocol's lineage from its root and its step's parameters",
+                Command("show", "show one protocol's lineage from its root and its step's parameters, or any "
+                                "protocol file: digest, lock, what it runs",
                         configure=_show_configure, run=_show),
+                Command("freeze", "freeze your own protocol file: its digest in a lock beside it, checked by lab run",
+                        description=("Write FILE.lock.json beside FILE: the protocol's name, the digest of its\n"
+                                     "content and of each field. `lab run` then refuses the file, before it\n"
+                                     "writes anything, once its content no longer matches (naming the fields\n"
+                                     "that changed), and refuses another file in the same folder that carries\n"
+                                     "the same name with other content. A lock is never rewritten; `lab\n"
+                                     "protocol new` writes one. docs/protocols.md, \"Your own protocol, frozen\"."),
+                        configure=_freeze_configure, run=_freeze),
                 Command("regenerate", "rebuild every declared file from its parent and compare, or write the set",
                         description=("Rebuild every declared protocol and suite from its committed parent.\n"
                                      "--check compares bytes with the committed files: exit 0 when all are equal,\n"

@@ -19,6 +19,7 @@ from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.errors import RefusedInput
 from protocols.files import encode, refuse_existing, save_bytes
+from protocols.locks import LOCK_SUFFIX
 from protocols.registry import Declared, check_declarations
 from protocols.schema import load_protocol, validate_protocol
 
@@ -69,7 +70,7 @@ def regenerate(declared: tuple[Declared, ...], protocols_dir: Path = PROTOCOLS_D
     for pattern in COMMITTED_GLOBS:
         for path in sorted(protocols_dir.glob(pattern)):
             file = path.relative_to(protocols_dir).as_posix()
-            if file not in known:
+            if file not in known and not file.endswith(LOCK_SUFFIX):  # locks are not protocols (locks.py)
                 outcomes.append(Outcome(file, UNDECLARED, "committed but not declared in protocols/registry.py"))
     return outcomes
 

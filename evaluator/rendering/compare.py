@@ -132,11 +132,24 @@ def cohort(a: Side, b: Side) -> dict:
 
 def side_summary(side: Side) -> dict:
     public = side.public
-    return {"protocol_version": public["protocol_version"], "public_report_digest": digest(public),
+    return {"protocol_version": public["protocol_version"], "protocol_digest": public["hash_chain"]["protocol"],
+            "public_report_digest": digest(public),
             "private_report_digest": public["private_report_digest"], "fixture_digest": public["hash_chain"]["fixture"],
             "space_id": public["space_id"], "model": side.space.get("model"), "split": public["plan"]["split"],
             "queries": len(public["plan"]["queries"]), "seed": public["plan"]["seed"],
             "bootstrap": public["evaluation"]["bootstrap"], "methods": side.methods}
+
+
+def same_name_warnings(publics: list[tuple[str, Mapping]]) -> list[str]:
+    """One line per protocol name that two of the reports carry with different contents: the same
+    label on two different protocols is not one protocol (`lab protocol freeze` prevents it)."""
+    by_name: dict[str, dict[str, list[str]]] = {}
+    for label_, public in publics:
+        by_name.setdefault(public["protocol_version"], {}).setdefault(public["hash_chain"]["protocol"], []).append(label_)
+    return [f"protocol {name} names {len(digests)} different protocols: "
+            + "; ".join(f"{', '.join(labels)} digest {d[:12]}" for d, labels in digests.items())
+            + " (same name, different content: read each side's protocol, not the name)"
+            for name, digests in by_name.items() if len(digests) > 1]
 
 
 def compare(a: Side, b: Side) -> dict:
@@ -155,6 +168,7 @@ def compare(a: Side, b: Side) -> dict:
         "statistics": None,
         "contrasts": [],
         "side_by_side": side_by_side(a, b, metrics, kind["kind"]),
+        "warnings": same_name_warnings([("A", a.public), ("B", b.public)]),
     }
     if kind["kind"] == "paired":
         out["statistics"], out["contrasts"] = paired(a, b, shared, metrics)
@@ -293,6 +307,9 @@ def render(comparison: Mapping) -> tuple[str, str]:
                f"B = {comparison['sides']['b']['protocol_version']}")
     cohort_text = f"Cohort: {comparison['cohort']['kind']} ({comparison['cohort']['reason']})."
     md, body = [f"# {heading}", "", cohort_text, ""], [html.paragraph(cohort_text)]
+    for warning in comparison.get("warnings") or []:
+        md += [f"**Warning:** {warning}.", ""]
+        body.append(html.paragraph(f"Warning: {warning}."))
     for part in parts:
         if isinstance(part, Table):
             md.append(tables.markdown(part))
@@ -314,6 +331,8 @@ def run_comparison(a_files: RunFiles, b_files: RunFiles, output: Path,
     refuse_existing(output)
     sides = [audited_side(name, locate(name, files), log) for name, files in (("A", a_files), ("B", b_files))]
     comparison = compare(*sides)
+    for warning in comparison["warnings"]:
+        log(f"warning: {warning}")
     markdown, page = render(comparison)
     comparison["outputs"] = {"markdown": sha256_bytes(markdown.encode("utf-8")), "html": sha256_bytes(page.encode("utf-8"))}
     refuse_existing(output)

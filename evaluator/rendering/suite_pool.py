@@ -35,8 +35,12 @@ def match_reports(suite: dict, report_paths: Sequence[Path]) -> dict[str, tuple[
         chain = report.get("hash_chain") if isinstance(report, dict) else None
         pinned = chain.get("protocol") if isinstance(chain, dict) else None
         if pinned not in by_digest:
+            name = (report.get("protocol") or {}).get("protocol_version") if isinstance(report, dict) else None
+            same = [d for d in suite["datasets"] if Path(d["protocol"]).stem == name]
+            told = (f"; it carries the name {name} of the suite's pinned protocol with other content (same name, "
+                    f"different protocol)" if name and same else "")
             raise PoolRefused(f"report {path}: protocol digest {pinned} is not pinned by suite {suite['suite_version']} "
-                              f"(it pins {', '.join(f'{n} {d[:12]}' for d, n in by_digest.items())})")
+                              f"(it pins {', '.join(f'{n} {d[:12]}' for d, n in by_digest.items())}){told}")
         name = by_digest[pinned]
         if name in found:
             raise PoolRefused(f"report {path}: dataset {name} is given twice (also {found[name][0]}); "

@@ -89,6 +89,11 @@ def test_a_toy_format_through_the_documented_steps_imports(tmp_path):
     done = lab("protocol", "new", "--layout", "toyqa_v1", "--questions", "data/toy.json", "--test", "all",
                "--output", "toy-v1.json", "--version", "toy-v1")
     assert done.returncode == 0, done.stdout + done.stderr
+    # `lab protocol new` freezes what it writes: the lock beside it binds the file's digest
+    from protocols.canonical import digest
+
+    lock = json.loads((tmp_path / "toy-v1.lock.json").read_text())
+    assert lock["digest"] == digest(json.loads((tmp_path / "toy-v1.json").read_text()))
     done = lab("import", "--protocol", "toy-v1.json", "--data-dir", "data", "--output", "out/source.json",
                "--relations", "out/relations.json")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -14,7 +14,8 @@ from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, SHARED_DATA, require_shared
 
 OFFICIAL = REPO / "protocols" / "graph-multihop-protocol-v1.json"
-PROTOCOL_FILES = sorted(p for p in (REPO / "protocols").glob("*.json") if not p.name.startswith("suite-"))
+PROTOCOL_FILES = sorted(p for p in (REPO / "protocols").glob("*.json")
+                        if not p.name.startswith("suite-") and not p.name.endswith(".lock.json"))
 
 
 # --- canonical JSON and digests --------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""Your own protocol, frozen like the lab's: a lock beside it, checked by `lab run` before it writes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from protocols import locks
+from protocols.canonical import digest
+from protocols.errors import RefusedInput
+from protocols.files import FROZEN_DIR
+from protocols.registry import DECLARED
+from protocols.derivations.suite_pin import SuitePin
+from protocols.schema import load_protocol
+from tests.conftest import REPO
+
+SYNTHETIC = FROZEN_DIR / "synthetic-v1.json"
+
+
+def lab(*args, cwd=REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lab", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def own(tmp_path: Path, name: str = "mine-v1", edit=None) -> Path:
+    value = json.loads(SYNTHETIC.read_text())
+    value["protocol_version"] = name
+    if edit:
+        edit(value)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(value, indent=1))
+    return path
+
+
+def test_the_declared_locks_are_every_declared_protocol_s_digest():
+    """protocols/declared.lock.json is what `lab run` compares a lab name against: one entry per
+    declared protocol, its committed file's digest (a new declared protocol adds its line)."""
+    want = {e.name: digest(load_protocol(FROZEN_DIR / e.file)) for e in DECLARED if not isinstance(e.step, SuitePin)}
+    assert locks.declared_digests() == want, json.dumps(dict(sorted(want.items())), indent=2)
+
+
+def test_freeze_writes_a_lock_once_and_show_reads_any_file(tmp_path):
+    path = own(tmp_path)
+    done = lab("protocol", "freeze", path)
+    assert done.returncode == 0, done.stderr
+    lock = json.loads((tmp_path / "mine-v1.lock.json").read_text())
+    assert lock["digest"] == digest(load_protocol(path)) and lock["protocol_version"] == "mine-v1"
+    assert f"wrote {tmp_path / 'mine-v1.lock.json'}" in done.stdout
+    again = lab("protocol", "freeze", path)
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+    shown = lab("protocol", "show", path)
+    assert shown.returncode == 0 and f"frozen: frozen by {tmp_path / 'mine-v1.lock.json'}" in shown.stdout
+    assert f"digest: {lock['digest']}" in shown.stdout and "primary contrast: graph_hybrid_balanced" in shown.stdout
+    assert "not frozen" in lab("protocol", "show", own(tmp_path, "other-v1")).stdout
+    assert "the lab's own protocol synthetic-v1, unchanged" in lab("protocol", "show", SYNTHETIC).stdout
+
+
+def _contrast(value):
+    value["evaluation"]["primary_contrast"]["baseline"] = "lexical"
+
+
+def _k1(value):
+    value["ranking_profiles"]["bm25_v1"]["k1"] = 1.5
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("edited after freezing", "no longer matches its lock"),
+    ("an edited copy keeping the frozen name", "that "),
+    ("the lab's name with other content", "carries the name of the lab's protocol synthetic-v1"),
+    ("a catalog copy the lab does not serve", "differs from the lab's catalog (fields: k1)"),
+])
+def test_lab_run_refuses_before_writing_anything(tmp_path, case, expected):
+    frozen = own(tmp_path)
+    assert lab("protocol", "freeze", frozen).returncode == 0
+    if case == "edited after freezing":
+        path = own(tmp_path, edit=_contrast)
+        expected += f" {tmp_path / 'mine-v1.lock.json'} (changed: evaluation.primary_contrast)"
+    elif case == "an edited copy keeping the frozen name":
+        value = json.loads(frozen.read_text())
+        _contrast(value)
+        path = tmp_path / "copy.json"
+        path.write_text(json.dumps(value))
+        expected += f"{tmp_path / 'mine-v1.lock.json'} froze, with other content (changed: evaluation.primary_contrast)"
+    elif case == "the lab's name with other content":
+        path = own(tmp_path, "synthetic-v1", edit=_contrast)
+    else:
+        path = own(tmp_path, "mine-k1-v1", edit=_k1)
+    done = lab("run", "--protocol", path, "--run-dir", tmp_path / "run")
+    assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert not (tmp_path / "run").exists()
+    if case != "a catalog copy the lab does not serve":
+        assert lab("protocol", "show", path).returncode == 1
+
+
+def test_protocol_new_writes_its_lock(tmp_path):
+    from protocols.locks import lock_path
+
+    with pytest.raises(RefusedInput, match="with other content"):
+        locks.check_frozen(tmp_path / "x.json", {**load_protocol(SYNTHETIC), "title": "changed"})
+    assert lock_path(tmp_path / "mine-v1.json") == tmp_path / "mine-v1.lock.json"
+
+
+def test_two_reports_with_one_name_and_two_protocols_are_named_in_a_comparison():
+    from evaluator.rendering.compare import same_name_warnings
+
+    a = {"protocol_version": "mine-v1", "hash_chain": {"protocol": "a" * 64}}
+    b = {"protocol_version": "mine-v1", "hash_chain": {"protocol": "b" * 64}}
+    (line,) = same_name_warnings([("A", a), ("B", b)])
+    assert line.startswith("protocol mine-v1 names 2 different protocols: A digest aaaaaaaaaaaa; B digest bbbbbbbbbbbb")
+    assert same_name_warnings([("A", a), ("B", dict(a))]) == []
