@@ -30,6 +30,21 @@ def find_browser() -> str | None:
     return None
 
 
+def need_browser() -> str:
+    """The browser's path; without one, skip with the way to install it, except in CI, where
+    `.ci/run` installs Debian's chromium and a missing browser is a failure (no silent skip)."""
+    import pytest
+
+    found = find_browser()
+    if found is None:
+        message = (f"no headless browser installed (looked for {', '.join(BINARIES)} on PATH); "
+                   f"`apt-get install chromium` enables this test")
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; .ci/run installs it, so in CI this is a failure")
+        pytest.skip(message)
+    return found
+
+
 class Browser:
     def __init__(self, binary: str, profile: Path, timeout: float = 120.0):
         commands_read, self._write = os.pipe()  # we write, Chromium reads on fd 3
@@ -130,7 +145,22 @@ def render(binary: str, page: Path, profile: Path, width: int = 1400, height: in
                  # a section scrolling sideways inside the page (overflow-x: auto) counts too
                  "scrolling: [...document.querySelectorAll('section')].filter(e => e.scrollWidth > e.clientWidth + 1)"
                  ".map(e => e.id + ' ' + e.scrollWidth + ' > ' + e.clientWidth),"
-                 "resources: performance.getEntriesByType('resource').map(e => e.name)})")
+                 "resources: performance.getEntriesByType('resource').map(e => e.name),"
+                 # a word of a table cell laid out over two lines (broken mid-word)
+                 "broken: [...document.querySelectorAll('td, th')].flatMap(cell => {"
+                 "const out = []; const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);"
+                 "for (let n = walk.nextNode(); n; n = walk.nextNode()) { const re = /\\S+/g; let m;"
+                 "while ((m = re.exec(n.data))) { const r = document.createRange(); r.setStart(n, m.index);"
+                 "r.setEnd(n, m.index + m[0].length); const tops = new Set([...r.getClientRects()]"
+                 ".filter(b => b.width > 0).map(b => Math.round(b.top)));"
+                 "if (tops.size > 1) out.push((cell.closest('table') || cell).id + ': ' + m[0]); } } return out; }),"
+                 # text drawn smaller than 10 px: figure labels (SVG text scaled with its figure) and page text
+                 "small: [...document.querySelectorAll('svg text')].map(t => ({t: t.textContent.trim(),"
+                 "px: parseFloat(getComputedStyle(t).fontSize) * (t.getScreenCTM() ? Math.hypot(t.getScreenCTM().a, t.getScreenCTM().b) : 1),"
+                 "fig: (t.closest('figure') || {}).id})).concat([...document.querySelectorAll('td, th, p, li, caption, "
+                 "figcaption')].map(e => ({t: e.textContent.trim().slice(0, 30), px: parseFloat(getComputedStyle(e)"
+                 ".fontSize), fig: (e.closest('table') || e.closest('section') || e).id})))"
+                 ".filter(x => x.t && x.px < 10).map(x => x.fig + ': ' + x.t + ' ' + x.px.toFixed(1) + 'px')})")
         seen = json.loads(browser.call("Runtime.evaluate", {"expression": probe, "returnByValue": True},
                                        session=session)["result"]["value"])
         shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=session)

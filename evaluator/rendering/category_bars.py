@@ -31,7 +31,7 @@ def category_bars(public: Mapping):
         ax.set_ylim(len(categories) - 0.5, -0.5)
         ax.set_xlim(0.0, 1.0)
         ax.set_xlabel(metric_label(metric))
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8.0)
 
     left = plotting.label_width([f"{c} (000)" for c in categories])
     right = plotting.label_width(methods) + 0.5

@@ -194,26 +194,3 @@ def secondary_views(pooled: Mapping) -> list[dict]:
             view["pooled_other_unit"] = part["pooled_other_unit"]
         views.append(view)
     return views
-
-
-def pooled_html(pooled: Mapping) -> str:
-    """One self-contained page (no script, no external asset) with the same table and sentences."""
-    from html import escape
-
-    head = "".join(f"<th>{escape(h)}</th>" for h in POOLED_HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in pooled_rows(pooled))
-    for part in secondary_views(pooled):
-        c = part["primary_contrast"]
-        body += (f"<tr><th colspan=\"{len(POOLED_HEADER)}\">Secondary: {escape(c['candidate'])} − "
-                 f"{escape(c['baseline'])} — {escape(pooled_sentence(part))}</th></tr>")
-        body += "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in pooled_rows(part))
-    reports = "".join(f"<li>{escape(name)}: <code>{escape(r['path'])}</code> (protocol {escape(r['protocol_version'])})</li>"
-                      for name, r in pooled["reports"].items())
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{escape(pooled['suite_version'])}: pooled primary contrast</title>"
-            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #999;padding:.3em .6em;text-align:right}td:first-child{text-align:left}</style>"
-            f"</head><body><h1>{escape(pooled['suite_version'])}: pooled primary contrast</h1>"
-            f"<p>{escape(pooled['title'])}</p><p><strong>{escape(pooled_sentence(pooled))}</strong></p>"
-            f"<p>{escape(pooled_note(pooled))}</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p>Reports (audited):</p><ul>{reports}</ul></body></html>\n")

@@ -31,7 +31,7 @@ def recall_figure(public: Mapping):
         ax.set_ylim(0.0, 1.0)
         ax.set_xlabel("k (log scale)")
         ax.set_ylabel("recall@k")
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8.0)
 
     right = plotting.label_width(methods) + 0.6
     return plotting.figure(build, 6.5 + right, 4.0, left=0.7, right=right, top=0.25, bottom=0.6)

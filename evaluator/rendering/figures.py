@@ -104,7 +104,7 @@ def category_heatmap(public: Mapping):
             mesh = ax.pcolormesh(grid, cmap="viridis", vmin=0.0, vmax=1.0, edgecolors="white", linewidth=0.5)
             for (r, c), value in np.ndenumerate(grid):
                 if not np.isnan(value):
-                    ax.text(c + 0.5, r + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    ax.text(c + 0.5, r + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=8.0,
                             color="white" if value < 0.6 else "black")
             ax.set_xticks([x + 0.5 for x in range(len(methods))], methods, rotation=60, ha="right")
             ax.set_yticks([y + 0.5 for y in range(len(categories))],

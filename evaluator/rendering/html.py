@@ -12,13 +12,14 @@ import html
 from collections.abc import Sequence
 
 STYLE = """
-body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 2em auto; max-width: 78em; padding: 0 1em; color: #222; }
+body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 2em auto; max-width: 82em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; overflow-wrap: anywhere; }
+table { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; overflow-wrap: normal; word-break: normal; hyphens: manual; }
 thead th { background: #f0f0f0; } tbody th { text-align: left; font-weight: normal; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: normal; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; } .nw { white-space: nowrap; }
 section, figure { overflow-x: auto; } figure { margin: 1em 0 2em; } figure svg { max-width: 100%; height: auto; }
+@media (max-width: 1000px) { figure svg { max-width: none; } }
 figcaption { font-size: 0.85em; color: #444; max-width: 60em; }
 p.note { font-size: 0.85em; color: #444; }
 p.answer { font-size: 1.05em; border: 2px solid #444; padding: 0.6em 0.9em; max-width: 60em; }

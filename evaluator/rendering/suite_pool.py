@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from evaluator.rendering.contrast_text import pooled_html, pooled_markdown
+from evaluator.rendering.contrast_text import pooled_markdown
+from evaluator.rendering.pooled_page import pooled_html
 from evaluator.reporting.pooling import dataset_deltas, pool
 from evaluator.rendering.audit import audit
 from protocols.canonical import digest

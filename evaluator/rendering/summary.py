@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from evaluator.rendering import (about, contrast_text, contrasts, glance, html, leaderboard_views, published,
                                  rescue_tables, tables)
-from evaluator.rendering.reach_table import reach_table
+from evaluator.rendering.reach_table import reach_tables
 from evaluator.rendering.figures import CAPTIONS
 from evaluator.rendering.tables import Table, metric_label, num
 
@@ -148,7 +148,7 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         contrasts_table(public), *fig("forest"), *fig("recall_curve"), glance.wins_losses_table(public),
         categories_table(public), *fig("category_heatmap"), *fig("category_bars"),
         latency_table(public), *fig("latency"), work_table(public), *fig("work_cuts"), resources_table(public),
-        *rescue_tables.tables(public), *fig("budget_curve"), reach_table(public),
+        *rescue_tables.tables(public), *fig("budget_curve"), *reach_tables(public),
     ]
     return [s for s in sections if s is not None]
 

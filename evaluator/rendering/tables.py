@@ -10,6 +10,7 @@ check every number shown against the public report.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -123,12 +124,29 @@ def markdown(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
+# a browser may break a word after a hyphen or a slash that follows a letter or digit (not a minus
+# sign before a number): "graph-multihop-v1" over two lines reads as
+# two words, so such a word is kept whole (class "nw", white-space: nowrap in html.py); spaces
+# remain the only places a cell's text wraps
+_BREAKABLE = re.compile(r"\S*\w[-/\u2010\u2013]\S*")
+
+
+def whole_words(text: str) -> str:
+    """`text` escaped for HTML, each word that holds a hyphen or a slash kept on one line."""
+    out, at = [], 0
+    for match in _BREAKABLE.finditer(text):
+        out += [html.escape(text[at:match.start()]), f'<span class="nw">{html.escape(match.group())}</span>']
+        at = match.end()
+    out.append(html.escape(text[at:]))
+    return "".join(out)
+
+
 def _html_part(part: Part) -> str:
     if isinstance(part, Num):
         value = "" if part.value is None else repr(part.value)
         return (f'<data value="{html.escape(value)}" data-path="{html.escape(part.pointer())}">'
-                f"{html.escape(part.text())}</data>")
-    return html.escape(part)
+                f"{whole_words(part.text())}</data>")
+    return whole_words(part)
 
 
 def html_table(table: Table) -> str:
@@ -136,7 +154,7 @@ def html_table(table: Table) -> str:
     if table.note:
         out.append(f"<p>{html.escape(table.note)}</p>")
     out.append("<table>")
-    out.append("<thead><tr>" + "".join(f'<th scope="col">{html.escape(c)}</th>' for c in table.columns) + "</tr></thead>")
+    out.append("<thead><tr>" + "".join(f'<th scope="col">{whole_words(c)}</th>' for c in table.columns) + "</tr></thead>")
     out.append("<tbody>")
     for row in table.rows:
         cells = []

@@ -14,7 +14,7 @@ and two oracles over the base pool: `rerank_ndcg@10`, the mean nDCG@10 of the po
 perfectly (its documents by grade desc, then id: what any re-ranker of that pool could reach), and
 `gold_outside_share`, the share of all relevant documents outside the pool (what only reach can
 fix). Everything is derived from the report's rows and pools, so export and audit recompute it;
-the table that shows it is evaluator/rendering/reach_table.py.
+the tables that show it are in evaluator/rendering/reach_table.py.
 """
 
 from __future__ import annotations

@@ -291,12 +291,9 @@ def test_the_figure_is_a_well_formed_svg_naming_every_method(runs, tmp_path):
 
 
 def test_a_headless_browser_renders_the_figure(runs, tmp_path):
-    from tests.browser import BINARIES, find_browser, render
+    from tests.browser import need_browser, render
 
-    binary = find_browser()
-    if binary is None:
-        pytest.skip(f"no headless browser installed (looked for {', '.join(BINARIES)} on PATH); "
-                    f"`apt-get install chromium` enables this check")
+    binary = need_browser()
     out = tmp_path / "board"
     leaderboard("--runs", runs[0].directory, "--output-dir", out)
     seen = render(binary, out / "leaderboard.html", tmp_path / "profile")

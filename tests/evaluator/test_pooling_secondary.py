@@ -9,7 +9,8 @@ import copy
 import pytest
 
 from evaluator.reporting import pooling
-from evaluator.rendering.contrast_text import pooled_html, pooled_markdown
+from evaluator.rendering.contrast_text import pooled_markdown
+from evaluator.rendering.pooled_page import pooled_html
 from protocols.suite import SuiteError, pinned_protocols, validate_suite
 from tests.evaluator.test_pooling import CONTRAST, SAMPLE_DIGEST, SAMPLE_PROTOCOL, suite_value, toy_datasets
 
@@ -88,3 +89,27 @@ def test_each_secondary_pooled_row_shows_its_own_other_unit_interval():
         assert f"({interval_text(expected['interval'])})" in secondary_table
         assert f"({interval_text(result['pooled_other_unit']['interval'])})" not in secondary_table
         assert f"({interval_text(expected['interval'])})" in pooled_html(result).split("Secondary:")[1]
+
+
+def test_the_pooled_page_draws_each_contrast_and_keeps_headings_out_of_tables(tmp_path):
+    """pooled.html: a forest figure per contrast (each dataset's interval and the pool's, every
+    number of the table drawn), each heading an h2 outside the tables; in a real browser it reads
+    cleanly at 1,400 px (no broken word, no label under 10 px, nothing wider than the page)."""
+    import re
+
+    from tests.browser import need_browser, render
+
+    datasets = toy_datasets()
+    suite = suite_value(SAMPLE_DIGEST)
+    both = pooling.pool(suite | {"secondary_contrasts": [dict(CONTRAST, label="secondary")]}, datasets, {}, [datasets])
+    page = pooled_html(both)
+    assert re.findall(r'<figure id="fig-([\w-]+)">\s*<svg', page) == ["primary", "secondary-0"]
+    assert "colspan" not in page and page.count("<h2>") == 3
+    for table in re.findall(r"<table>.*?</table>", page, flags=re.S):
+        assert "<h2>" not in table and "Secondary" not in table
+    path = tmp_path / "pooled.html"
+    path.write_text(page)
+    seen = render(need_browser(), path, tmp_path / "profile", width=1400, height=900)
+    assert seen["errors"] == [] and seen["resources"] == []
+    assert [f["id"] for f in seen["figures"]] == ["fig-primary", "fig-secondary-0"]
+    assert seen["broken"] == [] and seen["small"] == [] and seen["wider"] == []

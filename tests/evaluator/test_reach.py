@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evaluator.reporting import metrics
-from evaluator.rendering.reach_table import reach_table
+from evaluator.rendering.reach_table import reach_tables
 from evaluator.reporting.reach import derive_reach
 
 PROTOCOL = {"methods": {"weighted_rrf_v2": {"route": "hybrid", "profile": "weighted_rrf_v2", "limit": 10},
@@ -35,13 +35,18 @@ def test_reach_splits_gold_by_the_base_pool_and_counts_seeds():
     assert reach["oracle"]["rerank_ndcg@10"] == pytest.approx(ideal)
     assert (reach["oracle"]["gold"], reach["oracle"]["gold_outside"]) == (4, 1)
     assert reach["base"]["method"] == "weighted_rrf_v2"
-    table = reach_table({"reach": reach})
+    table, ceiling = reach_tables({"reach": reach})
     assert [c.text() for c in table.rows[-1]] == ["weighted_rrf_v2", "3", "0.000", "1.000", "-"]
+    # every value sits under the header that names it: counts under gold@10, shares under shares
+    assert [c.text() for c in table.rows[0]][1:4] == ["3", "0.333", "0.667"]
+    assert all(c.text().startswith("0.") or c.text() in ("1.000", "-") for r in table.rows for c in r[2:])
+    assert [c.text() for c in ceiling.rows[0]] == ["nDCG@10 of a perfect re-rank of the pool", f"{ideal:.3f}"]
+    assert [c.text() for c in ceiling.rows[2]] == ["gold passages outside the pool", "1"]
 
 
 def test_no_pools_no_section():
     assert derive_reach([], QUERIES, None, PROTOCOL) is None
-    assert reach_table({"reach": None}) is None
+    assert reach_tables({"reach": None}) == []
 
 
 def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
