@@ -53,6 +53,7 @@ class Route:
     request: tuple[str, ...]
     check: MethodCheck | None = None
     profiles: Mapping[str, dict] = field(default_factory=dict)
+    does: str = ""  # what the method does, in plain words, for the report's "What each method is"
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -126,23 +127,37 @@ def _check_rescue_method(f: Fields, method: dict, path: str, profiles: dict) -> 
 
 # In the order the server lists its routes. A new route is a new entry, never an edit of one.
 ROUTES: dict[str, Route] = {
-    "lexical": Route("lexical", ("profile", TEXT, "limit"), profiles=v1_route("lexical")),
+    "lexical": Route("lexical", ("profile", TEXT, "limit"), profiles=v1_route("lexical"),
+                     does="ranks passages by BM25 over the words they share with the question"),
     "semantic": Route("semantic", ("profile", VECTOR, "limit", "min_score"), _check_semantic_method,
-                      profiles=v1_route("semantic")),
-    "hybrid": Route("hybrid", ("profile", TEXT, VECTOR, "limit"), profiles=v1_route("hybrid")),
+                      profiles=v1_route("semantic"),
+                      does="ranks every passage by the cosine of its embedding to the question's (exact search)"),
+    "hybrid": Route("hybrid", ("profile", TEXT, VECTOR, "limit"), profiles=v1_route("hybrid"),
+                    does="fuses the BM25 ranking and the cosine ranking into one, with the profile's weights"),
     "graph": Route("graph", ("profile", "seed", TEXT, "limit", "expansion", VECTOR_IF_HYBRID_SEED),
-                   _check_graph_method, profiles={**v1_route("graph"), **IMPORTED_GRAPH_PROFILES}),
+                   _check_graph_method, profiles={**v1_route("graph"), **IMPORTED_GRAPH_PROFILES},
+                   does="finds seed passages, follows typed links between passages up to the declared depth, "
+                        "and fuses what the paths reach with the seeds' ranking"),
     # protocol v2 (docs/rescue.md)
     "rescue": Route("rescue", ("profile", TEXT, VECTOR, "limit", "graph_mode"), _check_rescue_method,
-                    profiles=RESCUE_PROFILES),
+                    profiles=RESCUE_PROFILES,
+                    does="keeps a fused BM25 and cosine ranking and appends passages linked to its top "
+                         "passages below it, never above"),
     # the ANN protocols: the ANN lane cosine_hnsw_v1 (docs/scale.md)
-    "ann": Route("ann", ("profile", VECTOR, "limit"), profiles=ANN_PROFILES),
+    "ann": Route("ann", ("profile", VECTOR, "limit"), profiles=ANN_PROFILES,
+                 does="ranks passages by cosine through an approximate nearest-neighbour index (faiss HNSW)"),
     # protocol v3 (docs/graph-v3.md); the walks over an imported graph (docs/graph-import.md)
-    "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles={**WALK_PROFILES, **IMPORTED_WALK_PROFILES}),
+    "walk": Route("walk", ("profile", TEXT, VECTOR, "limit"), profiles={**WALK_PROFILES, **IMPORTED_WALK_PROFILES},
+                  does="starts from the fused ranking's top passages, walks the graph a few steps, and fuses "
+                       "the passages it reaches back into that ranking"),
     # protocol v5 (docs/prf.md): RM3, Rocchio and their fusion
-    "prf": Route("prf", ("profile", TEXT, VECTOR, "limit"), profiles=PRF_PROFILES),
+    "prf": Route("prf", ("profile", TEXT, VECTOR, "limit"), profiles=PRF_PROFILES,
+                 does="retrieves once, expands the question from its own top passages (RM3 terms or a "
+                      "Rocchio vector), and retrieves again"),
     # HippoRAG-style PPR over the NER (or name) entity graph (docs/field-graphs.md)
-    "ppr": Route("ppr", ("profile", TEXT, VECTOR, ENTITIES, "limit"), profiles=PPR_PROFILES),
+    "ppr": Route("ppr", ("profile", TEXT, VECTOR, ENTITIES, "limit"), profiles=PPR_PROFILES,
+                 does="runs personalized PageRank over the entity graph from the question's entities and "
+                      "ranks passages by the mass they receive"),
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 

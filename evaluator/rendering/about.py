@@ -120,12 +120,19 @@ def left_out_text(key: str, n: int) -> str:
     return f"{n:,} repeated in a passage" if kind == "repeated_in_passage" else f"{n:,} {kind.replace('_', ' ')}"
 
 
-def block(protocol: Mapping, methods: list[str], imported: Mapping | None = None) -> dict:
-    """The public report's `about` block: `methods` (name -> line, in plan order) and `data`
-    (with an imported graph's provenance and counts, `imported`, the report's `imported_graph`)."""
+def block(protocol: Mapping, methods: list[str], imported: Mapping | None = None, plain: bool = True) -> dict:
+    """The public report's `about` block: `methods` (name -> line, in plan order), `does` (name ->
+    what its route does in plain words, declared with the route in protocols/routes.py) and `data`
+    (with an imported graph's provenance and counts, `imported`, the report's `imported_graph`).
+    `plain=False`: the block of a public report exported before it said what methods do."""
+    from protocols.routes import route_of
+
     profiles = protocol.get("ranking_profiles") or {}
-    return {"methods": {m: method_line(m, protocol["methods"][m], profiles) for m in methods},
-            "data": data_note(protocol, imported)}
+    out = {"methods": {m: method_line(m, protocol["methods"][m], profiles) for m in methods}}
+    if plain:
+        out["does"] = {m: route_of(protocol["methods"][m]).does for m in methods}
+    out["data"] = data_note(protocol, imported)
+    return out
 
 
 def methods_key(public: Mapping) -> Table | None:
@@ -134,9 +141,10 @@ def methods_key(public: Mapping) -> Table | None:
     about = public.get("about")
     if not about:
         return None
-    t = Table("method-key", "What each method is", ["method", "what it is"],
+    does = about.get("does")
+    t = Table("method-key", "What each method is", ["method", *(["what it does"] if does else []), "what it is"],
               note="From the protocol's methods and ranking profiles (route, profile, key parameters); the "
                    "protocol file holds every parameter.")
     for name, line in about["methods"].items():
-        t.add(name, line.split(": ", 1)[1])
+        t.add(name, *([does[name]] if does else []), line.split(": ", 1)[1])
     return t

@@ -522,9 +522,17 @@ def public_failures(report, frozen, given: Given, context: _Context) -> list[str
     # (and one whose answer box predates the smallest reachable p, with the rule of its day)
     board = not isinstance(given.public, Mapping) or "leaderboard" in given.public
     limits = not isinstance(given.public, Mapping) or _box_knows_limits(given.public)
-    key = [digest(report), frozen.digests["fixture"], {k: str(v) for k, v in paths.items()}, board, limits]
+    plain = not isinstance(given.public, Mapping) or "does" in (given.public.get("about") or {"does": 1})
+    # truncation counts come from the generation file the chain binds; a public report exported
+    # without it has none, one with them needs it given (--generation, or beside it in --run-dir)
+    counted = isinstance(given.public, Mapping) and "encoder" in given.public
+    if counted and frozen.generation is None:
+        return [f"{path.name} encoder: its truncation counts need the generation file (give --generation)"]
+    generation = frozen.generation if counted else None
+    key = [digest(report), frozen.digests["fixture"], {k: str(v) for k, v in paths.items()}, board, limits, plain,
+           counted]
     expected, files = context.memo.get("public", key, lambda: public_outputs(
-        report, frozen.fixture, paths, leaderboard=board, limits=limits))
+        report, frozen.fixture, paths, leaderboard=board, limits=limits, plain=plain, generation=generation))
     out = [f"{path.name} {diff}" for diff in differences(given.public, expected)]
     if given.public_path is None:
         return out

@@ -17,7 +17,7 @@ render them again and compare bytes.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evaluator.rendering import summary
@@ -35,6 +35,7 @@ from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, diff
 from evaluator.reporting.report import document_titles
 from evaluator.verification.verify import proof_digest, ranking_digest
 from protocols.canonical import digest, sha256_bytes
+from protocols.fast_canonical import digest_finite
 from protocols.errors import RefusedInput
 from protocols.files import load_json, refuse_existing, save
 
@@ -131,13 +132,29 @@ def derived_block_failures(report: Mapping, fixture: Mapping, derived: Mapping |
     return out
 
 
-def export(report_path, fixture_path, output, *, with_corpus: bool = False) -> dict[str, Path]:
-    """Write the public report and its files; `with_corpus`: also the corpus into PUBLIC.text/."""
+def encoder_counts(generation: Mapping, queries: Sequence[str]) -> dict:
+    """How many of the corpus's passages and of the cohort's questions the encoder truncated (the
+    generation file's per-input flags, bound to the report by its hash chain)."""
+    cohort = set(queries)
+    asked = [q for q in generation["queries"] if q["id"] in cohort]
+    return {"documents": len(generation["documents"]),
+            "documents_truncated": sum(1 for d in generation["documents"] if d["truncated"]),
+            "queries": len(asked), "queries_truncated": sum(1 for q in asked if q["truncated"])}
+
+
+def export(report_path, fixture_path, output, *, with_corpus: bool = False, generation_path=None) -> dict[str, Path]:
+    """Write the public report and its files; `with_corpus`: also the corpus into PUBLIC.text/;
+    `generation_path`: the generation file the report's chain binds, whose truncation counts the
+    method table then shows."""
     paths = output_paths(output)
     text = text_dir(paths["public"])
     refuse_existing(*paths.values(), text)
     report = load_json(report_path, "report")
     fixture = load_json(fixture_path, "fixture")
+    generation = load_json(generation_path, "generation file") if generation_path is not None else None
+    if generation is not None and digest_finite(generation) != (report.get("hash_chain") or {}).get("generation"):
+        raise ExportRefused(f"generation file {generation_path} is not the one report {report_path} binds "
+                            f"(hash_chain.generation)")
     if not isinstance(report, dict) or not isinstance(fixture, dict):
         raise ExportRefused("report and fixture must be JSON objects")
     try:
@@ -147,7 +164,7 @@ def export(report_path, fixture_path, output, *, with_corpus: bool = False) -> d
     if failures:
         shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
         raise ExportRefused(f"refusing to export {report_path}: {shown}")
-    public, files = public_outputs(report, fixture, paths)
+    public, files = public_outputs(report, fixture, paths, generation=generation)
     texts = text_files(public["plan"]["queries"], fixture["source"], text, with_corpus=with_corpus,
                        extra=readable_files(public, fixture["source"]))
     refuse_existing(*paths.values(), text)
@@ -160,14 +177,18 @@ def export(report_path, fixture_path, output, *, with_corpus: bool = False) -> d
 
 
 def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path], *,
-                   leaderboard: bool = True, limits: bool = True) -> tuple[dict, dict[Path, bytes]]:
+                   leaderboard: bool = True, limits: bool = True,
+                   plain: bool = True, generation: Mapping | None = None) -> tuple[dict, dict[Path, bytes]]:
     """The public report and the bytes of every other file export writes beside it. The public
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them.
     `leaderboard=False` derives a public report exported before it carried its board (the audit
     of such a report: docs/leaderboard.md); `limits=False` one whose answer box predates the smallest
-    reachable p (docs/reports.md)."""
+    reachable p (docs/reports.md); `plain=False` one whose `about` block predates `does`.
+    `generation`: the encoder's truncation counts in `encoder` (exported without it: no counts)."""
     core = public_report(report)
-    core["about"] = about.block(report["protocol"], core["plan"]["methods"], report.get("imported_graph"))
+    core["about"] = about.block(report["protocol"], core["plan"]["methods"], report.get("imported_graph"), plain)
+    if generation is not None:
+        core["encoder"] = encoder_counts(generation, core["plan"]["queries"])
     core["glance"] = glance.block(core, fixture, limits)
     if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
         core["recall_curve"] = depth.recall_curve(core, fixture)

@@ -48,12 +48,27 @@ def identity(public: Mapping) -> Table:
 
 
 def methods_table(public: Mapping) -> Table:
+    """Each method's means; with the encoder's counts (`encoder`, export --generation), the passages
+    and questions the encoder truncated, on the rows of the methods that read vectors."""
+    from protocols.routes import route_of
+
     methods = public["plan"]["methods"]
     names = [k for k in public["aggregates"]["methods"][methods[0]] if k != "queries"]
-    t = Table("methods", "Methods", ["method", "queries", *map(metric_label, names)])
+    encoder = public.get("encoder")
+    extra = ["truncated passages / questions"] if encoder else []
+    note = (f"Truncated: inputs longer than the encoder's token limit, embedded from their first tokens only: "
+            f"{encoder['documents_truncated']} of {encoder['documents']} passages, {encoder['queries_truncated']} "
+            f"of {encoder['queries']} questions; only the methods that read vectors see it." if encoder else "")
+    t = Table("methods", "Methods", ["method", "queries", *map(metric_label, names), *extra], note=note)
     for m in methods:
-        t.add(m, num(public, "aggregates", "methods", m, "queries", fmt="d"),
-              *(num(public, "aggregates", "methods", m, name) for name in names))
+        cells = [num(public, "aggregates", "methods", m, "queries", fmt="d"),
+                 *(num(public, "aggregates", "methods", m, name) for name in names)]
+        if encoder:
+            method = public["methods"][m]
+            cells.append(tables.joined(num(public, "encoder", "documents_truncated", fmt="d"),
+                                       num(public, "encoder", "queries_truncated", fmt="d"))
+                         if route_of(method).sends_vector(method) else "–")
+        t.add(m, *cells)
     return t
 
 

@@ -32,6 +32,8 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
     add_file(parser, "--report", "report", "private report written by evaluate")
     add_file(parser, "--fixture", "fixture", "the fixture the report was evaluated on")
     add_file(parser, "--output", "public", "public report JSON to create; the other outputs are named after it")
+    add_file(parser, "--generation", "generation", "the generation file the report binds: the method table then "
+                                                   "counts the inputs the encoder truncated (optional)")
     parser.add_argument("--with-corpus", action="store_true",
                         help="also write the corpus (id, title, text) into PUBLIC.text/corpus.jsonl, for an outside "
                              "system to index (docs/external.md)")
@@ -40,8 +42,10 @@ def configure_export(parser: argparse.ArgumentParser) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from evaluator.rendering.export import export
 
+    generation = resolve(args, "--generation", "generation", optional=True)
     paths = export(resolve(args, "--report", "report"), resolve(args, "--fixture", "fixture"),
-                   resolve(args, "--output", "public"), with_corpus=args.with_corpus)
+                   resolve(args, "--output", "public"), with_corpus=args.with_corpus,
+                   generation_path=generation)
     for path in paths.values():
         print(path)
     return 0

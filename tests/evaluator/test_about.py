@@ -52,5 +52,21 @@ def test_the_answer_box_carries_the_data_note_and_the_key_table_one_row_per_meth
     key = about.methods_key(public)
     shown = tables.markdown(key)
     assert len(key.rows) == len(methods)
-    assert "| lexical | lexical route, profile bm25_v1 (k1 1.2, b 0.75); limit 10 |" in shown
+    assert ("| lexical | ranks passages by BM25 over the words they share with the question | lexical route, "
+            "profile bm25_v1 (k1 1.2, b 0.75); limit 10 |") in shown
     assert about.methods_key({}) is None
+
+
+def test_each_method_says_what_it_does_in_plain_words():
+    """`about.does`: the sentence its route declares (protocols/routes.py), first in the key table."""
+    from protocols.routes import ROUTES
+
+    p = protocol("musique-sample-v5.json")
+    methods = list(p["methods"])
+    block = about.block(p, methods)
+    assert list(block["does"]) == methods
+    assert all(ROUTES[p["methods"][m]["route"]].does == block["does"][m] for m in methods)
+    assert all(len(route.does) > 30 for route in ROUTES.values())  # every route says it, none left empty
+    table = about.methods_key({"about": block})
+    assert table.columns == ["method", "what it does", "what it is"]
+    assert table.rows[0][1].text() == block["does"][methods[0]]

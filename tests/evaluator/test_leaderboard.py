@@ -325,16 +325,17 @@ def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
 
 
 def test_a_public_report_whose_answer_box_predates_the_reachable_p_still_audits(runs, tmp_path):
-    """Derived again with the rule of its day; the same box with the new rule's text but no
-    smallest p (a half-edited file) fails."""
+    """Derived again with the rule of its day (and without `about.does`, which it predates too);
+    the same box with the new rule's text but no smallest p (a half-edited file) fails."""
     from evaluator.rendering.export import output_paths, public_outputs
     from evaluator.reporting.verdicts import EARLIER_RULE, RULE
     from protocols.files import save
 
     report, fixture = (json.loads(p.read_text()) for p in (runs[0].report, runs[0].fixture))
     paths = output_paths(tmp_path / "public.json")
-    public, files = public_outputs(report, fixture, paths, limits=False)
+    public, files = public_outputs(report, fixture, paths, limits=False, plain=False)
     assert public["glance"]["answer"]["rule"] == EARLIER_RULE and "smallest_p" not in public["glance"]["answer"]
+    assert "does" not in public["about"]
     save(paths["public"], public)
     for path, data in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -343,3 +343,38 @@ def test_the_checks_see_a_broken_word_and_a_small_label(tmp_path):
                     "style='font-size:6px'>tiny</text></svg></body></html>")
     seen = render(binary, page, tmp_path / "profile", width=800, height=600)
     assert seen["broken"] == ["t: graph_hybrid_balanced"] and seen["small"] == [": tiny 6.0px"]
+
+
+def test_the_method_table_counts_what_the_encoder_truncated(run, tmp_path):
+    """Export with the generation file the report binds: `encoder` counts the truncated passages and
+    cohort questions from its per-input flags, shown on the rows of the methods that read vectors;
+    an edited count fails the audit, and a generation file the report does not bind is refused."""
+    from evaluator.rendering.export import encoder_counts
+    from protocols.files import save
+
+    generation = json.loads(run.generation.read_text())
+    public_path = tmp_path / "public.json"
+    done = lab_cli("export", "--report", run.report, "--fixture", run.fixture, "--generation", run.generation,
+                   "--output", public_path)
+    assert done.returncode == 0
+    public = json.loads(public_path.read_text())
+    assert public["encoder"] == encoder_counts(generation, public["plan"]["queries"])
+    assert public["encoder"]["documents"] == len(generation["documents"])
+    markdown = (tmp_path / "public.md").read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| method | queries |"))
+    assert header.endswith("| truncated passages / questions |")
+    counts = f"{public['encoder']['documents_truncated']} / {public['encoder']['queries_truncated']}"
+    section = markdown.split("## Methods\n", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split(" | ")[0][2:]: line for line in section.splitlines() if line.startswith("| ")}
+    assert rows["lexical"].endswith("| – |") and rows["semantic"].endswith(f"| {counts} |")
+    args = [a if a != run.public else public_path for a in run.audit_args()]
+    assert "audit: all checks hold" in lab_cli("audit", *args).stdout
+    public["encoder"]["documents_truncated"] += 1
+    public_path.unlink()
+    save(public_path, public)
+    assert lab_cli("audit", *args, check=False).returncode == 1
+    bad = dict(generation, threads=generation["threads"] + 1)
+    save(tmp_path / "other-generation.json", bad)
+    refused = lab_cli("export", "--report", run.report, "--fixture", run.fixture, "--generation",
+                      tmp_path / "other-generation.json", "--output", tmp_path / "again" / "public.json", check=False)
+    assert refused.returncode == 2 and "is not the one report" in refused.stderr
