@@ -157,7 +157,7 @@ def render(binary: str, page: Path, profile: Path, width: int = 1400, height: in
                  # text drawn smaller than 10 px: figure labels (SVG text scaled with its figure) and page text
                  "small: [...document.querySelectorAll('svg text')].map(t => ({t: t.textContent.trim(),"
                  "px: parseFloat(getComputedStyle(t).fontSize) * (t.getScreenCTM() ? Math.hypot(t.getScreenCTM().a, t.getScreenCTM().b) : 1),"
-                 "fig: (t.closest('figure') || {}).id})).concat([...document.querySelectorAll('td, th, p, li, caption, "
+                 "fig: (t.closest('figure') || {}).id || ''})).concat([...document.querySelectorAll('td, th, p, li, caption, "
                  "figcaption')].map(e => ({t: e.textContent.trim().slice(0, 30), px: parseFloat(getComputedStyle(e)"
                  ".fontSize), fig: (e.closest('table') || e.closest('section') || e).id})))"
                  ".filter(x => x.t && x.px < 10).map(x => x.fig + ': ' + x.t + ' ' + x.px.toFixed(1) + 'px')})")

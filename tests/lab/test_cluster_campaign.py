@@ -198,8 +198,10 @@ def test_a_killed_evaluator_resumes_to_the_same_report(lab, baseline, tmp_path):
     assert timings_aside(load(out / "report.json")) == timings_aside(load(baseline))
     assert sorted(p.name for p in out.iterdir()) == ["plan.json", "report.json"]
     audit_holds(lab, out / "report.json")
-    again = lab_cli(*args, "--resume", check=False)
-    assert again.returncode == 2 and "status 'complete'" in again.stderr
+    before = (out / "report.json").read_bytes()
+    again = lab_cli(*args, "--resume", check=False)  # a finished campaign: said so, nothing rewritten
+    assert again.returncode == 0 and "is already complete; nothing to resume" in again.stderr
+    assert (out / "report.json").read_bytes() == before
 
 
 def test_a_killed_lab_resumes_to_the_same_report_after_a_reopen(lab, baseline, tmp_path):
