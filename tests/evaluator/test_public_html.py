@@ -204,7 +204,7 @@ def test_the_markdown_links_each_figure_written_beside_it(run, page):
 
 
 def test_two_exports_of_one_report_are_byte_identical(run, tmp_path):
-    lab_cli("export", "--report", run.report, "--fixture", run.fixture, "--output",
+    lab_cli("export", "--report", run.report, "--fixture", run.fixture, "--generation", run.generation, "--output",
             tmp_path / "public.json")
     def outputs(directory: Path) -> dict:
         found = [p for top in directory.glob("public*") for p in ([top] if top.is_file() else top.rglob("*"))]
