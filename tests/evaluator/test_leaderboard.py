@@ -302,47 +302,46 @@ def test_a_headless_browser_renders_the_figure(runs, tmp_path):
     assert figure["id"] == "fig-quality_cost" and figure["width"] > 200 and figure["height"] > 100
 
 
-def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
-    """The audit derives a public report without a board when the file has none; the same file
-    with a board it did not derive fails."""
+def _earlier_edition(run, tmp_path, **edition):
+    """A public report exported as an earlier edition (`public_outputs` flags), written with its
+    files and audited (all checks hold); returns it and a function that audits an edited copy."""
     from evaluator.rendering.export import output_paths, public_outputs
     from protocols.files import save
 
-    report, fixture = (json.loads(p.read_text()) for p in (runs[0].report, runs[0].fixture))
+    report, fixture = (json.loads(p.read_text()) for p in (run.report, run.fixture))
     paths = output_paths(tmp_path / "public.json")
-    public, files = public_outputs(report, fixture, paths, leaderboard=False)
-    assert "leaderboard" not in public
+    public, files = public_outputs(report, fixture, paths, **edition)
     save(paths["public"], public)
     for path, data in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    args = [a if a != runs[0].public else paths["public"] for a in runs[0].audit_args()]
+    args = [a if a != run.public else paths["public"] for a in run.audit_args()]
     assert "audit: all checks hold" in lab_cli("audit", *args).stdout
+
+    def audited(edited) -> int:
+        paths["public"].unlink()
+        save(paths["public"], edited)
+        return lab_cli("audit", *args, check=False).returncode
+
+    return public, audited
+
+
+def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
+    """The audit derives a public report without a board when the file has none; the same file
+    with a board it did not derive fails."""
+    public, audited = _earlier_edition(runs[0], tmp_path, leaderboard=False)
+    assert "leaderboard" not in public
     public["leaderboard"] = json.loads(runs[0].public.read_text())["leaderboard"]
-    paths["public"].unlink()
-    save(paths["public"], public)
-    assert lab_cli("audit", *args, check=False).returncode == 1
+    assert audited(public) == 1
 
 
 def test_a_public_report_whose_answer_box_predates_the_reachable_p_still_audits(runs, tmp_path):
     """Derived again with the rule of its day (and without `about.does`, which it predates too);
     the same box with the new rule's text but no smallest p (a half-edited file) fails."""
-    from evaluator.rendering.export import output_paths, public_outputs
     from evaluator.reporting.verdicts import EARLIER_RULE, RULE
-    from protocols.files import save
 
-    report, fixture = (json.loads(p.read_text()) for p in (runs[0].report, runs[0].fixture))
-    paths = output_paths(tmp_path / "public.json")
-    public, files = public_outputs(report, fixture, paths, limits=False, plain=False)
+    public, audited = _earlier_edition(runs[0], tmp_path, limits=False, plain=False)
     assert public["glance"]["answer"]["rule"] == EARLIER_RULE and "smallest_p" not in public["glance"]["answer"]
     assert "does" not in public["about"]
-    save(paths["public"], public)
-    for path, data in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    args = [a if a != runs[0].public else paths["public"] for a in runs[0].audit_args()]
-    assert "audit: all checks hold" in lab_cli("audit", *args).stdout
     public["glance"]["answer"]["rule"] = RULE
-    paths["public"].unlink()
-    save(paths["public"], public)
-    assert lab_cli("audit", *args, check=False).returncode == 1
+    assert audited(public) == 1
