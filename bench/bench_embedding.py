@@ -52,11 +52,12 @@ from builders.embedding.build import (
 )
 from builders.embedding.vectors import normalize_rows
 from builders.model_profiles import choose_profile, read_model_facts
-from protocols.artifacts import document_id, document_text
-from protocols.files import load_json
+from ground.artifacts import document_id, document_text
+from ground.files import load_json
+from protocols.committed import committed_file
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
-SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
+SAMPLE_PROTOCOL = committed_file("musique-sample-v1.json")
 BEFORE = (Batching("fixed", 32), 2, 1)  # the untuned settings the throughput work started from: fixed batches of 32, 2 torch threads, one process
 AFTER = (DEFAULT_BATCHING, DEFAULT_THREADS, 2)  # the tuned default for a corpus this size
 E5_TARGET = 20.0  # documents/s for multilingual-e5-small on 2 cores: the rate that makes full-scale E5 runs usable (docs/embeddings.md)

@@ -7,7 +7,7 @@
     lab bench full-scale --out DIR --speedup                        # + evaluate and audit at 1 and 2 workers
     lab bench full-scale --out DIR --audit-speedup                  # + audit alone at 1 and 2 workers
 
-`protocols/graph-multihop-full-dev-v1.json` takes every answerable row of the official MuSiQue dev
+`protocols/frozen/datasets/graph-multihop-full-dev-v1.json` takes every answerable row of the official MuSiQue dev
 file (2,417 rows; 2,411 distinct questions). Its twin here is that protocol with the synthetic
 generator's files at the same size (`--questions 2417`: 2,417 dev rows, 846 train rows), test
 counts "all", development 10/10/10 from train (fewer below 300 questions, where train holds
@@ -61,12 +61,13 @@ from bench.phases import EVALUATE_PHASES, PhaseClock, jobs_alone, phase_line
 from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines, speedup_bound
 from evaluator.campaign.lab_process import start_lab
 from importer import synthetic
-from protocols.canonical import digest, sha256_file
-from protocols.files import load_json, refuse_existing, save
+from ground.canonical import digest, sha256_file
+from ground.files import load_json, refuse_existing, save
 from protocols.schema import load_protocol, validate_protocol
+from protocols.committed import committed_file
 
 LAB = ("-m", "lab")  # each stage is the `lab` subcommand a user types, in its own process
-FULL_DEV = REPO / "protocols" / "graph-multihop-full-dev-v1.json"
+FULL_DEV = committed_file("graph-multihop-full-dev-v1.json")
 QUESTIONS = 2417  # the official dev file's rows
 COHORT_QUESTIONS = 1000  # the field's cohorts (HippoRAG's MuSiQue, 2Wiki, HotpotQA sets)
 COHORT_PASSAGES = 12000

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from builders.graph import project
 from builders.relations import BUILDERS
+from ground.artifacts import document_id, document_text
 from importer import synthetic
-from protocols.artifacts import document_id, document_text
 
 TARGET_SECONDS = 60.0
 NER_TARGET_PER_CORE = 50  # passages per second per core: what keeps NER of a 100k corpus under an hour on one core

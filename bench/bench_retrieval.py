@@ -36,18 +36,19 @@ REPO = Path(__file__).resolve().parents[1]
 from builders.graph import build_relations  # noqa: E402
 from evaluator.campaign.client import LabClient, vector_base64  # noqa: E402
 from evaluator.campaign.lab_process import start_lab  # noqa: E402
-from protocols.canonical import digest  # noqa: E402
+from ground.canonical import digest  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
 from server.retrieval.lexical import bm25  # noqa: E402
 from server.routes import search  # noqa: E402
 from server.retrieval import semantic  # noqa: E402
 from server.retrieval.semantic import cosine, prepare_query  # noqa: E402
 from server.retrieval.tokenize import bm25_tokens  # noqa: E402
+from protocols.committed import committed_file
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
-PROTOCOL = json.loads((REPO / "protocols" / "graph-multihop-protocol-v1.json").read_text())
+PROTOCOL = json.loads(committed_file("graph-multihop-protocol-v1.json").read_text())
 # the PRF methods as the v5 protocols freeze them (docs/prf.md), timed beside the v1 methods
-PRF_METHODS = {name: spec for name, spec in json.loads((REPO / "protocols" / "musique-sample-v5.json").read_text())
+PRF_METHODS = {name: spec for name, spec in json.loads(committed_file("musique-sample-v5.json").read_text())
                ["methods"].items() if spec["route"] == "prf"}
 METHODS = {**PROTOCOL["methods"], **PRF_METHODS}
 PRF_TARGET = 2.0  # each PRF method's in-process p50 within 2x weighted_rrf_v2's: a second step that costs more than a second retrieval is not a fair baseline

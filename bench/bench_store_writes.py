@@ -26,7 +26,7 @@ import psutil
 
 from evaluator.campaign.client import LabClient, encode
 from evaluator.campaign.lab_process import start_lab
-from protocols.canonical import digest
+from ground.canonical import digest
 
 MEMORIES, RELATIONS, DIMENSIONS = 2311, 3791, 384
 SPACE = {"provider": "bench", "model": "random-unit", "revision": "r1", "dimensions": DIMENSIONS}

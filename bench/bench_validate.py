@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from evaluator.inputs import load_frozen
     from evaluator.verification.cluster import ClusterChecks
     from evaluator.verification.verify import Checker
-    from protocols.files import load_json
+    from ground.files import load_json
 
     run = args.run_dir
     generation = run / "generation.json"

@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from protocols.canonical import digest
+from ground.canonical import digest
 
 
 def page_digest(page: dict) -> str:

@@ -23,8 +23,8 @@ from bench.graph_v3_data import load_dev_corpus
 from bench.graph_v3_dev import parse_runs
 from evaluator.campaign.client import vector_base64
 from evaluator.reporting import metrics
-from protocols.cli import run
-from protocols.files import refuse_existing, save
+from ground.command import run
+from ground.files import refuse_existing, save
 from protocols.routes import route_of
 from server.routes import search
 

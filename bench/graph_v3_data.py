@@ -16,7 +16,7 @@ import numpy as np
 
 from builders.embedding import decode_vector
 from protocols.derivations.design_cohort import DEVELOPMENT_SPLITS  # the splits a design cohort adds
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 from server.retrieval.indexes import Indexes, ScopeIndex
 from server.store.store import memory_id, relation_id
 

@@ -6,7 +6,7 @@ R@10, all supports@10, no-support rate, where the base's missed supports sit, an
         2wikimultihopqa=runs/design/2wikimultihopqa [--candidates NAME ...] [--json PATH]
 
 Each run directory holds the fixture.json and relations.json of a design import
-(protocols/design/*-design-v3.json, docs/graph-v3.md). Only development queries are loaded
+(protocols/frozen/design/*-design-v3.json, docs/graph-v3.md). Only development queries are loaded
 (bench/graph_v3_data.py): the harness never reads a test split's judgments.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 from bench.graph_v3_candidates import CANDIDATES, Result, candidate
 from bench.graph_v3_data import DevCorpus, load_dev_corpus
 from evaluator.reporting import metrics
-from protocols.cli import run
-from protocols.errors import RefusedInput
-from protocols.files import refuse_existing, save
+from ground.command import run
+from ground.errors import RefusedInput
+from ground.files import refuse_existing, save
 
 K = 10
 ANCHORS = 4  # the typed-path family's anchors: "neighbours of the top anchors"

@@ -2,7 +2,7 @@
 development queries only, the test rows' judgments never loaded) with the entity relations of
 `document_entity_graph_v1` built in process from the import's own documents.
 
-The design imports of v3 (protocols/design/*-design-v3.json) hold the title graph; v4 adds the
+The design imports of v3 (protocols/frozen/design/*-design-v3.json) hold the title graph; v4 adds the
 entity relations. Building them here from the import's projection gives the same relations an
 import under the entity builder writes (the relations depend on the documents alone), so the v3
 design imports serve v4 without another embedding. The frozen builder's relations are put into the

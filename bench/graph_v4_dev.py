@@ -8,7 +8,7 @@ proposed and placed in its top 10; the entity graph's relation counts and degree
     lab bench graph-v4-dev --runs musique=runs/design/musique hotpotqa=runs/design/hotpotqa \
         2wikimultihopqa=runs/design/2wikimultihopqa [--candidates NAME ...] [--json PATH]
 
-The run directories are the v3 design imports (docs/graph-v3.md: protocols/design/*-design-v3.json,
+The run directories are the v3 design imports (docs/graph-v3.md: protocols/frozen/design/*-design-v3.json,
 embedded); the entity relations are built here from their documents (bench/graph_v4_data.py).
 Only development queries are loaded: the harness never reads a test split's judgments.
 """
@@ -26,8 +26,8 @@ from bench.graph_v4_data import V4Corpus, load_v4_corpus
 from builders.entity_graph import KIND
 from evaluator.reporting import metrics
 from evaluator.reporting.pooling import DatasetDeltas, pooled_contrast
-from protocols.cli import run
-from protocols.files import refuse_existing, save
+from ground.command import run
+from ground.files import refuse_existing, save
 
 
 def measure(corpus: V4Corpus, method: Candidate) -> tuple[list[dict], list[Result]]:

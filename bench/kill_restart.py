@@ -24,7 +24,7 @@ import httpx
 
 from evaluator.campaign.client import LabClient, LabError
 from evaluator.campaign.lab_process import start_lab
-from protocols.canonical import digest
+from ground.canonical import digest
 
 # ---------------------------------------------------------------- a deterministic batch load
 

@@ -21,8 +21,8 @@ import sys
 from bench.graph_v3_data import load_dev_corpus
 from bench.graph_v3_dev import parse_runs
 from evaluator.reporting import metrics
-from protocols.files import refuse_existing, save
-from protocols.cli import run
+from ground.command import run
+from ground.files import refuse_existing, save
 from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.v1 import V1_PROFILES
 from server.prf.page import rm3_ranking, rocchio_ranking

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from protocols.cli import Command
-from protocols.run_dir import add_file, add_run_dir, resolve
+from ground.command import Command
+from ground.run_dir import add_file, add_run_dir, resolve
 
 BUILD_DESCRIPTION = """Encode source.json with a real model: fixture.json (source + vectors + space identity) and
 generation.json (per-input encode measurements), both refused if they exist (exit 2).

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 from builders import graph as title_graph
 from builders.names import JOINERS, LEADING, MIN_SINGLE_CHARS, name_runs, run_keys
-from protocols.canonical import digest
+from ground.canonical import digest
 
 METHOD = "document_entity_graph_v1"
 FORMAT = title_graph.FORMAT

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from builders.normalize import MIN_SINGLE_TOKEN_CHARS, normalize_text, normalized_tokens, title_is_eligible
-from protocols.artifacts import document_id_matches
-from protocols.canonical import digest
-from protocols.fast_canonical import digest_finite
-from protocols.errors import RefusedInput
+from ground.artifacts import document_id_matches
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.fast_canonical import digest_finite
 
 FORMAT = "relations_v1"
 METHOD = "document_title_graph_v1"
@@ -159,7 +159,7 @@ def _relations(documents: list[dict]) -> list[dict]:
         own_title[doc["id"]] = title
         titles[title].append(doc["id"])
     # titles, documents and edge keys hold strings only, so `digest_finite` gives `digest`'s value
-    # (protocols/fast_canonical.py) without a json.dumps call per item: 188,000 of them at full scale
+    # (ground/fast_canonical.py) without a json.dumps call per item: 188,000 of them at full scale
     title_refs = {title: "title-sha256:" + digest_finite(title) for title in titles}
     index = TitleIndex(title for title in titles if title_is_eligible(title))
 

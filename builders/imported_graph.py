@@ -27,8 +27,8 @@ from collections import defaultdict
 
 from builders import graph as title_graph
 from builders.ner import normalize
-from protocols.canonical import digest
-from protocols.fast_canonical import digest_finite
+from ground.canonical import digest
+from ground.fast_canonical import digest_finite
 
 METHOD = "imported_triples_v1"
 KIND = "shares_argument"

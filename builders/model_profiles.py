@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 
 @dataclass(frozen=True)

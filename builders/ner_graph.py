@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from builders import entity_graph, ner
 from builders import graph as title_graph
-from protocols.canonical import digest
+from ground.canonical import digest
 
 METHOD = "document_ner_graph_v1"
 FORMAT = title_graph.FORMAT

@@ -9,6 +9,6 @@ from evaluator.external.commands import JUDGE
 from evaluator.report_commands.audit_command import AUDIT
 from evaluator.report_commands.commands import COMPARE, EXAMPLE, EXPORT, POOL
 from evaluator.report_commands.leaderboard_command import LEADERBOARD
-from protocols.cli import Command
+from ground.command import Command
 
 COMMANDS: tuple[Command, ...] = (PREPARE, EVALUATE, EXPORT, AUDIT, COMPARE, POOL, LEADERBOARD, JUDGE, EXAMPLE)

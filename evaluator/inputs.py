@@ -15,11 +15,11 @@ from builders.embedding import FixtureError, decode_vector, validate_fixture, ve
 from builders.graph import GraphInputError, project
 from builders.relations import rebuild
 from evaluator.relations import entity_failures
-from protocols.canonical import digest
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.fast_canonical import digest_finite
+from ground.files import load_json
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
-from protocols.errors import RefusedInput
-from protocols.fast_canonical import digest_finite
-from protocols.files import load_json
 from protocols.graph_file import GRAPH_FILE, passage_policy
 from protocols.schema import load_protocol
 
@@ -130,7 +130,7 @@ def verify(frozen: Frozen) -> None:
                             f"pins ({EMBEDDING_SPACE}): " + "; ".join(mismatches))
     source = fixture["source"]
     # digest_finite: the same bytes as digest for values load_json read (it refuses NaN and
-    # Infinity), at orjson's speed (protocols/fast_canonical.py)
+    # Infinity), at orjson's speed (ground/fast_canonical.py)
     digests = {
         "protocol": digest_finite(protocol),
         "source": fixture["source_digest"],

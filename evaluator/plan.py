@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols.artifacts import warmup_split
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.files import save
+from ground.artifacts import warmup_split
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.files import save
 
 PLAN_FORMAT = "graph_evaluation_plan_v1"
 
@@ -75,7 +75,7 @@ def build_plan(frozen, state_digest: str, identity: dict, scope: str, fence: dic
 
 
 def plan_text(plan: dict) -> str:
-    # the exact bytes protocols.save writes, so an existing file can be compared byte for byte
+    # the exact bytes ground.save writes, so an existing file can be compared byte for byte
     return json.dumps(plan, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
-from protocols.canonical import digest
+from ground.canonical import digest
 
 ENTITY_METHOD = "document_entity_graph_v1"
 NER_METHOD = "document_ner_graph_v1"

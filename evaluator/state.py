@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import TypedDict
 
-from protocols.errors import RefusedInput
-from protocols.files import load_json, save
+from ground.errors import RefusedInput
+from ground.files import load_json, save
 
 STATE_FORMAT = "lab_prepare_state_v1"
 

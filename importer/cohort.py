@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ground.errors import RefusedInput
 from importer.formats import RowReader, reader_for
 from importer.passages import Passages, check_gold, read_corpus, require_array
 from importer.reading import PinnedFile, SourceFileError, pinned_files, stream_rows, verify_hash
-from protocols.errors import RefusedInput
 from protocols.selection import ALL, select_rows
 
 

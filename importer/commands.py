@@ -13,12 +13,12 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from protocols.cli import Command
-from protocols.errors import RefusedInput
-from protocols.files import FROZEN_DIR
-from protocols.run_dir import RunDir, add_file, add_run_dir, resolve
+from ground.command import Command
+from ground.errors import RefusedInput
+from ground.run_dir import RunDir, add_file, add_run_dir, resolve
+from protocols.committed import committed_file
 
-DEFAULT_PROTOCOL = FROZEN_DIR / "graph-multihop-protocol-v1.json"
+DEFAULT_PROTOCOL = committed_file("graph-multihop-protocol-v1")
 
 IMPORT_SUMMARY = "import the files a protocol pins into source.json and build relations.json"
 IMPORT_DESCRIPTION = f"""Import the files a protocol pins into source.json and build the typed graph, relations.json.
@@ -53,7 +53,7 @@ def run_import(args: argparse.Namespace, graph_builders: Mapping[str, Callable])
     """`lab import`; `graph_builders` maps each graph builder's name to its (source, source digest)
     -> relations function, and the protocol's `graph_builder.method` picks one."""
     from importer import import_source
-    from protocols.files import save
+    from ground.files import save
     from protocols.schema import load_protocol
 
     if args.data_dir is None:
@@ -91,8 +91,8 @@ def _protocol_copy(args: argparse.Namespace, protocol: Path) -> Path | None:
     """Where to copy an explicit --protocol so the run directory holds it (the later steps read
     protocol.json there); None when there is no run directory or it already holds this protocol.
     A run directory holding another protocol is refused before anything is written."""
-    from protocols.canonical import digest
-    from protocols.files import load_json
+    from ground.canonical import digest
+    from ground.files import load_json
 
     if args.run_dir is None or args.protocol is None:
         return None
@@ -108,7 +108,7 @@ SYNTH_DESCRIPTION = """Write a synthetic corpus into a new directory (docs/synth
 
 MuSiQue shape (default): DIR/synthetic_train.jsonl and DIR/synthetic_dev.jsonl; --shape hotpotqa or
 2wikimultihopqa: one HotpotQA- or 2Wiki-shaped dev file (a JSON array). The default seed and size
-of the MuSiQue shape are the ones protocols/synthetic-v1.json pins by SHA-256. Prints each file
+of the MuSiQue shape are the ones protocols/frozen/datasets/synthetic-v1.json pins by SHA-256. Prints each file
 written with its SHA-256, rows and rows per category."""
 
 
@@ -130,7 +130,8 @@ def run_synth(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from importer import synthetic, synthetic_context
-    from protocols import refuse_existing, sha256_bytes
+    from ground.files import refuse_existing
+    from ground.canonical import sha256_bytes
 
     if args.questions < 1:
         raise RefusedInput(f"--questions must be at least 1, got {args.questions}")

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from ground.artifacts import document_id, document_text
 from importer.formats.base import Document, Query, RowReader
-from protocols.artifacts import document_id, document_text
 
 
 def make_document(title: str, paragraph_text: str, prefix: str) -> Document:

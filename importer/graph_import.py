@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from ground.canonical import sha256_file
 from importer.graph_formats import READERS, GraphPassage
 from importer.graph_formats.base import BY_CHUNK_ID, BY_DOCUMENT_ID, BY_TITLE_TEXT, GraphFileError
-from protocols.canonical import sha256_file
 from protocols.graph_file import GRAPH_FILE, PASSAGE_RULES, passage_policy
 
 EXAMPLES = 5

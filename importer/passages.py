@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ground.errors import RefusedInput
 from importer.corpus import make_document
 from importer.formats.base import Document, RowReader
 from importer.reading import PinnedFile, SourceFileError, first_byte, stream_rows
-from protocols.errors import RefusedInput
 
 PASSAGE_KEYS = ("title", "text")
 

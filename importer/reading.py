@@ -21,9 +21,9 @@ from typing import Any, BinaryIO
 
 import ijson
 
-from protocols.canonical import sha256_file
-from protocols.errors import RefusedInput
-from protocols.files import refuse_json_constant
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
+from ground.files import refuse_json_constant
 
 WHITESPACE = b" \t\r\n"
 

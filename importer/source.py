@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ground.artifacts import (SOURCE_FORMAT, WARMUP_CORPUS, query_splits, source_counts, validate_source,
+    warmup_query)
+from ground.canonical import digest
 from importer.corpus import make_queries, union_corpus
 from importer.formats.base import RowReader
 from importer.passages import Passages
-from protocols.artifacts import (SOURCE_FORMAT, WARMUP_CORPUS, query_splits, source_counts, validate_source,
-                                 warmup_query)
-from protocols.canonical import digest
 
 
 def build_source(
@@ -29,7 +29,7 @@ def build_source(
     (absent, as in the frozen MuSiQue protocols, it means MuSiQue, and the bytes stay as before).
     `passages` (the HippoRAG layout) are the documents instead of the rows' paragraphs, and
     `corpus_record` what matching the gold in them found. Under the corpus warm-up rule the one
-    warm-up query (protocols.artifacts.warmup_query) follows the selected queries.
+    warm-up query (ground.artifacts.warmup_query) follows the selected queries.
     """
     selection = protocol["selection"]
     order = list(selection["order"])

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocols.artifacts import CATEGORIES  # MuSiQue's six id prefixes, one home
+from ground.artifacts import CATEGORIES  # MuSiQue's six id prefixes, one home
 
 PARAGRAPHS_PER_ROW = 20
 TRAIN_NAME = "synthetic_train.jsonl"

@@ -20,9 +20,9 @@ import importer.commands
 import lab.commands
 import protocols.commands
 import server.commands
-from protocols.cli import Command, call, run
-from protocols.errors import Interrupted, RefusedInput
-from protocols.run_dir import RunDir
+from ground.command import Command, call, run
+from ground.errors import Interrupted, RefusedInput
+from ground.run_dir import RunDir
 
 # in pipeline order, which is the order `lab --help` lists them
 STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.commands,

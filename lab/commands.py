@@ -9,11 +9,11 @@ import argparse
 from pathlib import Path
 
 from bench import BENCHES
+from ground.command import Command
+from ground.errors import RefusedInput
 from importer.commands import IMPORT_DESCRIPTION, IMPORT_SUMMARY, configure_import, run_import
 from lab.pipeline import read_rows
-from protocols.cli import Command
 from protocols.commands import new_run
-from protocols.errors import RefusedInput
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -102,7 +102,7 @@ def _demo_description() -> str:
     unpooled = [v for v in VERSIONS if not default_suite(v).is_file()]
     return f"""`lab run` on a default protocol (what `make demo` runs), or the three shared samples (--samples).
 
-Default: the synthetic corpus under protocols/synthetic-v1.json; with --data-dir a shared sample
+Default: the synthetic corpus under protocols/frozen/datasets/synthetic-v1.json; with --data-dir a shared sample
 (default protocol: musique-sample-v1; give --protocol for HotpotQA and 2Wiki). The run directory
 is runs/demo-<UTC time>/ unless --run-dir says otherwise, and is never reused.
 

@@ -10,15 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+from ground.errors import CheckFailed, RefusedInput
+from ground.files import load_json, refuse_existing
 from lab.pipeline import STAGE_LINE, Finished, run_pipeline
-from protocols.errors import CheckFailed, RefusedInput
-from protocols.files import FROZEN_DIR, load_json, refuse_existing
+from protocols.committed import committed_file
 from protocols.suite import load_suite, pinned_protocols
 
 RUNS = Path("runs")  # relative to the working directory (the Makefile runs from the repository)
 SHARED_DATA = Path("../shared/data")
-SYNTHETIC_PROTOCOL = FROZEN_DIR / "synthetic-v1.json"
-SAMPLE_PROTOCOL = FROZEN_DIR / "musique-sample-v1.json"
+SYNTHETIC_PROTOCOL = committed_file("synthetic-v1")
+SAMPLE_PROTOCOL = committed_file("musique-sample-v1")
 
 SAMPLES = (  # (dataset, sample directory under --data-dir, protocol name without the version)
     ("musique", "musique-sample", "musique-sample"),
@@ -42,7 +43,7 @@ def check_default_files(protocol: Path, data_dir: Path) -> None:
     pinned = load_json(protocol, "protocol")["source_files"]
     missing = [entry["name"] for entry in pinned.values() if not (data_dir / entry["name"]).is_file()]
     if missing:
-        others = ", ".join(f"protocols/{p}-v1.json" for _, _, p in SAMPLES if p != "musique-sample")
+        others = ", ".join(f"protocols/frozen/datasets/{p}-v1.json" for _, _, p in SAMPLES if p != "musique-sample")
         raise RefusedInput(f"--data-dir {data_dir} has no {', '.join(missing)}, the files of the default protocol "
                            f"{protocol.stem}; give --protocol for another dataset (e.g. {others})")
 
@@ -52,7 +53,7 @@ def default_protocol(data_dir: Path | None) -> Path:
 
 
 def default_suite(version: str) -> Path:
-    return FROZEN_DIR / SUITES.get(version, f"suite-samples-{version}.json")
+    return committed_file(SUITES.get(version, f"suite-samples-{version}.json"))
 
 
 def samples(data_dir: Path, version: str, suite: Path | None, base: Path) -> int:
@@ -71,7 +72,7 @@ def samples(data_dir: Path, version: str, suite: Path | None, base: Path) -> int
             raise RefusedInput(f"sample directory {data_dir / directory} is absent (the samples live in ../shared)")
     refuse_existing(base)
     base.mkdir(parents=True)
-    results = [run_sample(dataset, data_dir / directory, FROZEN_DIR / f"{protocol}-{version}.json", base)
+    results = [run_sample(dataset, data_dir / directory, committed_file(f"{protocol}-{version}"), base)
                for dataset, directory, protocol in SAMPLES]
     table = summary_table(results)
     print(table)

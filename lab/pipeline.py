@@ -4,7 +4,7 @@ Stages, each its own `python -m lab ...` process (as a user would type them, so 
 warm or leak into the next): synth (only without a data folder, see `synthetic_files`), import,
 embed build, the lab server (a real separate process on a free loopback port, its store in the run
 directory), prepare, evaluate, stop the lab, export, audit. Every stage reads and writes the
-standard layout (protocols/run_dir.py) through `--run-dir`.
+standard layout (ground/run_dir.py) through `--run-dir`.
 """
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from protocols.canonical import digest, sha256_bytes
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE
+from ground.canonical import digest, sha256_bytes
+from ground.child_process import dies_with_parent
+from ground.command import STAGE_OF_RUN
+from ground.errors import CheckFailed, Interrupted, RefusedInput
+from ground.files import load_json, refuse_existing, save
+from ground.run_dir import FILES, RunDir
 from lab.run_record import RunRecord
-from protocols.child_process import dies_with_parent
-from protocols.cli import STAGE_OF_RUN
-from protocols.errors import CheckFailed, Interrupted, RefusedInput
-from protocols.files import load_json, refuse_existing, save
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from protocols.graph_file import GRAPH_FILE
 from protocols.locks import check_frozen
 from protocols.routes import ENTITIES, route_of
-from protocols.run_dir import FILES, RunDir
 from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "

@@ -1,14 +1,14 @@
 """The record `lab run` keeps in its run directory (run.json): how the run was started, and each
 stage as it finishes, so `lab run --resume RUN_DIR` continues with the same inputs from the first
-stage not finished. Saved whole after every stage (`save` in protocols/files.py: written, then renamed)."""
+stage not finished. Saved whole after every stage (`save` in ground/files.py: written, then renamed)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from protocols.errors import RefusedInput
-from protocols.files import load_json, save
+from ground.errors import RefusedInput
+from ground.files import load_json, save
 
 FORMAT = "lab-run-record-v1"
 

@@ -1,17 +1,3 @@
-"""Contracts shared by every stage: canonical JSON, digests, atomic saves, the protocol schema."""
-
-from protocols.canonical import canonical, digest, sha256_bytes, sha256_file
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, refuse_same_path, save
-
-__all__ = [
-    "RefusedInput",
-    "canonical",
-    "digest",
-    "load_json",
-    "refuse_existing",
-    "refuse_same_path",
-    "save",
-    "sha256_bytes",
-    "sha256_file",
-]
+"""The protocol model and its lineage: the schema a frozen protocol is checked against, the routes,
+profiles and metrics it names, the registry that derives every committed file from its parent, and
+the committed files themselves (a data folder, protocols/frozen/, one subfolder per kind)."""

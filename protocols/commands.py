@@ -10,14 +10,15 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from ground.canonical import digest
+from ground.command import Command
+from ground.errors import CheckFailed, RefusedInput
+from ground.files import refuse_existing, save
 from protocols import locks, registry
-from protocols.canonical import digest
-from protocols.cli import Command
+from protocols.committed import FROZEN_DIR
 from protocols.derivations import Inputs, Skipped
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
-from protocols.errors import CheckFailed, RefusedInput
-from protocols.files import FROZEN_DIR, refuse_existing, save
 from protocols.graph_file import GRAPH_FORMATS, PASSAGE_RULES
 from protocols.new import TEMPLATES, graph_builder_pin, new_protocol
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
@@ -61,7 +62,7 @@ def _show(args: argparse.Namespace) -> int:
     entry = _declared(args.name)
     if not isinstance(entry.step, SuitePin):  # a file that no longer validates is refused, not shown
         load_protocol(FROZEN_DIR / entry.file)
-    print(f"{entry.name}: protocols/{entry.file}")
+    print(f"{entry.name}: protocols/frozen/{entry.file}")
     if isinstance(entry.step, SuitePin):
         print("pins, each with its lineage from the root:")
         for name in entry.inputs:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.fields import Fields, join
+from ground.fields import Fields, join
 
 FIELD = "embedding_space"
 SPACE_KEYS = ("provider", "model", "dimensions")

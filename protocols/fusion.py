@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from protocols.fields import Fields, join
+from ground.fields import Fields, join
 
 # name -> what it computes (docs/retrieval.md states the arithmetic down to the operation order)
 FUSION_RULES: dict[str, str] = {

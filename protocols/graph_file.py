@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.fields import Fields, join
+from ground.fields import Fields, join
 
 IMPORTED_BUILDER = "imported_triples_v1"
 GRAPH_FILE = "graph_file"

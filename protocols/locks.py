@@ -7,7 +7,7 @@ never rewritten: a changed protocol is a new version with its own name.
 
 `check_frozen` is what `lab run` asks before it writes anything. It refuses:
 1. a protocol that carries the name of one of the lab's own (declared in protocols/registry.py,
-   their digests in `protocols/declared.lock.json`) with other content;
+   their digests in `protocols/frozen/declared.lock.json`) with other content;
 2. a protocol whose lock beside it no longer matches its content;
 3. a protocol that carries the name a lock in the same folder froze, with other content (an edited
    copy that kept its name). A lock travels with its file: a copy moved elsewhere without it is an
@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.files import FROZEN_DIR, load_json, refuse_existing, save
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing, save
+from protocols.committed import FROZEN_DIR
 
 LOCK_FORMAT = "lab-protocol-lock-v1"
 LOCK_SUFFIX = ".lock.json"
@@ -88,7 +89,7 @@ def status(path: str | Path, protocol: Mapping) -> tuple[str, list[str]]:
     problems = []
     declared = declared_digests().get(name)
     if declared is not None and declared != content:
-        problems.append(f"it carries the name of the lab's protocol {name} (protocols/{name}.json) with other "
+        problems.append(f"it carries the name of the lab's protocol {name} (protocols/frozen/datasets/{name}.json) with other "
                         f"content; a protocol you changed is a new version: give it its own protocol_version")
     lock = _read_lock(lock_path(path)) if lock_path(path).is_file() else None
     if lock is not None and lock["digest"] != content:

@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from protocols.artifacts import ALL_ROWS, CORPUS_ROLE, QUESTIONS_ROLE, ROW_FORMATS
+from ground.artifacts import ALL_ROWS, CORPUS_ROLE, QUESTIONS_ROLE, ROW_FORMATS
+from ground.errors import RefusedInput
+from protocols.committed import committed_file
 from protocols.derivations.layout_pin import file_pin, layout_protocol
-from protocols.errors import RefusedInput
 from protocols.graph_file import GRAPH_FILE, GRAPH_FORMATS, IMPORTED_BUILDER, PASSAGE_RULES, PASSAGES
 from protocols.schema import load_protocol, validate_protocol
 
-PROTOCOLS_DIR = Path(__file__).resolve().parent
 # layout -> the committed protocol whose methods and evaluation a new protocol keeps (each row
-# format declares its own, protocols/artifacts.py)
+# format declares its own, ground/artifacts.py)
 TEMPLATES = {name: row_format.template for name, row_format in ROW_FORMATS.items()}
 
 
@@ -98,7 +98,7 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
         files[CORPUS_ROLE] = file_pin(corpus)
         if files[CORPUS_ROLE]["name"] == files[QUESTIONS_ROLE]["name"]:
             raise RefusedInput("--questions and --corpus name the same file")
-    template_protocol = load_protocol(template or PROTOCOLS_DIR / TEMPLATES[layout])
+    template_protocol = load_protocol(template or committed_file(TEMPLATES[layout]))
     names = " + ".join(entry["name"] for entry in files.values())
     protocol = layout_protocol(
         template_protocol, version,

@@ -1,6 +1,6 @@
 """Published figures: the recall the field reports on its standard cohorts, kept beside the protocols.
 
-`protocols/published/hipporag-recall.json` holds the published R@2/R@5 rows (HippoRAG, NeurIPS
+`protocols/frozen/published/hipporag-recall.json` holds the published R@2/R@5 rows (HippoRAG, NeurIPS
 2024, Table 2; HippoRAG 2, Table 3), each with its source and the cohort it was measured on (a
 question file and a corpus of a stated size: HippoRAG 1's HotpotQA corpus has 9,221 passages,
 HippoRAG 2's 9,811). Nothing here was re-run by this lab; a report shows these rows in their own
@@ -16,13 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protocols.canonical import sha256_file
-from protocols.fields import Fields, join
-from protocols.files import load_json
+from ground.canonical import sha256_file
+from ground.fields import Fields, join
+from ground.files import load_json
+from protocols.committed import PUBLISHED_DIR
 
 FIELD = "published_cohort"
 RELATIONS = ("cohort", "twin")
-FIGURES_FILE = Path(__file__).resolve().parent / "published" / "hipporag-recall.json"
+FIGURES_FILE = PUBLISHED_DIR / "hipporag-recall.json"
 FORMAT = "published_recall_v1"
 CUTOFFS = ("recall@2", "recall@5")
 

@@ -13,19 +13,20 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocols.canonical import sha256_bytes
+from ground.canonical import sha256_bytes
+from ground.errors import RefusedInput
+from ground.files import encode, refuse_existing, save_bytes
+from protocols.committed import FROZEN_DIR
 from protocols.derivations import Inputs, Skipped
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
-from protocols.errors import RefusedInput
-from protocols.files import encode, refuse_existing, save_bytes
 from protocols.locks import LOCK_SUFFIX
 from protocols.registry import Declared, check_declarations
 from protocols.schema import load_protocol, validate_protocol
 
-PROTOCOLS_DIR = Path(__file__).resolve().parent
-SHARED_DATA = PROTOCOLS_DIR.parents[1] / "shared" / "data"  # ../shared/data beside the repository
-COMMITTED_GLOBS = ("*.json", "design/*.json")  # where protocol and suite files are committed
+PROTOCOLS_DIR = FROZEN_DIR
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data beside the repository
+COMMITTED_GLOBS = ("datasets/*.json", "suites/*.json", "design/*.json")  # where protocol and suite files are committed
 
 EQUAL, DIFFERS, NEW, SKIPPED, FAILED, UNDECLARED = "equal", "differs", "new", "skipped", "failed", "undeclared"
 FAILING = (DIFFERS, NEW, FAILED, UNDECLARED)  # what makes `--check` exit 1
@@ -50,7 +51,7 @@ def regenerate(declared: tuple[Declared, ...], protocols_dir: Path = PROTOCOLS_D
 
     def protocol(file: str) -> dict:
         """A parent or a suite's protocol: the committed file, else the one regenerated above."""
-        committed = protocols_dir / file
+        committed = protocols_dir / files.get(Path(file).stem, file)
         if committed.exists():
             return load_protocol(committed)
         name = Path(file).stem

@@ -1,6 +1,7 @@
 """Every committed protocol and suite, declared once: its file, its parent and the step that derives it.
 
-The table `DECLARED` below is the lineage of every file under protocols/ (and protocols/design/),
+The table `DECLARED` below is the lineage of every file under protocols/frozen/ (by kind: datasets/, suites/,
+design/),
 parents before children. A root was written by hand and is pinned by its file's SHA-256; every
 other file is its parent transformed by one derivation step (protocols/derivations/), whose
 parameters are the data written here. `lab protocol regenerate --check` rebuilds each file from its
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ground.errors import CheckFailed
 from protocols.derivations.dataset_pin import DatasetPin, SamplePin
 from protocols.derivations.deeper_evaluation import DeeperEvaluation
 from protocols.derivations.design_cohort import DesignCohort
@@ -26,7 +28,6 @@ from protocols.derivations.layout_pin import LayoutPin
 from protocols.derivations.method_family import AddMethodFamily
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
-from protocols.errors import CheckFailed
 
 Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin
         | LayoutPin | DeeperEvaluation)
@@ -34,7 +35,7 @@ Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | Embedding
 
 @dataclass(frozen=True)
 class Declared:
-    file: str  # path under protocols/, "/"-separated; its stem is the protocol_version (suite_version)
+    file: str  # path under protocols/frozen/, "/"-separated; its stem is the protocol_version (suite_version)
     parent: str | None  # the declared protocol it is derived from; None for a root or a suite
     step: Step
 
@@ -424,57 +425,57 @@ DEPTH_100 = DeeperEvaluation(  # R@20, R@50, R@100 and the recall-at-k curve (do
 
 
 DECLARED: tuple[Declared, ...] = (
-    Declared("graph-multihop-protocol-v1.json", None,
+    Declared("datasets/graph-multihop-protocol-v1.json", None,
              Root("0684acf78edc7131f7fa5c7cb3503da4baae219318728f98b8e7575002e7009d")),
-    Declared("musique-sample-v1.json", None,
+    Declared("datasets/musique-sample-v1.json", None,
              Root("a4c1b34c25abff7b35ab8075173b46b9bf0fc569f1ca593b2e0a13464435a7ac")),
-    Declared("hotpotqa-sample-v1.json", "musique-sample-v1", HOTPOTQA_SAMPLE),
-    Declared("2wikimultihopqa-sample-v1.json", "musique-sample-v1", TWOWIKI_SAMPLE),
-    Declared("synthetic-v1.json", "musique-sample-v1", SYNTHETIC),
-    Declared("synthetic-depth100-v1.json", "synthetic-v1", DEPTH_100),
-    Declared("graph-multihop-full-dev-v1.json", "graph-multihop-protocol-v1", FULL_DEV),
-    Declared("graph-multihop-protocol-v2.json", "graph-multihop-protocol-v1", RESCUE_FAMILY),
-    Declared("musique-sample-v2.json", "musique-sample-v1", RESCUE_FAMILY),
-    Declared("hotpotqa-sample-v2.json", "hotpotqa-sample-v1", RESCUE_FAMILY),
-    Declared("2wikimultihopqa-sample-v2.json", "2wikimultihopqa-sample-v1", RESCUE_FAMILY),
-    Declared("graph-multihop-ann-v1.json", "graph-multihop-protocol-v2", ANN_LANE),
-    Declared("musique-sample-ann-v1.json", "musique-sample-v2", ANN_LANE),
-    Declared("graph-multihop-protocol-v3.json", "graph-multihop-protocol-v2", WALK_FAMILY),
-    Declared("musique-sample-v3.json", "musique-sample-v1", WALK_FAMILY),
-    Declared("hotpotqa-sample-v3.json", "hotpotqa-sample-v1", WALK_FAMILY),
-    Declared("2wikimultihopqa-sample-v3.json", "2wikimultihopqa-sample-v1", WALK_FAMILY),
-    Declared("musique-sample-e5-v1.json", "musique-sample-v1", E5_TWIN),
-    Declared("hotpotqa-sample-e5-v1.json", "hotpotqa-sample-v1", E5_TWIN),
-    Declared("2wikimultihopqa-sample-e5-v1.json", "2wikimultihopqa-sample-v1", E5_TWIN),
-    Declared("musique-sample-e5-torch-v1.json", "musique-sample-v1", E5_TORCH_TWIN),
-    Declared("hotpotqa-sample-e5-torch-v1.json", "hotpotqa-sample-v1", E5_TORCH_TWIN),
-    Declared("2wikimultihopqa-sample-e5-torch-v1.json", "2wikimultihopqa-sample-v1", E5_TORCH_TWIN),
+    Declared("datasets/hotpotqa-sample-v1.json", "musique-sample-v1", HOTPOTQA_SAMPLE),
+    Declared("datasets/2wikimultihopqa-sample-v1.json", "musique-sample-v1", TWOWIKI_SAMPLE),
+    Declared("datasets/synthetic-v1.json", "musique-sample-v1", SYNTHETIC),
+    Declared("datasets/synthetic-depth100-v1.json", "synthetic-v1", DEPTH_100),
+    Declared("datasets/graph-multihop-full-dev-v1.json", "graph-multihop-protocol-v1", FULL_DEV),
+    Declared("datasets/graph-multihop-protocol-v2.json", "graph-multihop-protocol-v1", RESCUE_FAMILY),
+    Declared("datasets/musique-sample-v2.json", "musique-sample-v1", RESCUE_FAMILY),
+    Declared("datasets/hotpotqa-sample-v2.json", "hotpotqa-sample-v1", RESCUE_FAMILY),
+    Declared("datasets/2wikimultihopqa-sample-v2.json", "2wikimultihopqa-sample-v1", RESCUE_FAMILY),
+    Declared("datasets/graph-multihop-ann-v1.json", "graph-multihop-protocol-v2", ANN_LANE),
+    Declared("datasets/musique-sample-ann-v1.json", "musique-sample-v2", ANN_LANE),
+    Declared("datasets/graph-multihop-protocol-v3.json", "graph-multihop-protocol-v2", WALK_FAMILY),
+    Declared("datasets/musique-sample-v3.json", "musique-sample-v1", WALK_FAMILY),
+    Declared("datasets/hotpotqa-sample-v3.json", "hotpotqa-sample-v1", WALK_FAMILY),
+    Declared("datasets/2wikimultihopqa-sample-v3.json", "2wikimultihopqa-sample-v1", WALK_FAMILY),
+    Declared("datasets/musique-sample-e5-v1.json", "musique-sample-v1", E5_TWIN),
+    Declared("datasets/hotpotqa-sample-e5-v1.json", "hotpotqa-sample-v1", E5_TWIN),
+    Declared("datasets/2wikimultihopqa-sample-e5-v1.json", "2wikimultihopqa-sample-v1", E5_TWIN),
+    Declared("datasets/musique-sample-e5-torch-v1.json", "musique-sample-v1", E5_TORCH_TWIN),
+    Declared("datasets/hotpotqa-sample-e5-torch-v1.json", "hotpotqa-sample-v1", E5_TORCH_TWIN),
+    Declared("datasets/2wikimultihopqa-sample-e5-torch-v1.json", "2wikimultihopqa-sample-v1", E5_TORCH_TWIN),
     Declared("design/musique-design-v3.json", "musique-sample-v1", DESIGN_COHORT),
     Declared("design/hotpotqa-design-v3.json", "hotpotqa-sample-v1", DESIGN_COHORT),
     Declared("design/2wikimultihopqa-design-v3.json", "2wikimultihopqa-sample-v1", DESIGN_COHORT),
-    Declared("suite-samples-v1.json", None, SUITE_SAMPLES),
-    Declared("suite-graph-v3.json", None, SUITE_GRAPH_V3),
-    Declared("hipporag-musique-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE),
-    Declared("hipporag-2wikimultihopqa-v1.json", "2wikimultihopqa-sample-v3", HIPPORAG_TWOWIKI),
-    Declared("hipporag-hotpotqa-v1.json", "hotpotqa-sample-v3", HIPPORAG_HOTPOTQA),
-    Declared("hipporag-musique-sample-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE_SAMPLE),
-    Declared("suite-hipporag-v1.json", None, SUITE_HIPPORAG),
-    Declared("graph-multihop-protocol-v4.json", "graph-multihop-protocol-v3", ENTITY_WALK_FAMILY),
-    Declared("musique-sample-v4.json", "musique-sample-v3", ENTITY_WALK_FAMILY),
-    Declared("hotpotqa-sample-v4.json", "hotpotqa-sample-v3", ENTITY_WALK_FAMILY),
-    Declared("2wikimultihopqa-sample-v4.json", "2wikimultihopqa-sample-v3", ENTITY_WALK_FAMILY),
-    Declared("suite-graph-v4.json", None, SUITE_GRAPH_V4),
-    Declared("musique-sample-v5.json", "musique-sample-v4", PRF_FAMILY),
-    Declared("hotpotqa-sample-v5.json", "hotpotqa-sample-v4", PRF_FAMILY),
-    Declared("2wikimultihopqa-sample-v5.json", "2wikimultihopqa-sample-v4", PRF_FAMILY),
-    Declared("suite-prf-v1.json", None, SUITE_PRF_V1),
-    Declared("graph-multihop-protocol-prf-v1.json", "graph-multihop-protocol-v4", PRF_FAMILY),  # the general protocol whose PRF profiles join the server catalog
-    Declared("graph-multihop-protocol-field-graphs-v1.json", "graph-multihop-protocol-v4", PPR_FAMILY_GENERAL),
-    Declared("musique-sample-field-graphs-v1.json", "musique-sample-v5", PPR_FAMILY),
-    Declared("hotpotqa-sample-field-graphs-v1.json", "hotpotqa-sample-v5", PPR_FAMILY),
-    Declared("2wikimultihopqa-sample-field-graphs-v1.json", "2wikimultihopqa-sample-v5", PPR_FAMILY),
-    Declared("suite-field-graphs-v1.json", None, SUITE_FIELD_GRAPHS_V1),
-    Declared("hipporag-musique-openie-v1.json", "hipporag-musique-sample-v1", IMPORTED_GRAPH_FAMILY),
+    Declared("suites/suite-samples-v1.json", None, SUITE_SAMPLES),
+    Declared("suites/suite-graph-v3.json", None, SUITE_GRAPH_V3),
+    Declared("datasets/hipporag-musique-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE),
+    Declared("datasets/hipporag-2wikimultihopqa-v1.json", "2wikimultihopqa-sample-v3", HIPPORAG_TWOWIKI),
+    Declared("datasets/hipporag-hotpotqa-v1.json", "hotpotqa-sample-v3", HIPPORAG_HOTPOTQA),
+    Declared("datasets/hipporag-musique-sample-v1.json", "musique-sample-v3", HIPPORAG_MUSIQUE_SAMPLE),
+    Declared("suites/suite-hipporag-v1.json", None, SUITE_HIPPORAG),
+    Declared("datasets/graph-multihop-protocol-v4.json", "graph-multihop-protocol-v3", ENTITY_WALK_FAMILY),
+    Declared("datasets/musique-sample-v4.json", "musique-sample-v3", ENTITY_WALK_FAMILY),
+    Declared("datasets/hotpotqa-sample-v4.json", "hotpotqa-sample-v3", ENTITY_WALK_FAMILY),
+    Declared("datasets/2wikimultihopqa-sample-v4.json", "2wikimultihopqa-sample-v3", ENTITY_WALK_FAMILY),
+    Declared("suites/suite-graph-v4.json", None, SUITE_GRAPH_V4),
+    Declared("datasets/musique-sample-v5.json", "musique-sample-v4", PRF_FAMILY),
+    Declared("datasets/hotpotqa-sample-v5.json", "hotpotqa-sample-v4", PRF_FAMILY),
+    Declared("datasets/2wikimultihopqa-sample-v5.json", "2wikimultihopqa-sample-v4", PRF_FAMILY),
+    Declared("suites/suite-prf-v1.json", None, SUITE_PRF_V1),
+    Declared("datasets/graph-multihop-protocol-prf-v1.json", "graph-multihop-protocol-v4", PRF_FAMILY),  # the general protocol whose PRF profiles join the server catalog
+    Declared("datasets/graph-multihop-protocol-field-graphs-v1.json", "graph-multihop-protocol-v4", PPR_FAMILY_GENERAL),
+    Declared("datasets/musique-sample-field-graphs-v1.json", "musique-sample-v5", PPR_FAMILY),
+    Declared("datasets/hotpotqa-sample-field-graphs-v1.json", "hotpotqa-sample-v5", PPR_FAMILY),
+    Declared("datasets/2wikimultihopqa-sample-field-graphs-v1.json", "2wikimultihopqa-sample-v5", PPR_FAMILY),
+    Declared("suites/suite-field-graphs-v1.json", None, SUITE_FIELD_GRAPHS_V1),
+    Declared("datasets/hipporag-musique-openie-v1.json", "hipporag-musique-sample-v1", IMPORTED_GRAPH_FAMILY),
 )
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from protocols.fields import Fields, join
+from ground.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
 from protocols.profiles.imported import IMPORTED_GRAPH_PROFILES, IMPORTED_WALK_PROFILES
-from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.ppr import PPR_PROFILES
+from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.rescue import RESCUE_PROFILES
 from protocols.profiles.v1 import v1_route
 from protocols.profiles.walk import WALK_PROFILES

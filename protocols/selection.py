@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
-from protocols.artifacts import ALL_ROWS as ALL  # a split's counts "all": every eligible row
-from protocols.artifacts import hop_category
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
+from ground.artifacts import ALL_ROWS as ALL  # a split's counts "all": every eligible row
+from ground.artifacts import hop_category
+from ground.canonical import digest
+from ground.errors import RefusedInput
 
 
 class SelectionError(RefusedInput):

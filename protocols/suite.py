@@ -1,6 +1,6 @@
 """Suites: several dataset protocols pooled under one contrast declared before any campaign runs.
 
-A suite file (`protocols/suite-*.json`, format `graph_evaluation_suite_v1`) pins each dataset's
+A suite file (`protocols/frozen/suites/suite-*.json`, format `graph_evaluation_suite_v1`) pins each dataset's
 protocol by file name and digest, and declares the pooled primary contrast (candidate, baseline,
 metric), the pooling rule (units resampled within each dataset: queries or clusters; datasets
 weighted equally or by query count), the resamples, confidence, permutations and the seed.
@@ -13,10 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.fields import Fields, join
-from protocols.files import load_validated
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.fields import Fields, join
+from ground.files import load_validated
+from protocols.committed import suite_member
 from protocols.schema import MIN_PERMUTATIONS, ProtocolError, load_protocol
 
 SUITE_FORMAT = "graph_evaluation_suite_v1"
@@ -87,12 +88,11 @@ def validate_suite(value: Any) -> dict:
 def pinned_protocols(suite: dict, suite_path: str | Path) -> dict[str, dict]:
     """Each dataset's protocol, read beside the suite file, validated, with the pinned digest, and
     holding the contrast's two methods and its metric. Keyed by dataset name, in suite order."""
-    base = Path(suite_path).parent
     out = {}
     for i, entry in enumerate(suite["datasets"]):
         where = f"suite {suite_path}: datasets[{i}] ({entry['name']})"
         try:
-            protocol = load_protocol(base / entry["protocol"])
+            protocol = load_protocol(suite_member(suite_path, entry["protocol"]))
         except ProtocolError as exc:
             raise SuiteError(f"{where}: {exc}") from None
         if digest(protocol) != entry["protocol_digest"]:

@@ -9,7 +9,7 @@ The Qilbee workflow's command, with its documented flags.
 import sys
 
 from evaluator.report_commands.audit_command import AUDIT
-from protocols.cli import script
+from ground.command import script
 
 if __name__ == "__main__":
     sys.exit(script([AUDIT]))

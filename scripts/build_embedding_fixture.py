@@ -10,7 +10,7 @@ The Qilbee workflow's command, with its documented flags (--measurements is `lab
 import sys
 
 from builders.commands import EMBED_BUILD
-from protocols.cli import script
+from ground.command import script
 
 if __name__ == "__main__":
     sys.exit(script([EMBED_BUILD]))

@@ -12,7 +12,7 @@ The Qilbee workflow's commands, with their documented flags (--credential-file i
 import sys
 
 from evaluator.campaign.commands import EVALUATE, PREPARE
-from protocols.cli import script
+from ground.command import script
 
 if __name__ == "__main__":
     sys.exit(script([PREPARE, EVALUATE]))

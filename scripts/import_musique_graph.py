@@ -8,8 +8,8 @@ The Qilbee workflow's command, with its documented flags (--source-dir is `lab i
 
 import sys
 
+from ground.command import script
 from lab.commands import IMPORT
-from protocols.cli import script
 
 if __name__ == "__main__":
     sys.exit(script([IMPORT]))

@@ -2,7 +2,7 @@
 
 import sys
 
-from protocols.cli import script
+from ground.command import script
 from server.commands import SERVE
 
 if __name__ == "__main__":

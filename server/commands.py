@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocols.cli import Command
+from ground.command import Command
 from server.http import main as serving
 
 SERVE = Command("serve", "serve the loopback lab (RocksDB store, retrieval routes) until stopped",

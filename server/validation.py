@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from server.errors import ApiError
 from server.receipts import vector_sha256
 

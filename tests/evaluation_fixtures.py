@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.campaign.lab_process import LabProcess, start_lab
-from protocols.canonical import sha256_file
+from ground.canonical import sha256_file
+from protocols.committed import committed_file
 from tests.conftest import Ran, lab_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ def cli(script: str, *args, check: bool = True, timeout: float = 300) -> subproc
 
 def small_protocol(data: Path, output: Path) -> None:
     """synthetic-v1 with the generated files' hashes, small counts and two repetitions."""
-    protocol = json.loads((REPO / "protocols" / "synthetic-v1.json").read_text())
+    protocol = json.loads(committed_file("synthetic-v1.json").read_text())
     protocol["protocol_version"] = "synthetic-test-small"
     for role, entry in protocol["source_files"].items():
         entry["sha256"] = sha256_file(data / entry["name"])
@@ -110,7 +111,7 @@ def prepared_lab(inputs: Inputs, workdir: Path, **override) -> PreparedLab:
 
 @dataclass(frozen=True)
 class Run:
-    """A complete, exported campaign in a run directory (the standard layout, protocols/run_dir.py)."""
+    """A complete, exported campaign in a run directory (the standard layout, ground/run_dir.py)."""
     directory: Path
 
     def file(self, name: str) -> Path:
@@ -157,7 +158,7 @@ def exported_runs(tmp_path_factory) -> tuple[Run, Run]:
 def one_dataset_suite(protocol_path: Path, folder: Path, unit: str = "query") -> Path:
     """folder/suite-small.json: a suite of one dataset pinning the protocol at `protocol_path`
     (copied beside it as small.json), pooled at the protocol's own seed."""
-    from protocols.canonical import digest
+    from ground.canonical import digest
 
     protocol = json.loads(protocol_path.read_text())
     (folder / "small.json").write_text(protocol_path.read_text())

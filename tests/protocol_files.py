@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from protocols.committed import FROZEN_DIR
 from protocols.derivations.suite_pin import SuitePin
 from protocols.registry import DECLARED
 
-PROTOCOLS_DIR = Path(__file__).resolve().parents[1] / "protocols"
+PROTOCOLS_DIR = FROZEN_DIR
 
 
 def declared_protocol_files() -> list[Path]:

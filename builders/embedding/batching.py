@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 DOCUMENT_ORDER = "tokens_desc_then_source_order"
 POLICIES = ("fixed", "token_budget")

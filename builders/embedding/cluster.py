@@ -1,5 +1,5 @@
 """Document batches encoded on a Dask distributed cluster: local workers or a scheduler joined by
-address, the same cluster plumbing as the page checks (protocols/cluster.py, docs/scale.md).
+address, the same cluster plumbing as the page checks (ground/dask_cluster.py, docs/scale.md).
 
 - The batch plan is computed once, in the calling process (the same length-sorted batches as in
   one process); each batch is one task, and the results are placed by batch index, so the fixture
@@ -25,8 +25,8 @@ from collections.abc import Callable
 import numpy as np
 from distributed import WorkerPlugin, as_completed, get_worker
 
-from protocols.canonical import digest
-from protocols.cluster import ClusterRefused, connect, start_local
+from ground.canonical import digest
+from ground.dask_cluster import ClusterRefused, connect, start_local
 
 WORKER_ATTRIBUTE = "lab_encoders"
 

@@ -22,11 +22,11 @@ import numpy as np
 from builders.embedding.vectors import (
     NORM_TOLERANCE, NORMALIZATION, VECTOR_ENCODING, decode_vector, vector_sha256,
 )
-from protocols.artifacts import validate_source
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.fields import Fields, join
-from protocols.files import load_json
+from ground.artifacts import validate_source
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.fields import Fields, join
+from ground.files import load_json
 
 FIXTURE_FORMAT = "embedding_fixture_v1"
 GENERATION_FORMAT = "embedding_generation_v1"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 MAGIC = b"E5S1"
 BLOCK = 32  # values per Q4_0 block

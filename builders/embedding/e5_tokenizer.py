@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from builders.embedding.e5_file import Vocabulary
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 METASPACE = "\u2581"
 SPACES = re.compile(" {2,}")

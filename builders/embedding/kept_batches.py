@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols.canonical import canonical
-from protocols.errors import RefusedInput
-from protocols.files import load_json, save
+from ground.canonical import canonical
+from ground.errors import RefusedInput
+from ground.files import load_json, save
 
 BINDING = "binding.json"
 

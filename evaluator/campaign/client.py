@@ -46,7 +46,7 @@ def _finite(text: str) -> float:
 
 def decode(content: bytes) -> Any:
     """`json.loads(content)`, the same values, in about a third of the CPU for a search page; and
-    never a NaN or an infinity, so its values can be digested by `protocols.fast_canonical`.
+    never a NaN or an infinity, so its values can be digested by `ground.fast_canonical`.
 
     orjson reads every document that Python's parser reads to the same values (the same correctly
     rounded floats, the last of duplicate keys), except that it refuses what canonical JSON never

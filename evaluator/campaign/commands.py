@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from evaluator.verification.cluster_options import add_cluster_flags, options_of
-from protocols.cli import Command
-from protocols.errors import RefusedInput
-from protocols.files import load_json
-from protocols.run_dir import RunDir, add_file, add_run_dir, resolve
+from ground.command import Command
+from ground.errors import RefusedInput
+from ground.files import load_json
+from ground.run_dir import RunDir, add_file, add_run_dir, resolve
 from protocols.schema import load_protocol
 
 PREPARE_DESCRIPTION = """Load a lab with a campaign's inputs: memories, model-bound embeddings and typed assertions.

@@ -46,27 +46,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator import plan as plans
+from evaluator.campaign.base_pool import BasePoolError, check_base_pools
 from evaluator.campaign.client import LabClient, vector_base64
-from evaluator.inputs import Frozen, load_frozen
-from evaluator.relations import imported_summary
 from evaluator.campaign.journal import Journal, ReportLock, journal_path, read_journal
 from evaluator.campaign.monitor import ResourceMonitor
-from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
-from evaluator.reporting.seal import seal_of
-from evaluator.reporting.report import document_titles
 from evaluator.campaign.snapshot import Snapshots
+from evaluator.inputs import Frozen, load_frozen
+from evaluator.relations import imported_summary
+from evaluator.reporting.reach import base_spec, kept_profiles
+from evaluator.reporting.report import REPORT_FORMAT, derive, row_from_page
+from evaluator.reporting.report import document_titles
+from evaluator.reporting.seal import seal_of
 from evaluator.state import StateError, load_state, record_map
 from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.routes import VERIFIERS
-from evaluator.campaign.base_pool import BasePoolError, check_base_pools
-from evaluator.reporting.reach import base_spec, kept_profiles
 from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
-from protocols.canonical import digest
-from protocols.fast_canonical import digest_finite
-from protocols.cli import Progress
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, refuse_same_path, save
+from ground.canonical import digest
+from ground.command import Progress
+from ground.errors import RefusedInput
+from ground.fast_canonical import digest_finite
+from ground.files import load_json, refuse_existing, refuse_same_path, save
 from protocols.routes import route_of
 
 MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (docs/design.md §6)
@@ -506,8 +506,8 @@ class Campaign:
         page, micros, size, seconds = result
         key = (query_id, method)
         # the page was read by the client's parser, which refuses NaN and Infinity (or, in a recheck,
-        # from the journal and digested by protocols.canonical first): its digests are those of
-        # protocols.canonical at a quarter of the CPU (protocols/fast_canonical.py)
+        # from the journal and digested by ground.canonical first): its digests are those of
+        # ground.canonical at a quarter of the CPU (ground/fast_canonical.py)
         if key in self.rows:
             return self.record_repetition(order, query_id, method, repetition, ranking_digest(page, digest_finite),
                                           proof_digest(page, digest_finite), digest_finite(page),

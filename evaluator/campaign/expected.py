@@ -3,7 +3,7 @@
 Prepare writes it, the snapshots of evaluate compare the lab with it. Every value is built the
 way the lab stores it (its canonical JSON bytes, docs/contracts.md), from the fixture's documents
 and float32 vectors, the graph's edges and the ids and revisions the state recorded, never from
-what the lab answers; its running digest (protocols/running_digest.py) is then the lab's content
+what the lab answers; its running digest (ground/running_digest.py) is then the lab's content
 digest when, and only when, the lab holds exactly these values.
 """
 
@@ -16,9 +16,9 @@ import numpy as np
 
 from evaluator.inputs import Frozen, vector_sha256
 from evaluator.state import State
-from protocols.canonical import digest
-from protocols.fast_canonical import render
-from protocols.running_digest import RunningDigest
+from ground.canonical import digest
+from ground.fast_canonical import render
+from ground.running_digest import RunningDigest
 
 
 def memory_payload(doc: dict) -> dict:
@@ -71,7 +71,7 @@ def fold(running: RunningDigest, frozen: Frozen, state: State, *, memories: Iter
     documents' bindings and these graph edges, as the state records them."""
     documents = frozen.documents if memories else {}
     # the values are built from parsed files (their parser refuses NaN), so `render` gives their
-    # `canonical` bytes (protocols/fast_canonical.py) without a json.dumps call each: 128,712 at full scale
+    # `canonical` bytes (ground/fast_canonical.py) without a json.dumps call each: 128,712 at full scale
     raw = [render(memory_value(frozen, state, d, documents)) for d in memories]
     running.add("memories", raw)
     running.add("memory_revisions", raw)  # prepare writes revision 1 only: the one revision is the current one

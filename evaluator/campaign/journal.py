@@ -22,8 +22,8 @@ import os
 import time
 from pathlib import Path
 
-from protocols.errors import RefusedInput
-from protocols.fast_canonical import compact
+from ground.errors import RefusedInput
+from ground.fast_canonical import compact
 
 JOURNAL_FORMAT = "lab-evaluate-journal-v1"
 JOURNAL_SYNC_SECONDS = 1.0
@@ -68,7 +68,7 @@ class ReportLock:
 
 def _line(value) -> bytes:
     # a job and its row hold no NaN or infinity (its page was read by the client's parser, which
-    # refuses them), so orjson writes these bytes where it is proved to (protocols/fast_canonical.py)
+    # refuses them), so orjson writes these bytes where it is proved to (ground/fast_canonical.py)
     return compact(value) + b"\n"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from protocols.child_process import dies_with_parent
+from ground.child_process import dies_with_parent
 
 # `lab serve` in a fresh interpreter: the same command a user types (the venv installs `lab`)
 COMMAND = (sys.executable, "-m", "lab", "serve")
@@ -69,7 +69,7 @@ def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen:
     The lab's output goes to `log_path` (refused if it exists, appended to with `reopen`), or to a
     fresh temp file. `command` is how the server is started (scripts/retrieval_lab.py takes the
     same arguments). `tied`: the lab gets SIGTERM when the calling process dies (`lab run`,
-    protocols/child_process.py); call it from the thread that lives as long as the lab.
+    ground/child_process.py); call it from the thread that lives as long as the lab.
     """
     access_file = Path(access_file)
     args = [*command, str(dbdir), str(access_file), str(port), *extra_args]

@@ -12,7 +12,7 @@ import time
 
 import psutil
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 
 class ResourceMonitor:

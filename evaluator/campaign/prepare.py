@@ -30,10 +30,10 @@ from evaluator.campaign.client import LabClient
 from evaluator.campaign.expected import binding_is_frozen, fold, memory_payload, prepared_digest, relation_body
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.state import State, StateError, StateLock, load_state, new_state, save_state
-from protocols.canonical import digest
-from protocols.cli import Progress
-from protocols.errors import RefusedInput
-from protocols.running_digest import RunningDigest
+from ground.canonical import digest
+from ground.command import Progress
+from ground.errors import RefusedInput
+from ground.running_digest import RunningDigest
 
 BATCH_SIZES = {"memories": 200, "embeddings": 100, "relations": 500}
 SAVE_EVERY_SECONDS = 5.0

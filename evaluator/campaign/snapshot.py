@@ -24,9 +24,9 @@ from evaluator.campaign.client import LabClient
 from evaluator.campaign.expected import binding_is_frozen, content_digest, memory_payload, prepared_digest, relation_body
 from evaluator.inputs import Frozen
 from evaluator.state import record_map
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.running_digest import RunningDigest
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.running_digest import RunningDigest
 
 PAGE = 500
 

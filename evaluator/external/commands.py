@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from protocols.cli import Command
+from ground.command import Command
 
 JUDGE_DESCRIPTION = """Judge an external method against a finished campaign, as one more method.
 

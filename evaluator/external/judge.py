@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.external.runs import TIE_RULE, TREC_EVAL_TIE_RULE, Rankings
+from evaluator.rendering.export import consistency_failures
 from evaluator.reporting import clusters as clustering
 from evaluator.reporting import statistics
 from evaluator.reporting.depth import evaluation_depth
-from evaluator.rendering.export import consistency_failures
 from evaluator.reporting.report import row_metrics
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.files import load_json
-from protocols.run_dir import RunDir
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.files import load_json
+from ground.run_dir import RunDir
 
 JUDGED_FORMAT = "graph_evaluation_judged_v1"
 LABEL = "external: no proofs, not verified"

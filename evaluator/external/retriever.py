@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from evaluator.external.runs import Hit, Problems, group
 from evaluator.reporting.metrics import latency_summary
-from protocols.cli import Progress
-from protocols.errors import RefusedInput
+from ground.command import Progress
+from ground.errors import RefusedInput
 
 LOOPBACK = "127.0.0.1"
 

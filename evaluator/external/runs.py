@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 TIE_RULE = ("score descending, then document id ascending (Python string order); the rank column of a TREC "
             "run is not used")

@@ -13,9 +13,9 @@ from evaluator.external.runs import RunRefused, read_run, rankings, trec_text
 from evaluator.rendering.export import write_bytes
 from evaluator.rendering.glance import rows_csv, rows_jsonl
 from evaluator.rendering.plotting import standalone
-from protocols.canonical import sha256_bytes
-from protocols.errors import CheckFailed
-from protocols.files import encode, refuse_existing
+from ground.canonical import sha256_bytes
+from ground.errors import CheckFailed
+from ground.files import encode, refuse_existing
 
 def query_vectors(campaign: Campaign) -> dict[str, list[float]]:
     from builders.embedding import decode_vector

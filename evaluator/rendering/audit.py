@@ -34,23 +34,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator import plan as plans
-from evaluator.state import record_map
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.relations import imported_summary
 from evaluator.rendering.export import derived_block_failures, output_paths, public_outputs
+from evaluator.reporting.reach import kept_profiles
+from evaluator.reporting.reach_audit import base_pool_failures
 from evaluator.reporting.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
                                         repetition_failures, row_from_page)
 from evaluator.reporting.seal import seal_failures
+from evaluator.state import record_map
 from evaluator.verification.cluster import PageChecks, failures_of, page_checks
 from evaluator.verification.cluster_options import ClusterOptions, check_options
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures
-from evaluator.reporting.reach import kept_profiles
-from evaluator.reporting.reach_audit import base_pool_failures
-from protocols.canonical import digest, sha256_bytes
-from protocols.fast_canonical import digest_finite
-from protocols.errors import RefusedInput
-from protocols.files import load_json
+from ground.canonical import digest, sha256_bytes
+from ground.errors import RefusedInput
+from ground.fast_canonical import digest_finite
+from ground.files import load_json
 from protocols.routes import route_of
 
 

@@ -2,7 +2,7 @@
 
 Each side is a public report with the files of its run (private report, fixture, relations,
 protocol; state, plan and generation when present), found beside the public report as
-a run directory lays a run out (protocols/run_dir.py), each overridable. Both sides are audited in full first; a side
+a run directory lays a run out (ground/run_dir.py), each overridable. Both sides are audited in full first; a side
 whose audit fails stops the comparison before anything is written.
 
 The cohort decides what may be said:
@@ -22,15 +22,15 @@ from pathlib import Path
 
 from evaluator.inputs import load_frozen
 from evaluator.rendering import contrasts, html, plotting, tables
-from evaluator.reporting import statistics
-from evaluator.rendering.tables import Table, interval, label, metric_label, num
 from evaluator.rendering.audit import audit
-from protocols.canonical import digest, sha256_bytes
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, save
+from evaluator.rendering.tables import Table, interval, label, metric_label, num
+from evaluator.reporting import statistics
+from ground.canonical import digest, sha256_bytes
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing, save
+from protocols.committed import committed_protocols
 
 COMPARISON_FORMAT = "graph_evaluation_comparison_v1"
-PROTOCOLS_DIR = Path(__file__).resolve().parents[2] / "protocols"
 REQUIRED = ("report", "fixture", "relations", "protocol")
 OPTIONAL = ("generation", "state", "plan")
 
@@ -73,7 +73,7 @@ def locate(side: str, files: RunFiles) -> RunFiles:
 
 
 def frozen_protocol(protocol_digest) -> Path | None:
-    for path in sorted(PROTOCOLS_DIR.glob("*.json")):
+    for path in committed_protocols():
         if digest(load_json(path, "protocol")) == protocol_digest:
             return path
     return None

@@ -23,8 +23,8 @@ from pathlib import Path
 from evaluator.rendering import summary
 from evaluator.rendering.figures import public_figures
 from evaluator.rendering.plotting import standalone
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing
 
 EXAMPLE_FORMAT = "graph_evaluation_example_v1"
 RUN_SPECIFIC = "run-specific: not in the example"

@@ -21,23 +21,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evaluator.rendering import summary
-from evaluator.rendering.published import public_block
-from evaluator.rendering.figures import public_figures
 from evaluator.rendering import about, glance
-from evaluator.reporting import depth
+from evaluator.rendering.figures import public_figures
 from evaluator.rendering.glance import extra_paths, readable_files
-from evaluator.reporting.outside_inputs import text_dir, text_files
 from evaluator.rendering.plotting import standalone
+from evaluator.rendering.published import public_block
+from evaluator.reporting import depth
 from evaluator.reporting.leaderboard import board
 from evaluator.reporting.leaderboard_inputs import report_settings, report_stratum
-from evaluator.reporting.seal import seal_failures
+from evaluator.reporting.outside_inputs import text_dir, text_files
 from evaluator.reporting.report import DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures, repetition_failures
 from evaluator.reporting.report import document_titles
+from evaluator.reporting.seal import seal_failures
 from evaluator.verification.verify import proof_digest, ranking_digest
-from protocols.canonical import digest, sha256_bytes
-from protocols.fast_canonical import digest_finite
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, save
+from ground.canonical import digest, sha256_bytes
+from ground.errors import RefusedInput
+from ground.fast_canonical import digest_finite
+from ground.files import load_json, refuse_existing, save
 
 PUBLIC_FORMAT = "graph_evaluation_public_v1"
 

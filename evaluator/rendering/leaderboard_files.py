@@ -21,9 +21,10 @@ from evaluator.rendering.plotting import standalone
 from evaluator.rendering.suite_pool import audited_source, match_reports
 from evaluator.reporting.leaderboard import board
 from evaluator.reporting.leaderboard_inputs import BoardInputError, report_settings, report_stratum, suite_settings
-from protocols.canonical import digest, sha256_bytes
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, save, save_bytes
+from ground.canonical import digest, sha256_bytes
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing, save, save_bytes
+from protocols.committed import suite_member
 from protocols.suite import load_suite
 
 NAMES = {"json": "leaderboard.json", "markdown": "leaderboard.md", "html": "leaderboard.html",
@@ -48,7 +49,7 @@ def _inputs(run_dirs: Sequence[Path], suite_path: Path | None, check: Callable[[
     if suite_path is not None:
         suite = load_suite(suite_path)
         matched = match_reports(suite, paths)
-        files = {d["name"]: Path(suite_path).parent / d["protocol"] for d in suite["datasets"]}
+        files = {d["name"]: suite_member(suite_path, d["protocol"]) for d in suite["datasets"]}
         return [(name, [(path, report)], check(name, path, files[name])) for name, (path, report) in matched.items()], suite
     reports = [(path, load_json(path, "report")) for path in paths]
     pinned = {r["hash_chain"]["protocol"] for _, r in reports}

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from evaluator.rendering.audit import audit
 from evaluator.rendering.contrast_text import pooled_markdown
 from evaluator.rendering.pooled_page import pooled_html
 from evaluator.reporting.pooling import dataset_deltas, pool
-from evaluator.rendering.audit import audit
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.files import load_json, refuse_existing, save
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing, save
+from protocols.committed import suite_member
 from protocols.suite import load_suite, pinned_protocols
 
 INPUTS_BESIDE = ("fixture.json", "relations.json")
@@ -80,7 +81,7 @@ def pool_reports(suite_path: Path, report_paths: Sequence[Path], output: Path,
     suite = load_suite(suite_path)
     matched = match_reports(suite, report_paths)
     protocols = pinned_protocols(suite, suite_path)
-    files = {d["name"]: Path(suite_path).parent / d["protocol"] for d in suite["datasets"]}
+    files = {d["name"]: suite_member(suite_path, d["protocol"]) for d in suite["datasets"]}
     datasets, provenance = [], {}
     secondary: list[list] = [[] for _ in suite.get("secondary_contrasts", [])]
     for name, (path, report) in matched.items():

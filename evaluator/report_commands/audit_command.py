@@ -10,8 +10,8 @@ import argparse
 from pathlib import Path
 
 from evaluator.verification.cluster_options import add_cluster_flags, options_of
-from protocols.cli import Command
-from protocols.run_dir import add_file, add_run_dir, resolve
+from ground.command import Command
+from ground.run_dir import add_file, add_run_dir, resolve
 
 AUDIT_DESCRIPTION = """Audit a private report against its fixture, relations and protocol (and what was published from it).
 

@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from protocols.cli import Command
-from protocols.errors import RefusedInput
-from protocols.run_dir import FILES, RunDir, add_file, add_run_dir, resolve
+from ground.command import Command
+from ground.errors import RefusedInput
+from ground.run_dir import FILES, RunDir, add_file, add_run_dir, resolve
 
 EXPORT_DESCRIPTION = """Export a complete private report: the public report and what is rendered from it.
 
@@ -112,7 +112,7 @@ Writes DIR/pooled.json, DIR/pooled.md and DIR/pooled.html: one row per dataset a
 
 
 def configure_pool(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--suite", required=True, type=Path, metavar="FILE", help="suite file (protocols/suite-*.json)")
+    parser.add_argument("--suite", required=True, type=Path, metavar="FILE", help="suite file (protocols/frozen/suites/suite-*.json)")
     parser.add_argument("--runs", required=True, type=run_directory, nargs="+", metavar="RUN_DIR",
                         help="one run directory per dataset")
     parser.add_argument("--output-dir", required=True, type=Path, metavar="DIR",
@@ -160,7 +160,7 @@ def configure_example(parser: argparse.ArgumentParser) -> None:
 
 def run_example(args: argparse.Namespace) -> int:
     from evaluator.rendering.example import differences, write_example
-    from protocols.errors import CheckFailed
+    from ground.errors import CheckFailed
 
     if args.check is not None:
         found = differences(args.check)

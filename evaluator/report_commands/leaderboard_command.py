@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from evaluator.report_commands.commands import run_directory
-from protocols.cli import Command
+from ground.command import Command
 
 LEADERBOARD_DESCRIPTION = """Rank every method of audited campaigns and group those the data cannot tell apart.
 
@@ -26,7 +26,7 @@ written. `lab audit --leaderboard DIR` computes the board again and compares (do
 def configure_leaderboard(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", required=True, type=run_directory, nargs="+", metavar="RUN_DIR",
                         help="run directories (one per dataset with --suite)")
-    parser.add_argument("--suite", type=Path, metavar="FILE", help="pool the datasets of this suite (protocols/suite-*.json)")
+    parser.add_argument("--suite", type=Path, metavar="FILE", help="pool the datasets of this suite (protocols/frozen/suites/suite-*.json)")
     parser.add_argument("--metric", default="ndcg@10", help="the metric methods are ranked by (default: ndcg@10)")
     parser.add_argument("--alpha", type=float, default=0.05, help="the level a pair is separated at (default: 0.05)")
     parser.add_argument("--output-dir", required=True, type=Path, metavar="DIR", help="new directory for the board")
@@ -34,7 +34,7 @@ def configure_leaderboard(parser: argparse.ArgumentParser) -> None:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     from evaluator.rendering.leaderboard_files import write_leaderboard
-    from protocols.errors import RefusedInput
+    from ground.errors import RefusedInput
 
     if not 0.0 < args.alpha < 1.0:
         raise RefusedInput(f"--alpha must lie strictly between 0 and 1, got {args.alpha}")

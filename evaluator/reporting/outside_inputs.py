@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from protocols.canonical import digest, sha256_bytes
+from ground.canonical import digest, sha256_bytes
 
 MANIFEST_FORMAT = "graph_evaluation_text_v1"
 

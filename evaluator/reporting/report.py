@@ -12,12 +12,12 @@ from typing import Any, TypedDict
 
 from evaluator.reporting import clusters as clustering
 from evaluator.reporting import metrics
-from evaluator.reporting.ann import derive_ann
 from evaluator.reporting import statistics
+from evaluator.reporting.ann import derive_ann
 from evaluator.reporting.reach import derive_reach
 from evaluator.reporting.rescue import derive_rescue
 from evaluator.verification.verify import proof_digest, ranking_digest
-from protocols.canonical import canonical, digest
+from ground.canonical import canonical, digest
 
 REPORT_FORMAT = "graph_evaluation_report_v1"
 DERIVED_KEYS = ("aggregates", "latency", "sizes", "work", "cuts", "statistics", "rescue", "ann", "reach")
@@ -64,8 +64,8 @@ def row_from_page(query: Mapping, method: str, page: Mapping, doc_of: Mapping[st
                   digest_of: Callable[[Any], str] = digest) -> dict:
     """A report row: everything in it but the page itself is derived from the page, the query and
     the prepare state's record map, so audit can derive it again and compare every field.
-    `digest_of`: `protocols.canonical.digest` or one proved equal to it for this page (evaluate
-    digests the pages it received with protocols/fast_canonical.py)."""
+    `digest_of`: `ground.canonical.digest` or one proved equal to it for this page (evaluate
+    digests the pages it received with ground/fast_canonical.py)."""
     records = [h["id"] for h in page["hits"]]
     ranking = [doc_of[r] for r in records]
     return {

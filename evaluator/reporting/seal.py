@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from protocols.fast_canonical import digest_finite as digest  # a report holds no NaN: see `seal_of`
+from ground.fast_canonical import digest_finite as digest  # a report holds no NaN: see `seal_of`
 
 SEAL_FORMAT = "graph_evaluation_seal_v1"
 
@@ -26,7 +26,7 @@ def seal_of(report: Mapping, known: Mapping[str, list[str]] | None = None) -> di
     """The seal of every top-level field of a report but the seal itself (`known`: entry digests
     of list fields the caller has already computed, say of the rows).
 
-    Each digest is `protocols.canonical.digest` of the value, computed with orjson where its bytes
+    Each digest is `ground.canonical.digest` of the value, computed with orjson where its bytes
     are proved equal (`digest_finite`): a report read from disk holds no NaN (its parser refuses
     them) and evaluate saves a report refusing NaN right after sealing it, so no sealed report can
     hold one."""

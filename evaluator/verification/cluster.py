@@ -41,8 +41,8 @@ from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.cluster_options import ClusterOptions, ClusterRefused, check_options, same_host
 from evaluator.verification.shared import INPUTS, Shared, open_shared, write_shared
 from evaluator.verification.verify import CACHED_QUERY_BYTES, Checker, Failure
-from protocols.canonical import digest
-from protocols.cluster import connect, start_local
+from ground.canonical import digest
+from ground.dask_cluster import connect, start_local
 
 WORKER_ATTRIBUTE = "lab_checkers"
 # pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the

@@ -30,7 +30,7 @@ import orjson
 
 from evaluator.inputs import Frozen, InputMismatch, frozen_view
 from evaluator.verification.packed import ARRAYS, Packed, pack
-from protocols.canonical import digest, sha256_file
+from ground.canonical import digest, sha256_file
 
 FORMAT = 1
 INPUTS = ("protocol", "source", "fixture", "relations")

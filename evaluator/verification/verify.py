@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from evaluator.inputs import Frozen
+from evaluator.state import record_map
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
-from evaluator.inputs import Frozen
 from evaluator.verification.packed import Packed, PackedBm25, pack
 from evaluator.verification.routes import VERIFIERS
 from evaluator.verification.walk import neighbour_table
-from evaluator.state import record_map
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.routes import route_of
 
 
@@ -645,7 +645,7 @@ def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
 
 def ranking_digest(page: Mapping, digest_of: Callable[[Any], str] = digest) -> str:
     """What must be identical across repetitions: ids, ranks, scores (exact ones included).
-    `digest_of`: `protocols.canonical.digest` or one proved equal to it (protocols/fast_canonical.py)."""
+    `digest_of`: `ground.canonical.digest` or one proved equal to it (ground/fast_canonical.py)."""
     return digest_of([[h["id"], h["rank"], h["score"], h.get("score_exact")] for h in page.get("hits") or []])
 
 

@@ -7,7 +7,7 @@ and only here: which keys a row has, how its stratum is found, which paragraphs 
 how its judgments and evidence chain are read. The HippoRAG layout (formats/hipporag.py) reuses
 the three readers with the documents taken from a separate corpus file (importer/passages.py).
 
-Each format's declaration (protocols/artifacts.py `ROW_FORMATS`) names the module that reads it;
+Each format's declaration (ground/artifacts.py `ROW_FORMATS`) names the module that reads it;
 `READERS` is bound from those modules' own `READERS` at import and checked against the
 declarations, so a declared format without its reader, or a reader of an undeclared or other
 format, stops the import (adding a format: docs/extend-a-format.md).
@@ -18,8 +18,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 
+from ground.artifacts import ROW_FORMATS, RowFormat, check_format_bindings, row_format_of
 from importer.formats.base import RowReader, check_row_keys
-from protocols.artifacts import ROW_FORMATS, RowFormat, check_format_bindings, row_format_of
 
 
 def bind_readers(formats: Mapping[str, RowFormat]) -> dict[str, RowReader]:
@@ -30,7 +30,7 @@ def bind_readers(formats: Mapping[str, RowFormat]) -> dict[str, RowReader]:
             name = reader.row_format.name
             declared = formats.get(name)
             if declared is not None and (declared.reader != module or reader.row_format != declared):
-                raise RuntimeError(f"importer/formats/{module}.py reads {name}, which protocols/artifacts.py "
+                raise RuntimeError(f"importer/formats/{module}.py reads {name}, which ground/artifacts.py "
                                    f"declares otherwise (read by importer/formats/{declared.reader}.py)")
             if name in found:
                 raise RuntimeError(f"importer/formats/{module}.py: two readers of {name}")

@@ -6,8 +6,8 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from ground.artifacts import RowFormat
 from importer.reading import SourceFileError
-from protocols.artifacts import RowFormat
 
 GRADE = 1
 

@@ -19,11 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ground.artifacts import ROW_FORMATS
+from ground.fields import Fields, join
 from importer.formats.base import GRADE, Query, RowReader, check_row_keys
 from importer.reading import SourceFileError
 from protocols.selection import type_stratum
-from protocols.artifacts import ROW_FORMATS
-from protocols.fields import Fields, join
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ground.artifacts import ROW_FORMATS
 from importer.formats.base import GRADE, RowReader
 from importer.formats.hotpotqa import HOTPOTQA, HOTPOTQA_ROWS
 from importer.formats.musique import MUSIQUE
 from importer.formats.twowiki import TWOWIKI, TWOWIKI_ROWS
-from protocols.artifacts import ROW_FORMATS
 
 
 @dataclass(frozen=True)

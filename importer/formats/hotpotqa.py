@@ -4,8 +4,8 @@ paragraph text is the sentences joined with ""."""
 
 from __future__ import annotations
 
+from ground.fields import Fields, join
 from importer.formats.context import ContextFormat
-from protocols.fields import Fields, join
 
 KEYS = ("_id", "answer", "question", "supporting_facts", "context", "type", "level")
 
@@ -17,4 +17,4 @@ def _level(f: Fields, row: dict, where: str) -> None:
 HOTPOTQA_ROWS = ContextFormat("hotpotqa_distractor_v1", KEYS, (), "", _level)
 HOTPOTQA = HOTPOTQA_ROWS.reader("HotpotQA")
 
-READERS = (HOTPOTQA,)  # bound by importer/formats/__init__.py to protocols/artifacts.py's declaration
+READERS = (HOTPOTQA,)  # bound by importer/formats/__init__.py to ground/artifacts.py's declaration

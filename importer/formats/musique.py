@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ground.artifacts import ROW_FORMATS, hop_category
+from ground.errors import RefusedInput
+from ground.fields import Fields, join
 from importer.formats.base import GRADE, Query, RowReader, check_row_keys
 from importer.reading import SourceFileError
 from protocols.selection import hop_stratum, row_stratum
-from protocols.artifacts import ROW_FORMATS, hop_category
-from protocols.errors import RefusedInput
-from protocols.fields import Fields, join
 
 NAME = "musique_v1"
 KEYS = ("id", "paragraphs", "question", "question_decomposition", "answer", "answer_aliases", "answerable")
@@ -100,4 +100,4 @@ MUSIQUE = RowReader(
     },
 )
 
-READERS = (MUSIQUE,)  # bound by importer/formats/__init__.py to protocols/artifacts.py's declaration
+READERS = (MUSIQUE,)  # bound by importer/formats/__init__.py to ground/artifacts.py's declaration

@@ -6,8 +6,8 @@ none of them enters a document or a query."""
 
 from __future__ import annotations
 
+from ground.fields import Fields, join
 from importer.formats.context import ContextFormat
-from protocols.fields import Fields, join
 
 KEYS = ("_id", "type", "question", "context", "supporting_facts", "evidences", "answer")
 OPTIONAL_KEYS = ("entity_ids", "evidences_id", "answer_id")
@@ -20,4 +20,4 @@ def _evidences(f: Fields, row: dict, where: str) -> None:
 TWOWIKI_ROWS = ContextFormat("2wikimultihopqa_v1", KEYS, OPTIONAL_KEYS, " ", _evidences)
 TWOWIKI = TWOWIKI_ROWS.reader("2WikiMultihopQA")
 
-READERS = (TWOWIKI,)  # bound by importer/formats/__init__.py to protocols/artifacts.py's declaration
+READERS = (TWOWIKI,)  # bound by importer/formats/__init__.py to ground/artifacts.py's declaration

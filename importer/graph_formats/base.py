@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 # how a graph passage names its corpus passage
 BY_TITLE_TEXT = "title_text"  # (title, text), exactly

@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from ground.files import refuse_json_constant
 from importer.graph_formats.base import BY_DOCUMENT_ID, BY_TITLE_TEXT, GraphFileError, GraphPassage
-from protocols.files import refuse_json_constant
 
 KEYS = {"passage", "subject", "predicate", "object"}
 

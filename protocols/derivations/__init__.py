@@ -2,7 +2,7 @@
 
 A step is a frozen dataclass: its fields are its parameters, plain data that `lab protocol show`
 prints. Its one method, `derive(parent, version, inputs)`, returns the new value (the caller
-validates it and encodes it with `protocols.files.encode`); it reads nothing beyond its parent and
+validates it and encodes it with `ground.files.encode`); it reads nothing beyond its parent and
 `inputs`, and writes nothing. One module per step:
 
 | step | module | makes |

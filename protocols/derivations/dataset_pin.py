@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocols.artifacts import ROW_FORMATS
-from protocols.canonical import sha256_file
+from ground.artifacts import ROW_FORMATS
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
+from ground.files import load_json
 from protocols.derivations import Inputs, Skipped
-from protocols.errors import RefusedInput
-from protocols.files import load_json
 
 
 def rebase(template: dict, version: str, title: str, dataset: dict, source_files: dict, splits: dict,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from ground.errors import RefusedInput
 from protocols.derivations import Inputs
-from protocols.errors import RefusedInput
 
 
 @dataclass(frozen=True)

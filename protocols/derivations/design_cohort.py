@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from protocols.artifacts import ALL_ROWS
+from ground.artifacts import ALL_ROWS
+from ground.errors import RefusedInput
 from protocols.derivations import Inputs
-from protocols.errors import RefusedInput
 
 # the splits a design cohort adds: what a design harness may read (bench/graph_v3_data.py)
 DEVELOPMENT_SPLITS = ("development", "development_rest")

@@ -14,9 +14,9 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from ground.errors import RefusedInput
 from protocols.derivations import Inputs
 from protocols.embedding_space import FIELD
-from protocols.errors import RefusedInput
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import copy
 import json
 from dataclasses import dataclass
 
-from protocols.artifacts import ALL_ROWS, row_format_of
-from protocols.canonical import sha256_file
+from ground.artifacts import ALL_ROWS, row_format_of
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
 from protocols.derivations import Inputs, Skipped
-from protocols.errors import RefusedInput
 from protocols.selection import select_rows
 
 

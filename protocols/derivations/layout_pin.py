@@ -4,7 +4,7 @@ The template's methods, profiles, budgets and evaluation are kept (dataset_pin.r
 are pinned by name, SHA-256 and size; the selection takes the test split from the question file,
 by counts or "all", and a development split from the same file only when counts are given for one.
 Without a development split the cohort is test-only: the protocol says so in `test_only`, and each
-method warms up on the corpus warm-up query (protocols.artifacts.WARMUP_CORPUS) instead of the
+method warms up on the corpus warm-up query (ground.artifacts.WARMUP_CORPUS) instead of the
 smallest development query (docs/hipporag.md).
 
 The registry uses it for the HippoRAG cohorts (hashes and sizes from the published files, or read
@@ -18,12 +18,12 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocols.artifacts import CORPUS_ROLE, QUESTIONS_ROLE, WARMUP_CORPUS, WARMUP_DEVELOPMENT
-from protocols.canonical import sha256_file
+from ground.artifacts import CORPUS_ROLE, QUESTIONS_ROLE, WARMUP_CORPUS, WARMUP_DEVELOPMENT
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
+from ground.files import load_json
 from protocols.derivations import Inputs, Skipped
 from protocols.derivations.dataset_pin import rebase
-from protocols.errors import RefusedInput
-from protocols.files import load_json
 from protocols.published import FIELD as PUBLISHED_COHORT
 
 TEST_ONLY = ("No development split: every question of the cohort is measured. Methods and profiles were "

@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from ground.errors import RefusedInput
 from protocols.derivations import Inputs
-from protocols.errors import RefusedInput
 from protocols.routes import ROUTES
 
 # every family's catalog entries, as the route table declares them (protocols/routes.py)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocols.canonical import digest
+from ground.canonical import digest
+from ground.errors import RefusedInput
 from protocols.derivations import Inputs
-from protocols.errors import RefusedInput
 from protocols.suite import SUITE_FORMAT, check_contrasts, validate_suite
 
 

@@ -11,10 +11,10 @@ report how many graph nodes it visited).
 
 from __future__ import annotations
 
-from protocols.canonical import digest
+from ground.canonical import digest
+from protocols.profiles.ann import ANN_PROFILES
 from server import validation
 from server.ann.engine import hnsw_index
-from protocols.profiles.ann import ANN_PROFILES
 from server.retrieval import page as parts
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.ranking import top_by_score

@@ -13,26 +13,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.concurrency import run_in_threadpool
 
-from protocols.fast_canonical import render
+from ground.fast_canonical import render
 from server import routes as search_routes
 from server import validation
-from server.store.credentials import Credentials
 from server.errors import ApiError
 from server.retrieval.indexes import Indexes
+from server.store.credentials import Credentials
 from server.store.store import Change, Store, WriteResult, decode_vector, journal_id
 
 VERSION = "0.1.0"
 
 
 class CanonicalJSON(JSONResponse):
-    """Canonical bytes: the same answer is always the same bytes (`protocols.canonical`, rendered
-    by orjson where that is proved to give the same bytes: protocols/fast_canonical.py)."""
+    """Canonical bytes: the same answer is always the same bytes (`ground.canonical`, rendered
+    by orjson where that is proved to give the same bytes: ground/fast_canonical.py)."""
 
     def render(self, content: Any) -> bytes:
         return render(content)

@@ -14,8 +14,8 @@ import signal
 import socket
 import time
 
-from protocols.errors import RefusedInput
-from protocols.files import refuse_existing, save
+from ground.errors import RefusedInput
+from ground.files import refuse_existing, save
 
 # The server itself (uvicorn, the app, the store) is imported by `serve`, not here: `lab` reads
 # DESCRIPTION and configure for every --help (lab/cli.py builds the whole parser).

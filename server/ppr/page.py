@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.v1 import V1_PROFILES
 from server import validation

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.profiles.prf import PRF_PROFILES
 from server import validation
 from server.prf.method import rm3, rocchio

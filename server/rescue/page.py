@@ -10,15 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.profiles.rescue import RESCUE_PROFILES
-from server.retrieval import lexical
-from server.retrieval import semantic
 from server import validation
-from server.rescue import titles as title_rules
 from server.errors import ApiError
 from server.receipts import vector_sha256
+from server.rescue import titles as title_rules
 from server.rescue.method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
+from server.retrieval import lexical
+from server.retrieval import semantic
 
 MODES = ("auto", "off", "force")
 

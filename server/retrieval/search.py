@@ -8,16 +8,16 @@ decisions the design leaves open are written in docs/retrieval.md.
 
 from __future__ import annotations
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.profiles.v1 import V1_ROUTE_PROFILES
 from protocols.routes import ROUTES
-from server.retrieval import exact
 from server import validation
+from server.retrieval import exact
+from server.retrieval import page as parts
 from server.retrieval.fusion import Fused, fuse
 from server.retrieval.graph import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.lexical import bm25
-from server.retrieval import page as parts
 from server.retrieval.request import SEARCH_LIMIT, VectorQuery, invalid, number, profile_name, vector_query
 from server.retrieval.semantic import cosine
 from server.validation import LIMITS

@@ -20,7 +20,7 @@ acknowledged is on disk even if the machine loses power; the cost is one fsync p
 ms), negligible next to a batch of up to 1,000 items. Callers serialize writes (the app holds a writer lock), so the in-memory caches
 below (current revisions, high watermarks, running digests) always equal what is on disk.
 
-The running digest (protocols/running_digest.py) is a set hash of a scope's content values,
+The running digest (ground/running_digest.py) is a set hash of a scope's content values,
 updated by every put of a content family in the same batch (`_Plan.put` is the only way to write
 one). Opening a store recomputes it from a scan of the content and refuses the store when it
 differs from the persisted one: content changed outside this code (another program, damage)
@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
-from protocols.canonical import canonical, digest
-from protocols.running_digest import FAMILIES as CONTENT_FAMILIES, RunningDigest
+from ground.canonical import canonical, digest
+from ground.running_digest import FAMILIES as CONTENT_FAMILIES, RunningDigest
 from server.errors import ApiError
 from server.validation import EmbeddingAttach, MemoryCreate, MemoryUpdate, RelationAssert
 

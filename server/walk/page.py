@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.routes import ROUTES
 from server import validation
 from server.errors import ApiError
+from server.receipts import vector_sha256
 from server.retrieval import lexical, semantic
 from server.retrieval.fusion import fuse
-from server.receipts import vector_sha256
 from server.walk.method import Neighbours, Ranked, rank_walk
 
 

@@ -42,8 +42,10 @@ from builders.embedding import (
 )
 from builders.embedding import st_provider
 from builders.model_profiles import choose_profile, detect_profile, read_model_facts
-from protocols import RefusedInput, digest, save, sha256_file
-from protocols.artifacts import document_id, document_text, source_counts
+from ground.artifacts import document_id, document_text, source_counts
+from ground.canonical import digest, sha256_file
+from ground.errors import RefusedInput
+from ground.files import save
 from tests.conftest import lab_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +73,7 @@ QUESTIONS = [
 
 
 def make_source(paragraphs=PARAGRAPHS, questions=QUESTIONS) -> dict:
-    """A small source.json value that passes protocols.artifacts.validate_source."""
+    """A small source.json value that passes ground.artifacts.validate_source."""
     docs = [{"id": document_id(t, p), "title": t, "paragraph_text": p, "text": document_text(t, p)}
             for t, p in paragraphs]
     queries = []

@@ -18,10 +18,10 @@ import pytest
 from builders.embedding import Batching, BuildOptions
 from builders.embedding.build import encode_documents, open_provider
 from builders.embedding.cluster import encode_batches
-from protocols import save
+from ground.files import save
+from tests.builders.test_embedding import make_source
 from tests.conftest import lab_cli
 from tests.lab.test_cluster_campaign import HandCluster
-from tests.builders.test_embedding import make_source
 
 # heavy: every build loads the model in each worker process
 pytestmark = pytest.mark.heavy

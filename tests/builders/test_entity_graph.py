@@ -18,9 +18,10 @@ from builders.names import name_runs, text_keys
 from builders.relations import SOURCE_BUILDERS, rebuild
 from evaluator.inputs import InputMismatch, _verify_relations
 from evaluator.relations import entity_failures, recompute_links
-from protocols.artifacts import document_id
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
+from ground.artifacts import document_id
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from protocols.committed import committed_file
 from protocols.schema import ProtocolError, validate_protocol
 from tests.conftest import SHARED_DATA, require_shared
 
@@ -169,7 +170,7 @@ def test_the_evaluator_agrees_on_the_shared_samples(sample, tmp_path):
     data = require_shared(SHARED_DATA / sample)
     name = sample.removesuffix("-sample")
     out = tmp_path / "source.json"
-    import_source(REPO / "protocols" / f"{name}-sample-v4.json", data, out, tmp_path / "relations.json",
+    import_source(committed_file(f"{name}-sample-v4.json"), data, out, tmp_path / "relations.json",
                   graph_builder=SOURCE_BUILDERS["document_entity_graph_v1"])
     relations = json.loads((tmp_path / "relations.json").read_text())
     assert relations["counts"][KIND] > 0 and entity_failures(relations) == []
@@ -179,7 +180,7 @@ def test_the_evaluator_agrees_on_the_shared_samples(sample, tmp_path):
 # --- protocol and import --------------------------------------------------------------------------------
 
 def test_a_protocol_whose_walk_follows_names_needs_the_entity_builder():
-    protocol = json.loads((REPO / "protocols" / "musique-sample-v4.json").read_text())
+    protocol = json.loads(committed_file("musique-sample-v4.json").read_text())
     validate_protocol(copy.deepcopy(protocol))
     protocol["graph_builder"]["method"] = "document_title_graph_v1"
     with pytest.raises(ProtocolError, match="entity_step.relations"):
@@ -191,6 +192,6 @@ def test_the_import_refuses_a_builder_that_is_not_the_protocols(tmp_path):
 
     data = require_shared(SHARED_DATA / "musique-sample")
     with pytest.raises(RefusedInput, match="the protocol names 'document_entity_graph_v1'"):
-        import_source(REPO / "protocols" / "musique-sample-v4.json", data, tmp_path / "s.json", tmp_path / "r.json",
+        import_source(committed_file("musique-sample-v4.json"), data, tmp_path / "s.json", tmp_path / "r.json",
                       graph_builder=SOURCE_BUILDERS["document_title_graph_v1"])
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "r.json").exists()

@@ -11,10 +11,10 @@ import pytest
 
 from builders.graph import GraphInputError, build_relations, project, rebuild, verify_relations
 from builders.normalize import normalize_text, title_is_eligible
-from protocols.artifacts import document_id
-from protocols.canonical import canonical, digest
-from protocols.cli import run
-from protocols.errors import RefusedInput
+from ground.artifacts import document_id
+from ground.canonical import canonical, digest
+from ground.command import run
+from ground.errors import RefusedInput
 from tests.conftest import SAMPLE_DIR, require_shared
 
 SOURCE = "0" * 64
@@ -223,7 +223,7 @@ def test_output_does_not_depend_on_the_hash_seed():
     from tests.conftest import REPO
     # `-c` puts the working directory (the repository) first on the path: `tests` imports from there
     script = ("from tests.builders.test_graph_builder import _random_corpus, SOURCE; "
-              "from builders.graph import build_relations; from protocols import digest; "
+              "from builders.graph import build_relations; from ground import digest; "
               "print(digest(build_relations(_random_corpus(5), SOURCE)))")
     expected = digest(build_relations(_random_corpus(5), SOURCE))
     for seed in ("0", "1", "2"):

@@ -13,8 +13,8 @@ from builders import imported_graph
 from builders.graph import GraphInputError
 from builders.relations import rebuild
 from evaluator.relations import entity_failures
-from protocols.artifacts import document_id
-from protocols.canonical import digest
+from ground.artifacts import document_id
+from ground.canonical import digest
 
 SOURCE = "0" * 64
 TEXTS = [(f"Place {i}", f"Place {i} lies on the river Orin near Place {i + 1}.") for i in range(70)]

@@ -15,8 +15,8 @@ from builders.graph import GraphInputError
 from builders.relations import SOURCE_BUILDERS, rebuild
 from evaluator.inputs import InputMismatch, _verify_relations
 from evaluator.relations import entity_failures
-from protocols.artifacts import document_id
-from protocols.canonical import digest
+from ground.artifacts import document_id
+from ground.canonical import digest
 
 SOURCE = "0" * 64
 TEXTS = [

@@ -7,11 +7,12 @@ import json
 
 from evaluator.rendering import about, tables
 from evaluator.rendering.glance import answer, answer_section
+from protocols.committed import committed_file
 from tests.conftest import REPO
 
 
 def protocol(name: str) -> dict:
-    return json.loads((REPO / "protocols" / name).read_text(encoding="utf-8"))
+    return json.loads(committed_file(name).read_text(encoding="utf-8"))
 
 
 def test_each_method_line_reads_its_route_profile_and_the_profiles_key_parameters():

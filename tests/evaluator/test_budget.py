@@ -7,6 +7,7 @@ import random
 
 from evaluator.reporting import budget
 from evaluator.reporting.oracle import oracle_ranking
+from protocols.committed import committed_file
 
 
 def corpus(n: int, seed: int) -> tuple[list[str], dict[str, str]]:
@@ -102,7 +103,7 @@ def test_rescue_report_block_from_rows():
     from evaluator.rendering.rescue_tables import tables
     from evaluator.reporting.rescue import derive_rescue
     from evaluator.rendering.tables import markdown
-    protocol = json.loads((Path(__file__).resolve().parents[2] / "protocols" / "musique-sample-v2.json").read_text())
+    protocol = json.loads(committed_file("musique-sample-v2.json").read_text())
     queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},
                "q2": {"judgments": {"x": 1}, "evidence_chain": ["x"]}}
 
@@ -125,5 +126,5 @@ def test_rescue_report_block_from_rows():
     assert set(curve) == {"2000", "4000", "8000", "16000"} and curve["2000"]["evidence_recall"] == 1.0
     assert block == derive_rescue(list(reversed(rows)), protocol, queries)  # order-free, deterministic
     assert "UPPER BOUND" in "".join(markdown(t) for t in tables({"rescue": block}))
-    v1 = json.loads((Path(__file__).resolve().parents[2] / "protocols" / "musique-sample-v1.json").read_text())
+    v1 = json.loads(committed_file("musique-sample-v1.json").read_text())
     assert derive_rescue(rows, v1, queries) is None

@@ -11,7 +11,7 @@ import struct
 import pytest
 
 from evaluator.campaign.client import decode
-from protocols.canonical import canonical
+from ground.canonical import canonical
 
 
 def same(a, b) -> bool:

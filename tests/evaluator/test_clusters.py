@@ -8,6 +8,7 @@ import json
 import pytest
 
 from evaluator.reporting import clusters
+from protocols.committed import committed_file
 from protocols.selection import select_rows
 from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, require_shared
 
@@ -58,7 +59,7 @@ def test_the_id_numbers_are_the_decomposition_ids_in_every_sample_row():
 
 def test_clusters_of_the_sample_cohort_and_of_the_official_dev_ids():
     require_shared(SAMPLE_DIR)
-    protocol = json.loads((REPO / "protocols" / "musique-sample-v1.json").read_text())
+    protocol = json.loads(committed_file("musique-sample-v1.json").read_text())
     selection = protocol["selection"]
     counts = {int(h): n for h, n in selection["splits"]["test"]["counts"].items()}
     cohort = [r["id"] for r in select_rows(_rows(SAMPLE_DIR / "musique_sample_dev.jsonl"), counts, selection["seed"])]

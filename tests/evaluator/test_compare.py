@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from evaluator.rendering.compare import CohortConflict, RunFiles, Side, cohort
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
+from ground.canonical import digest
+from ground.errors import RefusedInput
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Inputs, Run, built_inputs, exported_runs, prepared_lab
 

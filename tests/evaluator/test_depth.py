@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 
 from evaluator.reporting import depth, statistics
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
+from protocols.committed import committed_file
 from protocols.registry import DEPTH_100
 from protocols.schema import SEARCH_LIMIT_MAX, ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import Run, built_inputs, prepared_lab
 
-DEEP = REPO / "protocols" / "synthetic-depth100-v1.json"
-BASE = REPO / "protocols" / "synthetic-v1.json"
+DEEP = committed_file("synthetic-depth100-v1.json")
+BASE = committed_file("synthetic-v1.json")
 
 
 def test_the_search_limit_is_the_servers():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from protocols.committed import committed_file
 from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import exported_runs
 
@@ -115,7 +116,7 @@ def test_a_retriever_with_nothing_listening_is_refused_before_anything_is_writte
 ])
 def test_lab_run_refuses_an_external_method_off_loopback_before_anything_runs(tmp_path, value, message):
     out = tmp_path / "run"
-    ran = lab_cli("run", "--protocol", REPO / "protocols" / "synthetic-v1.json", "--run-dir", out, "--external", value,
+    ran = lab_cli("run", "--protocol", committed_file("synthetic-v1.json"), "--run-dir", out, "--external", value,
                   check=False)
     assert ran.returncode == 2 and message in ran.stderr, ran.stderr
     assert not out.exists()

@@ -16,7 +16,7 @@ from evaluator.rendering import leaderboard_views
 from evaluator.reporting import pooling, statistics
 from evaluator.reporting.leaderboard import Stratum, board
 from evaluator.reporting.letters import letters, share_a_letter, split_letters
-from protocols.canonical import digest
+from ground.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import exported_runs, one_dataset_suite
 
@@ -306,7 +306,7 @@ def _earlier_edition(run, tmp_path, **edition):
     """A public report exported as an earlier edition (`public_outputs` flags), written with its
     files and audited (all checks hold); returns it and a function that audits an edited copy."""
     from evaluator.rendering.export import output_paths, public_outputs
-    from protocols.files import save
+    from ground.files import save
 
     report, fixture = (json.loads(p.read_text()) for p in (run.report, run.fixture))
     paths = output_paths(tmp_path / "public.json")

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from evaluator.reporting import pooling, statistics
-from protocols.canonical import digest
-from protocols.cli import run
+from ground.canonical import digest
+from ground.command import run
+from protocols.committed import committed_file, SUITES_DIR
 from protocols.schema import load_protocol
 from protocols.suite import SuiteError, load_suite, pinned_protocols, validate_suite
 from tests.conftest import REPO, lab_cli
 
-SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
+SAMPLE_PROTOCOL = committed_file("musique-sample-v1.json")
 CONTRAST = {"candidate": "graph_hybrid_balanced", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
             "label": "confirmatory"}
 
@@ -206,25 +207,25 @@ def test_pinned_protocols_check_digest_methods_and_metric(tmp_path):
 
 
 def test_every_shipped_suite_validates_and_pins_existing_protocols():
-    suites = sorted((REPO / "protocols").glob("suite-*.json"))
-    assert REPO / "protocols" / "suite-samples-v1.json" in suites
+    suites = sorted(SUITES_DIR.glob("suite-*.json"))
+    assert committed_file("suite-samples-v1.json") in suites
     for path in suites:
         pinned_protocols(load_suite(path), path)
 
 
 def test_the_samples_suite_pins_the_current_sample_protocols():
-    committed = REPO / "protocols" / "suite-samples-v1.json"
+    committed = committed_file("suite-samples-v1.json")
     suite = load_suite(committed)
     names = ["musique-sample-v1.json", "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json"]
     assert [d["protocol"] for d in suite["datasets"]] == names
     assert [d["protocol_digest"] for d in suite["datasets"]] == [
-        digest(load_protocol(REPO / "protocols" / name)) for name in names]
+        digest(load_protocol(committed_file(name))) for name in names]
     assert suite["primary_contrast"] == CONTRAST
 
 
 def test_the_graph_v3_suite_declares_its_secondary_contrast():
     # both suites are derived byte for byte from their declaration: tests/protocols/test_protocol_registry.py
-    suite = load_suite(REPO / "protocols" / "suite-graph-v3.json")
+    suite = load_suite(committed_file("suite-graph-v3.json"))
     assert [c["baseline"] for c in suite["secondary_contrasts"]] == ["graph_hybrid_balanced"]
 
 

@@ -8,9 +8,9 @@ import copy
 
 import pytest
 
-from evaluator.reporting import pooling
 from evaluator.rendering.contrast_text import pooled_markdown
 from evaluator.rendering.pooled_page import pooled_html
+from evaluator.reporting import pooling
 from protocols.suite import SuiteError, pinned_protocols, validate_suite
 from tests.evaluator.test_pooling import CONTRAST, SAMPLE_DIGEST, SAMPLE_PROTOCOL, suite_value, toy_datasets
 

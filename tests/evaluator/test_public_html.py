@@ -350,7 +350,7 @@ def test_the_method_table_counts_what_the_encoder_truncated(run, tmp_path):
     cohort questions from its per-input flags, shown on the rows of the methods that read vectors;
     an edited count fails the audit, and a generation file the report does not bind is refused."""
     from evaluator.rendering.export import encoder_counts
-    from protocols.files import save
+    from ground.files import save
 
     generation = json.loads(run.generation.read_text())
     public_path = tmp_path / "public.json"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.reporting import metrics
 from evaluator.rendering.reach_table import reach_tables
+from evaluator.reporting import metrics
 from evaluator.reporting.reach import derive_reach
 
 PROTOCOL = {"methods": {"weighted_rrf_v2": {"route": "hybrid", "profile": "weighted_rrf_v2", "limit": 10},

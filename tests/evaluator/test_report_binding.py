@@ -20,8 +20,8 @@ import pytest
 
 from evaluator.inputs import Frozen, load_frozen, verify
 from evaluator.rendering.audit import Given, Memo, audit_loaded
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
+from ground.canonical import digest
+from ground.errors import RefusedInput
 from tests.evaluation_fixtures import exported_runs
 
 # heavy: audits every single-field edit of an exported report; runs in `make test`, left out of `make test-fast`

@@ -12,8 +12,8 @@ from evaluator.campaign.client import LabClient, LabError
 from evaluator.campaign.expected import content_digest, prepared_digest
 from evaluator.campaign.snapshot import Snapshots, StoreMismatch, read_everything
 from evaluator.inputs import load_frozen
-from protocols.canonical import canonical
-from protocols.running_digest import FAMILIES, RunningDigest
+from ground.canonical import canonical
+from ground.running_digest import FAMILIES, RunningDigest
 from server import validation
 from server.store.store import FAMILIES as STORE_FAMILIES, Store, StoreOpenError
 from tests.evaluation_fixtures import built_inputs, prepared_lab

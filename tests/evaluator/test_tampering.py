@@ -19,7 +19,7 @@ import pytest
 
 from builders.graph import build_relations
 from evaluator.campaign.client import LabClient
-from protocols.canonical import digest
+from ground.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 

@@ -13,16 +13,17 @@ from pathlib import Path
 import pytest
 
 from builders.graph import build_for_source
+from ground.artifacts import SourceError, validate_source
+from ground.command import run
+from ground.files import load_json
 from importer import import_source, synthetic
 from importer.synthetic_context import generate_context_rows, render_array
-from protocols.artifacts import SourceError, validate_source
-from protocols.cli import run
-from protocols.files import load_json
+from protocols.committed import DATASETS_DIR
 from protocols.schema import ProtocolError, validate_protocol
-from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
 from tests.builders.test_graph_builder import brute_force
+from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
 
-PROTOCOLS = REPO / "protocols"
+PROTOCOLS = DATASETS_DIR
 JOINER = {"hotpotqa": "", "2wikimultihopqa": " "}
 PREFIX = {"hotpotqa": "hotpotqa-", "2wikimultihopqa": "2wikimultihopqa-"}
 SYNTHETIC_COUNTS = {  # of 60 rows: hotpotqa bridge 39, comparison 21; 2wiki 21 / 18 / 12 / 9

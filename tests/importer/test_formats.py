@@ -1,4 +1,4 @@
-"""Dataset formats declared once (protocols/artifacts.py ROW_FORMATS): the importer's readers and
+"""Dataset formats declared once (ground/artifacts.py ROW_FORMATS): the importer's readers and
 `lab protocol new`'s templates derive from the declarations, the binding is checked at import, and
 docs/extend-a-format.md is true: a toy format added through its steps imports real rows."""
 
@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from ground.artifacts import ROW_FORMATS, check_format_bindings
 from importer.formats import READERS, bind_readers
-from protocols.artifacts import ROW_FORMATS, check_format_bindings
+from protocols.committed import committed_file
 from protocols.new import TEMPLATES
 from tests.lab.test_extend_a_method import changed_files
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "extend-a-format.md"
 TOY = REPO / "tests" / "toy_format"
-COPIED = ("protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "bench")
+COPIED = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "bench")
 STEP = re.compile(r"^(\d+)\. \*\*`([^`]+)`\*\*( \(new\))?:", re.M)
 COUNT = re.compile(r"^## The steps: (\d+) files?, (\d+) new$", re.M)
 
@@ -32,7 +33,7 @@ def test_readers_and_templates_derive_from_the_declarations():
     assert list(READERS) == list(ROW_FORMATS) == list(TEMPLATES)
     for name, row_format in ROW_FORMATS.items():
         assert READERS[name].row_format == row_format
-        assert (REPO / "protocols" / TEMPLATES[name]).is_file()
+        assert committed_file(TEMPLATES[name]).is_file()
 
 
 def test_a_format_without_its_reader_stops_the_import():
@@ -40,14 +41,14 @@ def test_a_format_without_its_reader_stops_the_import():
     with pytest.raises(RuntimeError, match=r"binds no reader to the row formats \['orphan_v1'\]"):
         bind_readers({**ROW_FORMATS, "orphan_v1": orphan})
     undeclared = {name: f for name, f in ROW_FORMATS.items() if name != "hotpotqa_distractor_v1"}
-    with pytest.raises(RuntimeError, match=r"binds a reader to \['hotpotqa_distractor_v1'\], which protocols/artifacts.py"):
+    with pytest.raises(RuntimeError, match=r"binds a reader to \['hotpotqa_distractor_v1'\], which ground/artifacts.py"):
         check_format_bindings("side", READERS, undeclared)
 
 
 def test_a_reader_in_another_module_than_declared_stops_the_import():
     moved = {**ROW_FORMATS, "hipporag_musique_v1": replace(ROW_FORMATS["hipporag_musique_v1"], reader="musique")}
     with pytest.raises(RuntimeError, match=r"importer/formats/hipporag.py reads hipporag_musique_v1, which "
-                                           r"protocols/artifacts.py declares otherwise \(read by importer/formats/musique.py\)"):
+                                           r"ground/artifacts.py declares otherwise \(read by importer/formats/musique.py\)"):
         bind_readers(moved)
 
 
@@ -68,14 +69,14 @@ def test_a_toy_format_through_the_documented_steps_imports(tmp_path):
     repo = tmp_path / "repo"
     for name in COPIED:
         shutil.copytree(REPO / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    artifacts = repo / "protocols" / "artifacts.py"
+    artifacts = repo / "ground" / "artifacts.py"
     text = artifacts.read_text()
     head, sep, tail = text.partition("\n}\n# The HippoRAG layout")
-    assert sep and steps[0] == ("protocols/artifacts.py", False)
+    assert sep and steps[0] == ("ground/artifacts.py", False)
     artifacts.write_text(head + "\n" + (TOY / "entry.txt").read_text().rstrip("\n") + sep + tail)
     assert steps[1] == ("importer/formats/<format>.py", True)
     shutil.copyfile(TOY / "toyqa.py", repo / "importer" / "formats" / "toyqa.py")
-    assert changed_files(repo) == {"importer/formats/toyqa.py": True, "protocols/artifacts.py": False}
+    assert changed_files(repo) == {"importer/formats/toyqa.py": True, "ground/artifacts.py": False}
 
     data = tmp_path / "data"
     data.mkdir()
@@ -90,7 +91,7 @@ def test_a_toy_format_through_the_documented_steps_imports(tmp_path):
                "--output", "toy-v1.json", "--version", "toy-v1")
     assert done.returncode == 0, done.stdout + done.stderr
     # `lab protocol new` freezes what it writes: the lock beside it binds the file's digest
-    from protocols.canonical import digest
+    from ground.canonical import digest
 
     lock = json.loads((tmp_path / "toy-v1.lock.json").read_text())
     assert lock["digest"] == digest(json.loads((tmp_path / "toy-v1.json").read_text()))

@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from importer import import_source
 from builders.graph import build_for_source
+from ground.artifacts import validate_source
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.files import load_json
+from importer import import_source
+from protocols.committed import committed_file
 from protocols.selection import select_rows
-from protocols.artifacts import validate_source
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.files import load_json
-from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, lab_cli, require_shared
 from tests.builders.test_graph_builder import brute_force
+from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, lab_cli, require_shared
 
-SAMPLE_PROTOCOL = REPO / "protocols" / "musique-sample-v1.json"
+SAMPLE_PROTOCOL = committed_file("musique-sample-v1.json")
 LAB_IMPORT = [sys.executable, "-m", "lab", "import"]  # `lab import` in its own process
 SEED = "qilbeedb-graph-20260921-v1"
 
@@ -42,7 +43,7 @@ def sample(role: str, protocol: dict) -> list[dict]:
 
 
 def seeded_order(seed: str, row_id: str) -> tuple[str, str]:
-    # the selection key written out with hashlib, independently of protocols.digest
+    # the selection key written out with hashlib, independently of ground.digest
     key = json.dumps([seed, row_id], separators=(",", ":"), ensure_ascii=False).encode()
     return hashlib.sha256(key).hexdigest(), row_id
 
@@ -149,7 +150,7 @@ def test_select_rows_reproduces_the_published_reserved_ids():
     reference = json.loads((SHARED_DATA / "reference-cohort.json").read_text())
     chosen = select_rows(rows, {2: 40, 3: 30, 4: 30}, reference["selection_seed"])
     assert [r["id"] for r in chosen] == reference["selected_ids"]["test"]
-    official = json.loads((REPO / "protocols" / "graph-multihop-protocol-v1.json").read_text())
+    official = json.loads(committed_file("graph-multihop-protocol-v1.json").read_text())
     assert official["selection"]["expected_ids"]["test"] == reference["selected_ids"]["test"]
 
 

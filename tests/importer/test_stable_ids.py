@@ -17,11 +17,12 @@ from evaluator.campaign.evaluate import search_body
 from evaluator.inputs import load_frozen
 from tests.conftest import REPO, SAMPLE_DIR, lab_cli, require_shared
 from builders.embedding import validate_fixture
-from protocols.canonical import digest
-from protocols.files import save
+from ground.canonical import digest
+from ground.files import save
 from tests.lab_fixtures import fresh_scope, lab, memory_item  # noqa: F401 (fixtures)
+from protocols.committed import committed_file
 
-PROTOCOLS = {"v1": REPO / "protocols" / "musique-sample-v1.json", "v2": REPO / "protocols" / "musique-sample-v2.json"}
+PROTOCOLS = {"v1": committed_file("musique-sample-v1.json"), "v2": committed_file("musique-sample-v2.json")}
 
 
 def test_a_memory_id_depends_on_scope_and_external_id_only(fresh_scope):  # noqa: F811

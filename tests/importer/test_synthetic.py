@@ -1,5 +1,5 @@
 """The synthetic MuSiQue-format generator: deterministic, well-formed, real chains, not trivial,
-pinned by protocols/synthetic-v1.json and importable with it."""
+pinned by protocols/frozen/datasets/synthetic-v1.json and importable with it."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from importer import import_source, synthetic
 from builders.graph import build_for_source
-from protocols import digest, load_json, sha256_bytes
+from ground.canonical import digest, sha256_bytes
+from ground.files import load_json
+from importer import import_source, synthetic
+from protocols.committed import committed_file
 from tests.conftest import REPO, SAMPLE_DIR, lab_cli
 
-PROTOCOL = REPO / "protocols" / "synthetic-v1.json"
+PROTOCOL = committed_file("synthetic-v1.json")
 ROW_KEYS = ["id", "paragraphs", "question", "question_decomposition", "answer", "answer_aliases", "answerable"]
 PARAGRAPH_KEYS = ["idx", "title", "paragraph_text", "is_supporting"]
 STEP_KEYS = ["id", "question", "answer", "paragraph_support_idx"]
@@ -180,7 +182,7 @@ def test_protocol_pins_the_default_output(files):
     for role, pinned in protocol["source_files"].items():
         assert sha256_bytes(files[pinned["name"]]) == pinned["sha256"], role
     # the rest is musique-sample-v1's, key for key (derived byte for byte: tests/protocols/test_protocol_registry.py)
-    sample = load_json(REPO / "protocols" / "musique-sample-v1.json")
+    sample = load_json(committed_file("musique-sample-v1.json"))
     assert list(protocol) == list(sample)
     assert protocol["methods"] == sample["methods"] and protocol["evaluation"] == sample["evaluation"]
 

@@ -14,6 +14,7 @@ from importlib import import_module
 import pytest
 
 from lab import cli
+from protocols.committed import committed_file
 from tests.conftest import REPO
 
 
@@ -166,7 +167,7 @@ def check_lab(command: str) -> str | None:
 def check_script(command: str) -> str | None:
     from importlib.util import module_from_spec, spec_from_file_location
 
-    from protocols.cli import Command, script_parser
+    from ground.command import Command, script_parser
 
     relative = SCRIPT.match(command).group(1)
     path = REPO / relative
@@ -240,7 +241,7 @@ def test_every_benchmark_answers_its_help_through_lab_bench():
 def test_no_file_inserts_into_sys_path():
     """The venv installs the project (lab, the stages and bench): no module, script, benchmark or test
     reaches another by editing sys.path."""
-    files = [p for top in ("protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts",
+    files = [p for top in ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts",
                            "tests") for p in (REPO / top).rglob("*.py")]
     assert len(files) > 100
     needle = "sys.path." + "insert"  # split, so this file does not match itself
@@ -270,7 +271,7 @@ def test_demo_on_another_samples_folder_names_protocol(tmp_path):
                            "--run-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 2 and not (tmp_path / "r").exists()
     assert "musique_sample_train.jsonl" in done.stderr and "give --protocol" in done.stderr
-    assert "protocols/hotpotqa-sample-v1.json" in done.stderr
+    assert "protocols/frozen/datasets/hotpotqa-sample-v1.json" in done.stderr
 
 
 def test_the_demo_help_lists_every_version_it_accepts():
@@ -313,7 +314,7 @@ def test_lab_run_resume_refusals_name_the_way(tmp_path):
     (tmp_path / "plain").mkdir()
     done = _lab("run", "--resume", tmp_path / "plain")
     assert done.returncode == 2 and "no run.json there" in done.stderr
-    done = _lab("run", "--resume", tmp_path / "plain", "--protocol", "protocols/synthetic-v1.json")
+    done = _lab("run", "--resume", tmp_path / "plain", "--protocol", "protocols/frozen/datasets/synthetic-v1.json")
     assert done.returncode == 2 and "leave out --protocol" in done.stderr
     done = _lab("run", "--data-dir", tmp_path)
     assert done.returncode == 2 and "give --protocol and --run-dir (or --resume RUN_DIR" in done.stderr
@@ -328,12 +329,12 @@ def _dead_pid() -> int:
 def test_evaluate_resume_against_a_stopped_lab_prints_commands_that_work(tmp_path):
     """The access file's lab is gone: evaluate says how to reopen it (no --server-pid was given, so
     none is blamed); in a `lab run` directory, the one command that reopens and continues."""
-    from protocols.files import save
-    from protocols.run_dir import RunDir
+    from ground.files import save
+    from ground.run_dir import RunDir
 
     run = RunDir(tmp_path / "run")
     run.root.mkdir()
-    run.protocol.write_bytes((REPO / "protocols" / "synthetic-v1.json").read_bytes())
+    run.protocol.write_bytes(committed_file("synthetic-v1.json").read_bytes())
     save(run.access, {"base_url": "http://127.0.0.1:9", "token": "t", "scope": "lab", "pid": _dead_pid()})
     done = _lab("evaluate", "--run-dir", run.root, "--resume")
     assert done.returncode == 2 and "--server-pid" not in done.stderr

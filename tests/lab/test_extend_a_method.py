@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "extend-a-method.md"
 TOY = REPO / "tests" / "toy_family"
 FAMILY = "coord"
-COPIED = ("protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "tests")
+COPIED = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "tests")
 STEP = re.compile(r"^(\d+)\. \*\*`([^`]+)`\*\*( \(new\))?:", re.M)
 COUNT = re.compile(r"^## The steps: (\d+) files, (\d+) of them new$", re.M)
 

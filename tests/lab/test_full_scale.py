@@ -9,15 +9,16 @@ import json
 import pytest
 
 from builders.graph import build_for_source
+from ground.artifacts import validate_source
+from ground.canonical import digest, sha256_file
 from importer import import_source
-from protocols.selection import SelectionError, select_rows
-from protocols.artifacts import validate_source
-from protocols.canonical import digest, sha256_file
+from protocols.committed import committed_file
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
+from protocols.selection import SelectionError, select_rows
 from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
 
-FULL_DEV = REPO / "protocols" / "graph-multihop-full-dev-v1.json"
-OFFICIAL = REPO / "protocols" / "graph-multihop-protocol-v1.json"
+FULL_DEV = committed_file("graph-multihop-full-dev-v1.json")
+OFFICIAL = committed_file("graph-multihop-protocol-v1.json")
 
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from protocols.canonical import digest
+from ground.canonical import digest
+from protocols.committed import committed_file
 from tests.conftest import REPO, lab_cli
 from tests.importer.test_own_data_rows import shown as own_data_blocks
 
@@ -128,6 +129,6 @@ def test_protocol_new_refuses_a_damaged_graph_in_one_line_and_writes_nothing(tmp
 
 
 def test_a_graph_folder_for_a_protocol_that_pins_no_graph_is_refused(tmp_path):
-    ran = lab_cli("run", "--protocol", REPO / "protocols" / "hipporag-musique-sample-v1.json", "--data-dir", tmp_path,
+    ran = lab_cli("run", "--protocol", committed_file("hipporag-musique-sample-v1.json"), "--data-dir", tmp_path,
                   "--graph-dir", tmp_path, "--run-dir", tmp_path / "r", check=False)
     assert ran.returncode == 2 and "pins no external graph" in ran.stderr and not (tmp_path / "r").exists()

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from lab.cli import main as lab
+from protocols.committed import committed_file
 from tests.conftest import REPO, SHARED_DATA, require_shared
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,7 @@ def test_the_hipporag_sample_ranks_as_musique_samples_train_rows(tmp_path):
     rows_protocol = tmp_path / "musique-sample-train-v1.json"
     assert lab(["protocol", "new", "--questions", str(SHARED_DATA / "musique-sample" / "musique_sample_train.jsonl"),
                 "--layout", "musique_v1", "--test", "all", "--output", str(rows_protocol)]) == 0
-    layout = campaign(SHARED_DATA / "hipporag-musique-sample", REPO / "protocols" / "hipporag-musique-sample-v1.json",
+    layout = campaign(SHARED_DATA / "hipporag-musique-sample", committed_file("hipporag-musique-sample-v1.json"),
                       tmp_path / "layout")
     rows = campaign(SHARED_DATA / "musique-sample", rows_protocol, tmp_path / "rows")
     a, b = rankings(layout), rankings(rows)

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from evaluator.campaign.lab_process import start_lab
-from protocols.files import FROZEN_DIR
-from protocols.run_dir import FILES, RunDir
+from protocols.committed import DATASETS_DIR
+from ground.run_dir import FILES, RunDir
 from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import built_inputs
 
@@ -101,7 +101,7 @@ def test_audit_reads_a_run_directory(by_lab_run):
 
 
 def test_lab_run_without_data_refuses_a_protocol_that_pins_other_files(tmp_path):
-    out = lab_cli("run", "--protocol", FROZEN_DIR / "musique-sample-v1.json", "--run-dir", tmp_path / "run",
+    out = lab_cli("run", "--protocol", DATASETS_DIR / "musique-sample-v1.json", "--run-dir", tmp_path / "run",
                   check=False)
     assert out.returncode == 2 and "does not pin `lab synth`'s default files" in out.stderr
     assert not (tmp_path / "run").exists()
@@ -109,7 +109,7 @@ def test_lab_run_without_data_refuses_a_protocol_that_pins_other_files(tmp_path)
 
 def test_lab_run_refuses_an_existing_run_directory(tmp_path):
     (tmp_path / "run").mkdir()
-    out = lab_cli("run", "--protocol", FROZEN_DIR / "synthetic-v1.json", "--run-dir", tmp_path / "run", check=False)
+    out = lab_cli("run", "--protocol", DATASETS_DIR / "synthetic-v1.json", "--run-dir", tmp_path / "run", check=False)
     assert out.returncode == 2 and "refusing to overwrite existing output" in out.stderr
     assert list((tmp_path / "run").iterdir()) == []
 
@@ -128,7 +128,7 @@ def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, 
     assert json.loads(run.protocol.read_text()) == json.loads(inputs.protocol.read_text())
     other = RunDir(tmp_path / "other")
     other.root.mkdir()
-    other.protocol.write_text((FROZEN_DIR / "synthetic-v1.json").read_text())
+    other.protocol.write_text((DATASETS_DIR / "synthetic-v1.json").read_text())
     out = lab_cli("import", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir",
                   other.root, check=False)
     assert out.returncode == 2 and "is another protocol than --protocol" in out.stderr

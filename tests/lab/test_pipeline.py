@@ -8,7 +8,7 @@ import ir_measures
 import pytest
 from ir_measures import R, nDCG
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 

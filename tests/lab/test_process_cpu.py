@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
-import sys
 
 from bench.process_cpu import CpuSampler, per_job_lines, speedup_bound
 

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from protocols.artifacts import hop_category
+from ground.artifacts import hop_category
+from ground.files import save
 from protocols.new import new_protocol
-from protocols.files import save
 from tests.conftest import lab_cli
 from tests.hipporag_fixtures import CORPUS, QUESTIONS, musique_twin, write_layout
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from protocols import save
+from ground.files import save
+from tests.builders.test_embedding import make_source
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
-from tests.builders.test_embedding import make_source
 
 pytestmark = pytest.mark.heavy
 

@@ -17,7 +17,7 @@ from evaluator.verification.cluster import WORKER_ATTRIBUTE, CheckerPlugin, Clus
 from evaluator.verification.packed import PackedBm25, pack
 from evaluator.verification.shared import open_shared, write_shared
 from evaluator.verification.verify import Checker
-from protocols.files import load_json
+from ground.files import load_json
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 
 pytestmark = pytest.mark.heavy  # a prepared lab and local Dask clusters
@@ -73,7 +73,7 @@ def test_a_worker_refuses_a_shared_file_changed_after_it_was_written(inputs, tmp
     with pytest.raises(InputMismatch, match="matrix.npy: SHA-256 .* changed after it was written"):
         open_shared(shared, frozen.digests)
     # the same refusal on a real worker: its plugin's setup fails, so no checker is installed
-    from protocols.cluster import start_local
+    from ground.dask_cluster import start_local
 
     cluster, client = start_local(1)
     try:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 
-PACKAGES = ("protocols", "importer", "builders", "server", "evaluator", "lab")
+PACKAGES = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab")
 FULL = "not slow"
 FAST = "not slow and not heavy"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("protocols", "importer", "builders", "server", "evaluator", "lab")
+PACKAGES = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab")
 CONFIG = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
 CONTRACTS = {contract["id"]: contract["name"] for contract in CONFIG["contracts"]}
 

@@ -19,7 +19,7 @@ import tokenize
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts", "tests")
+PACKAGES = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts", "tests")
 
 
 SKIPPED_PARTS = ("__pycache__", "runs")  # caches and the run directories `make demo` writes

@@ -1,4 +1,4 @@
-"""protocols/fast_canonical.py's `compact` and `digest_finite` give the bytes and digests of their
+"""ground/fast_canonical.py's `compact` and `digest_finite` give the bytes and digests of their
 Python definitions on values of every shape a journal line or a page holds (the page renderer
 `render` is compared on real pages of every route in tests/server/test_wire.py)."""
 
@@ -8,8 +8,8 @@ import json
 import random
 import struct
 
-from protocols.canonical import digest
-from protocols.fast_canonical import compact, digest_finite
+from ground.canonical import digest
+from ground.fast_canonical import compact, digest_finite
 
 
 def plain(value) -> bytes:

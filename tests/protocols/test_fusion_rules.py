@@ -15,6 +15,7 @@ import pytest
 
 from evaluator.verification import recompute as rc
 from evaluator.verification import rescue as rescue_verifier
+from protocols.committed import committed_file
 from protocols.fusion import FUSION_RULES, check_fusion_bindings
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.schema import ProtocolError, validate_protocol
@@ -25,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def protocol(name: str) -> dict:
-    return json.loads((REPO / "protocols" / f"{name}.json").read_text())
+    return json.loads(committed_file(f"{name}.json").read_text())
 
 
 @pytest.mark.parametrize("where", [("weighted_rrf_v1",), ("graph_rescue_v1", "base")])

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from protocols.files import FROZEN_DIR
+from protocols.committed import DATASETS_DIR
 from protocols.schema import ProtocolError, validate_protocol
 
-OPENIE = json.loads((FROZEN_DIR / "hipporag-musique-openie-v1.json").read_text(encoding="utf-8"))
+OPENIE = json.loads((DATASETS_DIR / "hipporag-musique-openie-v1.json").read_text(encoding="utf-8"))
 
 
 def refused(change) -> str:

@@ -14,20 +14,21 @@ from bench.graph_v3_data import load_dev_corpus
 from importer.formats import reader_for
 from importer.pipeline import select_cohort
 from importer.reading import pinned_files
+from protocols.committed import FROZEN_DIR
 from protocols.derivations.design_cohort import DEVELOPMENT_SPLITS
 from protocols.schema import load_protocol
 from tests.conftest import SHARED_DATA, require_shared
 from tests.evaluation_fixtures import built_inputs
 
 REPO = Path(__file__).resolve().parents[2]
-PROTOCOLS = REPO / "protocols"
+PROTOCOLS = FROZEN_DIR
 SAMPLES = {"musique": "musique-sample", "hotpotqa": "hotpotqa-sample", "2wikimultihopqa": "2wikimultihopqa-sample"}
 
 
 def test_design_protocols_are_derived_from_the_sample_protocols():
     for dataset in SAMPLES:
         design = load_protocol(PROTOCOLS / "design" / f"{dataset}-design-v3.json")
-        sample = load_protocol(PROTOCOLS / f"{dataset}-sample-v1.json")
+        sample = load_protocol(PROTOCOLS / "datasets" / f"{dataset}-sample-v1.json")
         # derived byte for byte by the design-cohort step: tests/protocols/test_protocol_registry.py
         assert design["selection"]["splits"]["test"] == sample["selection"]["splits"]["test"]
         assert set(design["selection"]["splits"]) - {"test"} <= set(DEVELOPMENT_SPLITS)
@@ -40,7 +41,7 @@ def test_design_rows_are_disjoint_from_every_test_split(dataset):
     chosen, _ = select_cohort(design, pinned_files(design, data), reader_for(design))
     development = {row_id(row) for split in DEVELOPMENT_SPLITS for row in chosen.get(split, [])}
     assert development
-    protocols = sorted(PROTOCOLS.glob(f"{dataset}-sample-v*.json"))
+    protocols = sorted((PROTOCOLS / "datasets").glob(f"{dataset}-sample-v*.json"))
     assert len(protocols) >= 3  # v1, v2 (rescue) and v3 (walk)
     for path in protocols:
         protocol = load_protocol(path)

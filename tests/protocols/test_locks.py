@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from protocols.committed import DATASETS_DIR, FROZEN_DIR
 from protocols import locks
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.files import FROZEN_DIR
-from protocols.registry import DECLARED
 from protocols.derivations.suite_pin import SuitePin
+from protocols.registry import DECLARED
 from protocols.schema import load_protocol
 from tests.conftest import REPO
 
-SYNTHETIC = FROZEN_DIR / "synthetic-v1.json"
+SYNTHETIC = DATASETS_DIR / "synthetic-v1.json"
 
 
 def lab(*args, cwd=REPO) -> subprocess.CompletedProcess:
@@ -37,7 +37,7 @@ def own(tmp_path: Path, name: str = "mine-v1", edit=None) -> Path:
 
 
 def test_the_declared_locks_are_every_declared_protocol_s_digest():
-    """protocols/declared.lock.json is what `lab run` compares a lab name against: one entry per
+    """protocols/frozen/declared.lock.json is what `lab run` compares a lab name against: one entry per
     declared protocol, its committed file's digest (a new declared protocol adds its line)."""
     want = {e.name: digest(load_protocol(FROZEN_DIR / e.file)) for e in DECLARED if not isinstance(e.step, SuitePin)}
     assert locks.declared_digests() == want, json.dumps(dict(sorted(want.items())), indent=2)

@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.reporting import metrics
 from evaluator.rendering.tables import metric_label
+from evaluator.reporting import metrics
 from protocols import metrics as registry
+from protocols.committed import committed_file
 from protocols.schema import ProtocolError, validate_protocol
 from tests.lab.test_extend_a_method import changed_files
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "extend-a-metric.md"
-SYNTHETIC = REPO / "protocols" / "synthetic-v1.json"
-COPIED = ("protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "bench")
+SYNTHETIC = committed_file("synthetic-v1.json")
+COPIED = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "bench")
 STEP = re.compile(r"^(\d+)\. \*\*`([^`]+)`\*\*( \(new\))?:", re.M)
 COUNT = re.compile(r"^## The steps: (\d+) files?, (\d+) new$", re.M)
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -98,7 +99,7 @@ def _copy(tmp_path: Path) -> Path:
 
 def test_protocol_show_refuses_a_declared_file_that_no_longer_validates(tmp_path):
     repo = _copy(tmp_path)
-    path = repo / "protocols" / "musique-sample-v1.json"
+    path = repo / "protocols" / "frozen" / "datasets" / "musique-sample-v1.json"
     value = json.loads(path.read_text())
     value["evaluation"]["contrast_metrics"][0] = "ndgc@10"
     path.write_text(json.dumps(value, indent=2))

@@ -13,15 +13,17 @@ from collections import Counter
 
 import pytest
 
+from ground.canonical import digest
+from ground.errors import CheckFailed
 from lab.cli import main as lab
-from protocols import digest, registry
-from protocols.errors import CheckFailed
+from protocols import registry
+from protocols.committed import FROZEN_DIR
 from protocols.regenerate import COMMITTED_GLOBS, EQUAL, SKIPPED, regenerate
 from protocols.schema import load_protocol
 from protocols.suite import load_suite, pinned_protocols
 from tests.conftest import REPO, SHARED_DATA
 
-PROTOCOLS = REPO / "protocols"
+PROTOCOLS = FROZEN_DIR
 SHARED_STEPS = ("hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v1.json", "graph-multihop-full-dev-v1.json",
                 "hipporag-musique-sample-v1.json")
 
@@ -68,7 +70,7 @@ def test_every_committed_protocol_and_suite_is_declared_exactly_once():
 def test_without_the_shared_data_its_steps_are_skipped_with_the_reason_not_failed(tmp_path, capsys):
     assert lab(["protocol", "regenerate", "--check", "--data-dir", str(tmp_path / "absent")]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(SKIPPED)]
-    assert sorted(line.split()[1].rstrip(":") for line in lines) == sorted(SHARED_STEPS)
+    assert sorted(line.split()[1].rstrip(":").split("/")[-1] for line in lines) == sorted(SHARED_STEPS)
     assert all("is absent" in line for line in lines)
 
 
@@ -94,7 +96,7 @@ def test_an_edited_derivation_parameter_fails_the_check_on_every_file_it_makes(m
     monkeypatch.setattr(registry, "DECLARED", edited)
     assert lab(["protocol", "regenerate", "--check", "--data-dir", str(SHARED_DATA)]) == 1
     captured = capsys.readouterr()
-    differing = {line.split()[1].rstrip(":") for line in captured.out.splitlines() if line.startswith("differs")}
+    differing = {line.split()[1].rstrip(":").split("/")[-1] for line in captured.out.splitlines() if line.startswith("differs")}
     assert differing == {"graph-multihop-protocol-v2.json", "musique-sample-v2.json", "hotpotqa-sample-v2.json",
                          "2wikimultihopqa-sample-v2.json"}
     assert "declare a new version" in captured.out
@@ -112,24 +114,26 @@ def test_an_edited_derivation_parameter_fails_the_check_on_every_file_it_makes(m
                                  "development": {"source": "train", "counts": {"2": 10, "3": 10, "4": 10}}}}),
 ])
 def test_each_step_kind_fails_the_check_when_its_parameters_change(name, changes):
-    outcomes = {o.file: o.status for o in regenerate(_edited(name.split("/")[-1], **changes), data_dir=SHARED_DATA)}
-    assert outcomes[f"{name}.json"] == "differs"
+    outcomes = {o.file.split("/")[-1]: o.status for o in regenerate(_edited(name.split("/")[-1], **changes),
+                                                                   data_dir=SHARED_DATA)}
+    assert outcomes[f"{name.split('/')[-1]}.json"] == "differs"
     assert sum(status != EQUAL and status != SKIPPED for status in outcomes.values()) == 1
 
 
 def test_an_edited_root_an_edited_file_and_an_undeclared_file_fail_the_check(tmp_path):
     copied = _copy_protocols(tmp_path)
-    root = copied / "graph-multihop-protocol-v1.json"
+    root = copied / "datasets" / "graph-multihop-protocol-v1.json"
     root.write_bytes(root.read_bytes().replace(b'"title": "', b'"title": "Edited: ', 1))
-    v3 = copied / "musique-sample-v3.json"
+    v3 = copied / "datasets" / "musique-sample-v3.json"
     v3.write_bytes(v3.read_bytes().replace(b'"limit": 10', b'"limit": 11', 1))
     (copied / "design" / "musique-design-v4.json").write_bytes(b"{}\n")
-    outcomes = {o.file: o for o in regenerate(registry.DECLARED, protocols_dir=copied, data_dir=SHARED_DATA)}
+    outcomes = {o.file.split("/")[-1]: o for o in regenerate(registry.DECLARED, protocols_dir=copied,
+                                                             data_dir=SHARED_DATA)}
     assert outcomes["graph-multihop-protocol-v1.json"].status == "differs"
     assert "a root never changes" in outcomes["graph-multihop-protocol-v1.json"].detail
     assert outcomes["musique-sample-v3.json"].status == "differs"
     assert "line " in outcomes["musique-sample-v3.json"].detail
-    assert outcomes["design/musique-design-v4.json"].status == "undeclared"
+    assert outcomes["musique-design-v4.json"].status == "undeclared"
     # what is derived from an edited file differs too (v2 keeps the root's title, the suite pins the
     # v3 file's digest, the HippoRAG MuSiQue protocols and v4 keep v3's methods; the full cohort sets
     # its own title); nothing else does
@@ -143,8 +147,8 @@ def test_an_edited_root_an_edited_file_and_an_undeclared_file_fail_the_check(tmp
 
 
 def test_a_new_version_is_reported_new_until_committed():
-    entry = registry.Declared("musique-sample-v9.json", "musique-sample-v1", registry.WALK_FAMILY)
-    outcomes = {o.file: o for o in regenerate(registry.DECLARED + (entry,), data_dir=SHARED_DATA)}
+    entry = registry.Declared("datasets/musique-sample-v9.json", "musique-sample-v1", registry.WALK_FAMILY)
+    outcomes = {o.file.split("/")[-1]: o for o in regenerate(registry.DECLARED + (entry,), data_dir=SHARED_DATA)}
     assert outcomes["musique-sample-v9.json"].status == "new"
     assert json.loads(outcomes["musique-sample-v9.json"].data)["protocol_version"] == "musique-sample-v9"
 
@@ -166,9 +170,9 @@ def test_a_malformed_registry_is_refused_naming_the_entry(declared, message):
 def test_suite_over_a_copied_folder_pins_the_changed_file_by_its_new_digest(tmp_path, capsys):
     folder = tmp_path / "twin"
     folder.mkdir()
-    committed = load_suite(PROTOCOLS / "suite-samples-v1.json")
+    committed = load_suite(PROTOCOLS / "suites" / "suite-samples-v1.json")
     for dataset in committed["datasets"]:
-        shutil.copyfile(PROTOCOLS / dataset["protocol"], folder / dataset["protocol"])
+        shutil.copyfile(PROTOCOLS / "datasets" / dataset["protocol"], folder / dataset["protocol"])
     changed = json.loads((folder / "hotpotqa-sample-v1.json").read_text(encoding="utf-8"))
     changed["title"] += " (twin cohort)"
     (folder / "hotpotqa-sample-v1.json").write_text(json.dumps(changed, indent=2), encoding="utf-8")
@@ -188,8 +192,8 @@ def test_suite_refuses_a_protocol_that_lacks_the_contrast(tmp_path, capsys):
     folder = tmp_path / "twin"
     folder.mkdir()
     for name in ("musique-sample-v3.json", "hotpotqa-sample-v1.json", "2wikimultihopqa-sample-v3.json"):
-        shutil.copyfile(PROTOCOLS / name, folder / name)
-    shutil.copyfile(PROTOCOLS / "hotpotqa-sample-v1.json", folder / "hotpotqa-sample-v3.json")  # no graph_walk
+        shutil.copyfile(PROTOCOLS / "datasets" / name, folder / name)
+    shutil.copyfile(PROTOCOLS / "datasets" / "hotpotqa-sample-v1.json", folder / "hotpotqa-sample-v3.json")  # no graph_walk
     out = folder / "suite.json"
     assert lab(["protocol", "suite", "suite-graph-v3", "--protocols-dir", str(folder), "--output", str(out)]) == 2
     assert "'graph_walk' is not a method of hotpotqa-sample-v3.json" in capsys.readouterr().err
@@ -202,9 +206,9 @@ def test_suite_refuses_a_protocol_that_lacks_the_contrast(tmp_path, capsys):
 def test_derive_applies_a_declared_step_to_another_parent(tmp_path, capsys):
     out = tmp_path / "mine-v2.json"
     assert lab(["protocol", "derive", "graph-multihop-protocol-v2", "--protocol",
-                str(PROTOCOLS / "graph-multihop-protocol-v1.json"), "--version", "mine-v2", "--output", str(out)]) == 0
+                str(PROTOCOLS / "datasets" / "graph-multihop-protocol-v1.json"), "--version", "mine-v2", "--output", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
-    derived, frozen = load_protocol(out), load_protocol(PROTOCOLS / "graph-multihop-protocol-v2.json")
+    derived, frozen = load_protocol(out), load_protocol(PROTOCOLS / "datasets" / "graph-multihop-protocol-v2.json")
     assert derived == {**frozen, "protocol_version": "mine-v2"}
 
 
@@ -228,8 +232,8 @@ def test_list_and_show_print_the_lineage(capsys):
 def test_refusals_exit_2_and_write_nothing(tmp_path, capsys):
     existing = tmp_path / "existing.json"
     existing.write_text("keep")
-    v1 = str(PROTOCOLS / "graph-multihop-protocol-v1.json")
-    broken = json.loads((PROTOCOLS / "graph-multihop-protocol-v1.json").read_text(encoding="utf-8"))
+    v1 = str(PROTOCOLS / "datasets" / "graph-multihop-protocol-v1.json")
+    broken = json.loads((PROTOCOLS / "datasets" / "graph-multihop-protocol-v1.json").read_text(encoding="utf-8"))
     del broken["methods"]
     (tmp_path / "broken.json").write_text(json.dumps(broken))
     fresh = str(tmp_path / "fresh.json")
@@ -244,7 +248,7 @@ def test_refusals_exit_2_and_write_nothing(tmp_path, capsys):
         (["derive", "graph-multihop-protocol-v2", "--protocol", v1, "--version", "musique-sample-v2",
           "--output", fresh], "names a declared protocol"),
         (["derive", "graph-multihop-protocol-v1", "--protocol", v1, "--version", "x", "--output", fresh], "root"),
-        (["derive", "graph-multihop-protocol-v3", "--protocol", str(PROTOCOLS / "graph-multihop-protocol-v3.json"),
+        (["derive", "graph-multihop-protocol-v3", "--protocol", str(PROTOCOLS / "datasets" / "graph-multihop-protocol-v3.json"),
           "--version", "x-v4", "--output", fresh], "already holds 'graph_walk'"),
         (["suite", "musique-sample-v1", "--protocols-dir", str(PROTOCOLS), "--output", fresh], "not a suite"),
         (["suite", "suite-samples-v1", "--protocols-dir", str(tmp_path / "absent"), "--output", fresh],

@@ -9,13 +9,16 @@ import os
 
 import pytest
 
-from protocols import RefusedInput, canonical, digest, load_json, refuse_existing, refuse_same_path, save
+from ground import canonical
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.files import load_json, refuse_existing, refuse_same_path, save
+from protocols.committed import SUITES_DIR, committed_file, committed_protocols
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, SHARED_DATA, require_shared
 
-OFFICIAL = REPO / "protocols" / "graph-multihop-protocol-v1.json"
-PROTOCOL_FILES = sorted(p for p in (REPO / "protocols").glob("*.json")
-                        if not p.name.startswith("suite-") and not p.name.endswith(".lock.json"))
+OFFICIAL = committed_file("graph-multihop-protocol-v1.json")
+PROTOCOL_FILES = sorted(p for p in committed_protocols() if p.parent != SUITES_DIR)
 
 
 # --- canonical JSON and digests --------------------------------------------------------------
@@ -224,7 +227,7 @@ def test_load_protocol_refuses_missing_and_malformed_files(tmp_path):
     assert issubclass(ProtocolError, RefusedInput)
 
 
-V2 = REPO / "protocols" / "graph-multihop-protocol-v2.json"
+V2 = committed_file("graph-multihop-protocol-v2.json")
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -267,7 +270,7 @@ def test_optional_statistics_fields_accept_their_documented_values():
     assert validate_protocol(protocol) is protocol
 
 
-# --- source.json validation (protocols.artifacts.validate_source) --------------------------------
+# --- source.json validation (ground.artifacts.validate_source) --------------------------------
 
 def _source() -> dict:
     from tests.builders.test_embedding import make_source  # a small valid source.json value
@@ -292,7 +295,7 @@ def _swap_first_documents(s):
     (lambda s: s["dataset"].pop("license"), "dataset.license: missing field"),
 ])
 def test_validate_source_refusals_name_the_field(edit, message):
-    from protocols.artifacts import SourceError, validate_source
+    from ground.artifacts import SourceError, validate_source
     source = _source()
     validate_source(source)
     edit(source)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from protocols.canonical import canonical
+from ground.canonical import canonical
 from server.errors import ApiError
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.routes import search
 from server.retrieval.semantic import exact_cosines, prepare_query
+from server.routes import search
 
 SPACE = "space-" + "d" * 64
 DIM = 16

@@ -16,8 +16,8 @@ import pytest
 
 from builders.entity_graph import build_relations
 from evaluator.verification.walk import masses
-from protocols.artifacts import document_id
-from protocols.canonical import canonical
+from ground.artifacts import document_id
+from ground.canonical import canonical
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
@@ -182,12 +182,13 @@ def test_verifier_catches_a_tampered_page():
 # ---------------------------------------------------------------- over HTTP, on a real lab
 
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
+from protocols.committed import committed_file
 
 HTTP_SPACE = {"provider": "test", "model": "entity-walk-hand-corpus", "revision": "r1", "dimensions": 8}
 
 
 def test_entity_walk_route_over_http_matches_the_verifier(fresh_scope):
-    from protocols.canonical import digest
+    from ground.canonical import digest
 
     client = fresh_scope()
     docs, relations, vectors, _ = name_setup()
@@ -223,8 +224,8 @@ def test_v4_protocols_are_v3_plus_the_entity_walk_and_the_suite_pins_them():
     from protocols.suite import load_suite, pinned_protocols
 
     for dataset in ("musique", "hotpotqa", "2wikimultihopqa"):
-        frozen = load_protocol(REPO / "protocols" / f"{dataset}-sample-v4.json")
-        parent = load_protocol(REPO / "protocols" / f"{dataset}-sample-v3.json")
+        frozen = load_protocol(committed_file(f"{dataset}-sample-v4.json"))
+        parent = load_protocol(committed_file(f"{dataset}-sample-v3.json"))
         assert {m: s for m, s in frozen["methods"].items() if m != "graph_entity_walk"} == parent["methods"]
         assert frozen["methods"]["graph_entity_walk"] == {"route": "walk", "profile": "entity_walk_v1", "limit": 10}
         assert frozen["ranking_profiles"]["entity_walk_v1"] == json.loads(json.dumps(PROFILE))
@@ -233,7 +234,7 @@ def test_v4_protocols_are_v3_plus_the_entity_walk_and_the_suite_pins_them():
         assert frozen["evaluation"]["primary_contrast"] == {"candidate": "graph_entity_walk",
                                                            "baseline": "graph_hybrid_balanced",
                                                            "label": "confirmatory"}
-    suite_path = REPO / "protocols" / "suite-graph-v4.json"
+    suite_path = committed_file("suite-graph-v4.json")
     suite = load_suite(suite_path)
     assert list(pinned_protocols(suite, suite_path)) == ["musique", "hotpotqa", "2wikimultihopqa"]
     assert suite["primary_contrast"] == {"candidate": "graph_entity_walk", "baseline": "graph_hybrid_balanced",

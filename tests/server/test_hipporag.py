@@ -10,20 +10,21 @@ from pathlib import Path
 import pytest
 
 from builders.graph import build_for_source
+from ground.artifacts import WARMUP_CORPUS, warmup_query
+from ground.canonical import sha256_file
+from ground.errors import RefusedInput
 from importer import import_source
 from importer.passages import GoldError
 from importer.reading import SourceFileError
 from lab.cli import main as lab
-from protocols.artifacts import WARMUP_CORPUS, warmup_query
-from protocols.canonical import sha256_file
-from protocols.errors import RefusedInput
+from protocols.committed import DATASETS_DIR
 from protocols.new import new_protocol
 from protocols.published import figures
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from tests.conftest import REPO, SHARED_DATA, require_shared
 from tests.hipporag_fixtures import CORPUS, QUESTIONS, context_twin, musique_twin, write_layout
 
-PROTOCOLS = REPO / "protocols"
+PROTOCOLS = DATASETS_DIR
 COHORTS = ("hipporag-musique-v1", "hipporag-2wikimultihopqa-v1", "hipporag-hotpotqa-v1")
 HIPPORAG_SAMPLE = SHARED_DATA / "hipporag-musique-sample"
 TWOWIKI_CORPUS = SHARED_DATA / "hipporag-2wikimultihopqa-corpus" / "2wikimultihopqa_corpus.json"

@@ -176,7 +176,7 @@ def test_a_hand_edited_expansion_weight_term_or_feedback_id_fails_the_check():
         assert field.strip() in {f for _, f, _ in failures(checker, query, tampered, "prf_hybrid_v1")}, field
 
 
-from protocols.canonical import digest  # noqa: E402
+from ground.canonical import digest  # noqa: E402
 from tests.lab_fixtures import fresh_scope, lab  # noqa: E402,F401 (fixtures)
 
 HTTP_SPACE = {"provider": "test", "model": "prf-hand-corpus", "revision": "r1", "dimensions": 8}

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import pytest
 
-from protocols.canonical import canonical, digest
+from ground.canonical import canonical, digest
 from protocols.profiles import rescue as rescue_profiles
 from protocols.profiles.rescue import RESCUE_PROFILES
 from server.rescue.method import Edge, rank_rescue
@@ -203,7 +203,7 @@ import numpy as np  # noqa: E402
 from builders.graph import build_relations  # noqa: E402
 from evaluator.verification import recompute as rc  # noqa: E402
 from evaluator.verification.rescue import compare_page, expected_rescue  # noqa: E402
-from protocols.artifacts import document_id  # noqa: E402
+from ground.artifacts import document_id  # noqa: E402
 from server.retrieval.indexes import ScopeIndex  # noqa: E402
 from server.rescue.page import search_rescue  # noqa: E402
 
@@ -355,6 +355,7 @@ def test_stale_relations_are_ignored_by_the_lane_and_the_expander():
 
 from evaluator.campaign.client import LabError  # noqa: E402
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
+from protocols.committed import committed_file
 
 HTTP_SPACE = {"provider": "test", "model": "rescue-hand-corpus", "revision": "r1", "dimensions": 8}
 
@@ -431,8 +432,8 @@ def test_v2_protocols_are_v1_plus_the_rescue_family_and_validate():
     from protocols.schema import load_protocol
     repo = Path(__file__).resolve().parents[2]
     for name in ("graph-multihop-protocol", "musique-sample"):
-        v1 = json.loads((repo / "protocols" / f"{name}-v1.json").read_text())
-        v2 = load_protocol(repo / "protocols" / f"{name}-v2.json")
+        v1 = json.loads(committed_file(f"{name}-v1.json").read_text())
+        v2 = load_protocol(committed_file(f"{name}-v2.json"))
         assert v2["evaluation"]["primary_contrast"] == {"candidate": "graph_rescue", "baseline": "weighted_rrf_v1",
                                                         "label": "confirmatory"}
         assert {m: s for m, s in v2["methods"].items() if s["route"] != "rescue"} == v1["methods"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from evaluator.campaign.client import LabError
-from protocols.canonical import canonical, digest
+from ground.canonical import canonical, digest
 from server.retrieval.indexes import Indexes
 from server.routes import search
 from tests.conftest import REPO

@@ -18,16 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import REPO, SAMPLE_DIR, require_shared
-from protocols.canonical import canonical, digest
+from ground.canonical import canonical, digest
+from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.errors import ApiError
 from server.retrieval.fusion import fuse
 from server.retrieval.graph import Anchor, Limits, affinities, expand, strongest_paths
 from server.retrieval.indexes import Indexes, ScopeIndex
-from protocols.profiles.v1 import V1_PROFILES as PROFILES
-from server.routes import CATALOG, search
 from server.retrieval.semantic import exact_cosines, prepare_query
 from server.retrieval.tokenize import bm25_tokens
+from server.routes import CATALOG, search
+from tests.conftest import REPO, SAMPLE_DIR, require_shared
 from tests.protocol_files import declared_protocol_files
 
 SPACE = "space-" + "a" * 64

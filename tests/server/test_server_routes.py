@@ -15,7 +15,7 @@ import pytest
 
 from evaluator.campaign.client import LabClient, LabError
 from evaluator.campaign.lab_process import COMMAND, start_lab
-from protocols.canonical import digest
+from ground.canonical import digest
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     SPACE, embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed)
 

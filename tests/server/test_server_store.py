@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from server import validation
 from server.errors import ApiError
 from server.retrieval.indexes import Indexes

@@ -19,8 +19,8 @@ from builders.graph import build_relations
 from evaluator.verification import recompute as rc
 from evaluator.verification.verify import Checker, RecentCache
 from evaluator.verification.walk import check_walk, masses
-from protocols.artifacts import document_id
-from protocols.canonical import canonical, digest
+from ground.artifacts import document_id
+from ground.canonical import canonical, digest
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
@@ -183,6 +183,7 @@ def test_verifier_catches_a_tampered_page():
 
 from evaluator.campaign.client import LabError  # noqa: E402
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
+from protocols.committed import committed_file
 
 HTTP_SPACE = {"provider": "test", "model": "walk-hand-corpus", "revision": "r1", "dimensions": 8}
 
@@ -242,14 +243,14 @@ def test_v3_protocols_are_their_inputs_plus_the_walk_and_the_suite_pins_them():
              "2wikimultihopqa-sample-v3.json": "2wikimultihopqa-sample-v1.json",
              "graph-multihop-protocol-v3.json": "graph-multihop-protocol-v2.json"}
     for v3, previous in pairs.items():
-        frozen = load_protocol(REPO / "protocols" / v3)
-        parent = load_protocol(REPO / "protocols" / previous)
+        frozen = load_protocol(committed_file(v3))
+        parent = load_protocol(committed_file(previous))
         assert {m: s for m, s in frozen["methods"].items() if m != "graph_walk"} == parent["methods"], v3
         assert frozen["ranking_profiles"]["seeded_walk_v1"] == json.loads(json.dumps(PROFILE)), v3
         assert frozen["evaluation"]["primary_contrast"] == {"candidate": "graph_walk", "baseline": "weighted_rrf_v2",
                                                            "label": "confirmatory"}
         assert frozen["methods"]["graph_walk"] == {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}
-    suite_path = REPO / "protocols" / "suite-graph-v3.json"
+    suite_path = committed_file("suite-graph-v3.json")
     suite = load_suite(suite_path)
     pinned = pinned_protocols(suite, suite_path)
     assert list(pinned) == ["musique", "hotpotqa", "2wikimultihopqa"]

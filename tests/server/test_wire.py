@@ -1,4 +1,4 @@
-"""The fast page renderer gives exactly `protocols.canonical.canonical` bytes (protocols/fast_canonical.py).
+"""The fast page renderer gives exactly `ground.canonical.canonical` bytes (ground/fast_canonical.py).
 
 Compared on real pages of every route and profile (a corpus with non-ASCII, control characters,
 emoji and line separators in its texts, exact rationals and float scores of every size a page
@@ -16,11 +16,12 @@ import numpy as np
 import orjson
 import pytest
 
-from protocols.canonical import canonical
-from protocols.fast_canonical import _risky, render
-from server.retrieval.indexes import Indexes
+from ground.canonical import canonical
+from ground.fast_canonical import _risky, render
+from protocols.committed import committed_protocols
 from protocols.profiles.rescue import RESCUE_PROFILES
 from protocols.profiles.v1 import V1_ROUTE_PROFILES as ROUTE_PROFILES
+from server.retrieval.indexes import Indexes
 from server.routes import search
 from tests.conftest import REPO
 
@@ -79,7 +80,7 @@ def test_every_route_renders_canonical_bytes(index):
 
 def test_sample_protocol_pages_render_canonical_bytes():
     # the protocol files themselves: deep nesting, floats and integers, non-ASCII attribution text
-    for path in sorted((REPO / "protocols").glob("*.json")):
+    for path in committed_protocols():
         value = json.loads(path.read_text(encoding="utf-8"))
         assert render(value) == canonical(value), path.name
 

@@ -18,8 +18,8 @@ import pytest
 from evaluator.campaign.client import LabClient, LabError
 from evaluator.inputs import load_frozen
 from evaluator.verification.verify import Checker
-from protocols.schema import validate_protocol
 from protocols.routes import ROUTES
+from protocols.schema import validate_protocol
 from tests.evaluation_fixtures import Inputs, cli, prepared_lab
 
 METHOD = {"route": "coord", "profile": "coord_v1", "limit": 10, "min_terms": 1}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocols.canonical import digest
+from ground.canonical import digest
 from protocols.routes import ROUTES
 from server import validation
 from server.retrieval import page as parts

@@ -3,8 +3,8 @@ format tests/importer/test_formats.py adds through docs/extend-a-format.md)."""
 
 from __future__ import annotations
 
+from ground.fields import Fields
 from importer.formats.context import ContextFormat
-from protocols.fields import Fields
 
 KEYS = ("_id", "answer", "question", "supporting_facts", "context", "type")
 

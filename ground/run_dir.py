@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 # file name of each artifact inside a run directory (docs/cli.md, "The run directory")
 FILES = {

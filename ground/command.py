@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocols.errors import CheckFailed, Interrupted, RefusedInput
+from ground.errors import CheckFailed, Interrupted, RefusedInput
 
 # set by `lab run` in the environment of each stage it starts (lab/pipeline.py)
 STAGE_OF_RUN = "LAB_RUN_STAGE"
@@ -64,7 +64,7 @@ def call(command: "Command", args: argparse.Namespace) -> int:
 
 
 def os_error_line(exc: OSError, way_on: str = "") -> str:
-    """The file, the system's reason, and the way on. Files are written atomically (protocols/files.py),
+    """The file, the system's reason, and the way on. Files are written atomically (ground/files.py),
     so what was complete is kept: free the space (or fix the folder) and run the command again.
     `way_on`: what the command adds, only where it is true (`lab evaluate`: `--resume` continues the
     campaign from its journal)."""

@@ -12,7 +12,7 @@ import ipaddress
 import logging
 from urllib.parse import urlsplit
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 CONNECT_SECONDS = 10  # a scheduler that has not answered by then is refused (exit 2, nothing written)
 

@@ -9,10 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from protocols.errors import RefusedInput
-
-# the committed (frozen) protocols and suites ship inside this package (pyproject: package-data)
-FROZEN_DIR = Path(__file__).resolve().parent
+from ground.errors import RefusedInput
 
 
 def refuse_existing(*paths: str | Path) -> None:

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from protocols.canonical import digest
-from protocols.errors import RefusedInput
-from protocols.fields import Fields, join
+from ground.canonical import digest
+from ground.errors import RefusedInput
+from ground.fields import Fields, join
 
 SOURCE_FORMAT = "musique_source_v1"  # the artifact's schema name (historical: every dataset uses it)
 DOCUMENT_PREFIX = "musique-"
@@ -87,7 +87,7 @@ def check_format_bindings(side: str, bound: Mapping[str, object], formats: Mappi
     missing = [name for name in formats if name not in bound]
     unknown = [name for name in bound if name not in formats]
     faults = ([f"binds no reader to the row formats {missing}"] if missing else []) + \
-        ([f"binds a reader to {unknown}, which protocols/artifacts.py does not declare"] if unknown else [])
+        ([f"binds a reader to {unknown}, which ground/artifacts.py does not declare"] if unknown else [])
     if faults:
         raise RuntimeError(f"{side} {' and '.join(faults)}: every declared row format needs exactly one reader")
 

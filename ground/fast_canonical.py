@@ -1,6 +1,6 @@
 """Canonical response bytes, fast: orjson where its bytes are proved equal to `canonical()`.
 
-`protocols.canonical.canonical` (sorted keys, compact separators, UTF-8 without escaping,
+`ground.canonical.canonical` (sorted keys, compact separators, UTF-8 without escaping,
 NaN refused) stays the definition; this is only a faster way to produce the same bytes. orjson
 with sorted keys writes the same structure, the same string escapes (short forms for \\b \\f \\n
 \\r \\t, \\u00XX for the other control characters, nothing else escaped) and the same shortest
@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from protocols.canonical import canonical
+from ground.canonical import canonical
 
 _OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 
@@ -72,5 +72,5 @@ def compact(value: Any) -> bytes:
 
 
 def digest_finite(value: Any) -> str:
-    """`protocols.canonical.digest(value)` for a value that holds no NaN or infinity (see above)."""
+    """`ground.canonical.digest(value)` for a value that holds no NaN or infinity (see above)."""
     return hashlib.sha256(render(value)).hexdigest()

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from protocols.errors import RefusedInput
+from ground.errors import RefusedInput
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
