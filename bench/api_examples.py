@@ -14,8 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from evaluator.campaign.client import LabClient
-from evaluator.campaign.lab_process import start_lab
+from evaluator.connection.client import LabClient
+from evaluator.connection.lab_process import start_lab
 
 SPACE = {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "revision": "sha256:example",
          "dimensions": 4}

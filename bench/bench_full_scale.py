@@ -59,7 +59,7 @@ import psutil
 
 from bench.phases import EVALUATE_PHASES, PhaseClock, jobs_alone, phase_line
 from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines, speedup_bound
-from evaluator.campaign.lab_process import start_lab
+from evaluator.connection.lab_process import start_lab
 from importer import synthetic
 from ground.canonical import digest, sha256_file
 from ground.files import load_json, refuse_existing, save

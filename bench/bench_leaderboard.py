@@ -5,7 +5,7 @@
 Builds D synthetic reports of M methods over N MuSiQue-style queries each (ids with single-hop
 numbers shared between neighbours, so the cluster rule forms real clusters; metric values on the
 nDCG grid; ten timed jobs a method), then times what `lab leaderboard --suite` does after the
-reports' own audits: the strata from the reports (evaluator/reporting/leaderboard_inputs.py), the
+reports' own audits: the strata from the reports (evaluator/derived/leaderboard_inputs.py), the
 board (every pair's sign-flip test over the pooled clusters, Holm, letters, the bootstrap intervals)
 and its views (tables, figure, Markdown, HTML, CSV). Prints wall seconds beside the target
 (<= 60 s at 20 x 2,417 x 3) with the load average; nothing asserts.
@@ -54,10 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    from evaluator.rendering import leaderboard_views as views
-    from evaluator.rendering import plotting
-    from evaluator.reporting.leaderboard import board
-    from evaluator.reporting.leaderboard_inputs import report_stratum
+    from evaluator.views import leaderboard_views as views
+    from evaluator.views import plotting
+    from evaluator.numbers.leaderboard import board
+    from evaluator.derived.leaderboard_inputs import report_stratum
 
     reports = [synthetic_report(d, args.methods, args.queries, 20261203) for d in range(args.datasets)]
     settings = {"metric": "ndcg@10", "unit": "cluster", "weights": "equal", "alpha": 0.05, "power": 0.8,

@@ -34,8 +34,8 @@ import psutil  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 from builders.graph import build_relations  # noqa: E402
-from evaluator.campaign.client import LabClient, vector_base64  # noqa: E402
-from evaluator.campaign.lab_process import start_lab  # noqa: E402
+from evaluator.connection.client import LabClient, vector_base64  # noqa: E402
+from evaluator.connection.lab_process import start_lab  # noqa: E402
 from ground.canonical import digest  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
 from server.retrieval.lexical import bm25  # noqa: E402

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from evaluator.campaign.client import LabClient, encode
-from evaluator.campaign.lab_process import start_lab
+from evaluator.connection.client import LabClient, encode
+from evaluator.connection.lab_process import start_lab
 from ground.canonical import digest
 
 MEMORIES, RELATIONS, DIMENSIONS = 2311, 3791, 384

@@ -8,7 +8,7 @@ per route (mean, p50, p95, max), printed beside the target of 10 ms for a graph 
 sample, with the load average. A page is checked exactly as evaluate and audit check it; every
 page of a finished report must pass (a failure stops the bench: the figures would not be of a
 real check). With --workers N (N >= 1) or --scheduler, the same pages are then checked again as
-tasks on a Dask cluster (`evaluator.verification.cluster`, one task per query) and the wall time
+tasks on a Dask cluster (`evaluator.verification.dask_checks`, one task per query) and the wall time
 and pages/s are printed; the cluster's start (processes, inputs loaded in each worker) is timed apart.
 Nothing here asserts a speed: read the figures on a quiet machine (load < 2).
 """
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from evaluator.inputs import load_frozen
-    from evaluator.verification.cluster import ClusterChecks
+    from evaluator.verification.dask_checks import ClusterChecks
     from evaluator.verification.verify import Checker
     from ground.files import load_json
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from bench.graph_v3_data import load_dev_corpus
 from bench.graph_v3_dev import parse_runs
-from evaluator.campaign.client import vector_base64
-from evaluator.reporting import metrics
+from evaluator.connection.client import vector_base64
+from evaluator.numbers import metrics
 from ground.command import run
 from ground.files import refuse_existing, save
 from protocols.routes import route_of

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.graph_v3_candidates import CANDIDATES, Result, candidate
 from bench.graph_v3_data import DevCorpus, load_dev_corpus
-from evaluator.reporting import metrics
+from evaluator.numbers import metrics
 from ground.command import run
 from ground.errors import RefusedInput
 from ground.files import refuse_existing, save

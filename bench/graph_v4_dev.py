@@ -24,8 +24,8 @@ from bench.graph_v3_dev import ANCHORS, BASE, K, RANK_BUCKETS, parse_runs, poole
 from bench.graph_v4_candidates import CANDIDATES, Candidate, Result, candidate
 from bench.graph_v4_data import V4Corpus, load_v4_corpus
 from builders.entity_graph import KIND
-from evaluator.reporting import metrics
-from evaluator.reporting.pooling import DatasetDeltas, pooled_contrast
+from evaluator.numbers import metrics
+from evaluator.numbers.pooling import DatasetDeltas, pooled_contrast
 from ground.command import run
 from ground.files import refuse_existing, save
 

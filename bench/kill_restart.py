@@ -22,8 +22,8 @@ from pathlib import Path
 
 import httpx
 
-from evaluator.campaign.client import LabClient, LabError
-from evaluator.campaign.lab_process import start_lab
+from evaluator.connection.client import LabClient, LabError
+from evaluator.connection.lab_process import start_lab
 from ground.canonical import digest
 
 # ---------------------------------------------------------------- a deterministic batch load

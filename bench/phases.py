@@ -2,7 +2,7 @@
 first stderr line that carries its marker, so the bench needs no hook inside the command and the
 command's own output is passed through unchanged.
 
-Evaluate's phases (evaluator/campaign/evaluate.py): start (frozen inputs loaded, lab snapshot,
+Evaluate's phases (evaluator/evaluate/evaluate.py): start (frozen inputs loaded, lab snapshot,
 plan built, checker up) ends when the plan is pinned; the jobs end with the last progress line;
 the base pools (the cross-method checks first) end with their own line; finish (the after
 snapshot, derive, seal, save) runs to the exit."""

@@ -20,7 +20,7 @@ import sys
 
 from bench.graph_v3_data import load_dev_corpus
 from bench.graph_v3_dev import parse_runs
-from evaluator.reporting import metrics
+from evaluator.numbers import metrics
 from ground.command import run
 from ground.files import refuse_existing, save
 from protocols.profiles.prf import PRF_PROFILES

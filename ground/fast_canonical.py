@@ -18,7 +18,7 @@ eight times orjson itself; these byte searches cost a few microseconds.)
 Left outside the proof: a non-finite float, which `canonical()` refuses and orjson writes as
 `null`; no page can hold one (vectors are refused unless finite, every score is a bounded
 function of them), and no value read by a parser that refuses NaN and Infinity can either (the
-evaluator's page parser, evaluator/campaign/client.py). So `render` is for such values only: the
+evaluator's page parser, evaluator/connection/client.py). So `render` is for such values only: the
 lab's answers and the digests of the pages the evaluator received (`digest_finite`).
 """
 

@@ -88,3 +88,14 @@ def resolve(args: argparse.Namespace, flag: str, role: str, *, optional: bool = 
 
 def _dest(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
+
+
+def run_directory(value: str) -> Path:
+    """argparse type of a run-directory argument: an existing directory (a file is refused, naming
+    the directory it probably meant)."""
+    path = Path(value)
+    if path.is_file():
+        raise argparse.ArgumentTypeError(f"{value} is a file; give its run directory ({path.parent})")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"run directory {value} not found")
+    return path

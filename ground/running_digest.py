@@ -2,7 +2,7 @@
 
 The lab keeps one per scope and updates it in the same RocksDB WriteBatch as the values it
 covers (server/store/store.py); the evaluator recomputes it from the frozen inputs alone
-(evaluator/campaign/snapshot.py). Equal digests mean the lab holds exactly the values the
+(evaluator/evaluate/snapshot.py). Equal digests mean the lab holds exactly the values the
 fixture, the graph and the prepare state prescribe, without reading them back (docs/design.md §6;
 the argument and its limits: docs/full-scale.md, "Proving the store did not change").
 

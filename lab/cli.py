@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import builders.commands
-import evaluator.commands
+import evaluator.evaluator_commands
 import importer.commands
 import lab.commands
 import protocols.commands
@@ -25,7 +25,7 @@ from ground.errors import Interrupted, RefusedInput
 from ground.run_dir import RunDir
 
 # in pipeline order, which is the order `lab --help` lists them
-STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.commands,
+STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.evaluator_commands,
           lab.commands)
 # where a command declared outside its stage's module is listed (`import` is declared in lab/commands.py:
 # the importer may not import the graph builder it runs); any other command keeps its declared place

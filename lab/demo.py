@@ -108,8 +108,8 @@ def pool_step(suite: Path | None, results: list[dict], output: Path) -> tuple[st
     """Pool the campaigns' private reports under the suite (the code of `lab pool`), print the
     pooled table and the paths written; returns (the pooled Markdown or why there is none, whether
     the pooling succeeded or had nothing to do)."""
-    from evaluator.rendering.contrast_text import pooled_markdown
-    from evaluator.rendering.suite_pool import pool_reports
+    from evaluator.views.contrast_text import pooled_markdown
+    from evaluator.pool.suite_pool import pool_reports
 
     if suite is None:
         text = "No suite pools these protocols: no pooled table.\n"
@@ -138,7 +138,7 @@ def pool_step(suite: Path | None, results: list[dict], output: Path) -> tuple[st
 def board_step(suite: Path, results: list[dict], output: Path) -> bool:
     """The suite's leaderboard of the campaigns (the code of `lab leaderboard --suite`): every
     method ranked and grouped, with its cost; prints the paths written."""
-    from evaluator.rendering.leaderboard_files import write_leaderboard
+    from evaluator.leaderboard.leaderboard_files import write_leaderboard
 
     print(f"=== leaderboard of {len(results)} campaigns under {suite}", file=sys.stderr, flush=True)
     try:

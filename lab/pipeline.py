@@ -116,7 +116,7 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     `external`: name -> loopback retriever URL, each judged after the audit (`lab judge`) into
     RUN_DIR/external-NAME/. `graph_dir`: the folder of the external graph the protocol pins
     (default: `data_dir`; docs/graph-import.md)."""
-    from evaluator.external.retriever import check_url
+    from evaluator.judge.retriever import check_url
 
     log = log or _stderr
     for url in (external or {}).values():
@@ -150,7 +150,7 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
 
 def resume_pipeline(run_dir: Path, *, stdout: IO | None = None, log: Callable[[str], None] | None = None) -> Finished:
     """Continue a `lab run` from the first stage it did not finish (docs/cli.md, "Continue a run")."""
-    from evaluator.external.retriever import check_url
+    from evaluator.judge.retriever import check_url
 
     log = log or _stderr
     run = RunDir(Path(run_dir))
@@ -227,7 +227,7 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
 def _with_lab(run: RunDir, stage: Callable, log: Callable[[str], None]) -> None:
     """prepare and evaluate against a lab on the run's store: started fresh, or reopened by a resume
     (prepare continues from state.json, evaluate from its journal)."""
-    from evaluator.campaign.lab_process import LabStartError, start_lab
+    from evaluator.connection.lab_process import LabStartError, start_lab
 
     reopen = run.db.exists()
     if reopen:
@@ -294,8 +294,8 @@ def _unlink(*paths: Path) -> None:
 
 def _remove_export(run: RunDir) -> None:
     """What an interrupted export wrote (the public report first, then the files beside it)."""
-    from evaluator.rendering.export import output_paths
-    from evaluator.reporting.outside_inputs import text_dir
+    from evaluator.export.export import output_paths
+    from evaluator.export.outside_inputs import text_dir
 
     paths = output_paths(run.public)
     for path in (*paths.values(), text_dir(paths["public"])):

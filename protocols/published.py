@@ -4,7 +4,7 @@
 2024, Table 2; HippoRAG 2, Table 3), each with its source and the cohort it was measured on (a
 question file and a corpus of a stated size: HippoRAG 1's HotpotQA corpus has 9,221 passages,
 HippoRAG 2's 9,811). Nothing here was re-run by this lab; a report shows these rows in their own
-table, labelled as published (evaluator/rendering/published.py).
+table, labelled as published (evaluator/views/published.py).
 
 A protocol names the cohort it is with `published_cohort`: `{"name": <cohort>, "relation": "cohort"}`
 for the cohort itself, or `"twin"` for a stand-in in the same layout (a test's synthetic cohort),

@@ -6,7 +6,7 @@ carries, in wire order: the method's `profile` and `limit`, the query (its text,
 both) and the method's own fields, copied from the protocol's method as they are.
 
 Everything else derives from this table. The protocol validator checks a method's fields against
-it (protocols/schema.py); the evaluator builds each request from it (evaluator/campaign/evaluate.py)
+it (protocols/schema.py); the evaluator builds each request from it (evaluator/evaluate/evaluate.py)
 and reads from it whether a page must carry the query vector's receipt; the server accepts exactly
 these fields on the route (less the ones its handler may default). Each side binds its own part in
 one table, checked at import against this one: the server its handler (server/routes.py), the

@@ -4,7 +4,7 @@ A suite file (`protocols/frozen/suites/suite-*.json`, format `graph_evaluation_s
 protocol by file name and digest, and declares the pooled primary contrast (candidate, baseline,
 metric), the pooling rule (units resampled within each dataset: queries or clusters; datasets
 weighted equally or by query count), the resamples, confidence, permutations and the seed.
-docs/suites.md describes the format and the pooled statistics; evaluator/reporting/pooling.py
+docs/suites.md describes the format and the pooled statistics; evaluator/numbers/pooling.py
 computes them.
 """
 

@@ -8,7 +8,7 @@ The Qilbee workflow's command, with its documented flags.
 
 import sys
 
-from evaluator.report_commands.audit_command import AUDIT
+from evaluator.evaluator_commands import AUDIT
 from ground.command import script
 
 if __name__ == "__main__":

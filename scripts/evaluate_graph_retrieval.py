@@ -11,7 +11,8 @@ The Qilbee workflow's commands, with their documented flags (--credential-file i
 
 import sys
 
-from evaluator.campaign.commands import EVALUATE, PREPARE
+from evaluator.evaluate.evaluate_command import EVALUATE
+from evaluator.prepare.prepare_command import PREPARE
 from ground.command import script
 
 if __name__ == "__main__":

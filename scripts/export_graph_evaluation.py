@@ -7,7 +7,7 @@ The Qilbee workflow's command, with its documented flags.
 
 import sys
 
-from evaluator.report_commands.commands import EXPORT
+from evaluator.export.export_command import EXPORT
 from ground.command import script
 
 if __name__ == "__main__":

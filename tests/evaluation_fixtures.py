@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.campaign.lab_process import LabProcess, start_lab
+from evaluator.connection.lab_process import LabProcess, start_lab
 from ground.canonical import sha256_file
 from protocols.committed import committed_file
 from tests.conftest import Ran, lab_cli

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.campaign.client import LabClient
-from evaluator.campaign.lab_process import LabProcess, start_lab
+from evaluator.connection.client import LabClient
+from evaluator.connection.lab_process import LabProcess, start_lab
 
 _scopes = itertools.count(1)
 

@@ -5,7 +5,7 @@ a prepared record at its prepared revision with its frozen payload and binding r
 shared hit checks), its score is the cosine recomputed here in float64 from the fixture vectors,
 the channel repeats rank and score, the order is score desc then record id, the page is as long
 as min(limit, bound records), and the page admits it is approximate (coverage.candidates false).
-How many of the exact top 10 it found is reported, not checked (evaluator/reporting/ann.py).
+How many of the exact top 10 it found is reported, not checked (evaluator/derived/ann_agreement.py).
 """
 
 from __future__ import annotations

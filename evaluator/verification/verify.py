@@ -112,7 +112,7 @@ class Checker:
     `cache_bytes`: the bound of the per-query work kept (one query's at least). `keep`: hybrid
     profiles whose fused lists of every query are kept past that bound (a few kilobytes a query):
     the base pools read the base profile's lists of every query again after the timed jobs
-    (evaluator/campaign/base_pool.py), which then costs no second cosine scan."""
+    (evaluator/evaluate/base_pool.py), which then costs no second cosine scan."""
 
     def __init__(self, frozen: Frozen, state: Mapping, packed: Packed | None = None,
                  cache_bytes: int = CACHED_QUERY_BYTES, keep: Collection[str] = ()):

@@ -2,8 +2,8 @@
 
 Each module of this package whose name does not start with `_` declares `METRIC`, a `Metric`
 (protocols/metrics/_base.py) named as the module. From this table derive the evaluator's per-query
-metrics and their column order (evaluator/reporting/metrics.py `query_metrics`), the labels tables
-print (evaluator/rendering/tables.py `metric_label`) and the names a protocol may contrast on
+metrics and their column order (evaluator/numbers/metrics.py `query_metrics`), the labels tables
+print (evaluator/views/tables.py `metric_label`) and the names a protocol may contrast on
 (protocols/schema.py), so a misspelt `"ndgc@10"` is refused when the protocol loads, before
 anything runs. It sits in protocols/ because the schema, which imports nothing above protocols,
 must know the names. Adding a metric: one new module here (docs/extend-a-method.md, "A metric").

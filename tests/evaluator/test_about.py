@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
-from evaluator.rendering import about, tables
-from evaluator.rendering.glance import answer, answer_section
+from evaluator.views import about, tables
+from evaluator.views.glance import answer, answer_section
 from protocols.committed import committed_file
 from tests.conftest import REPO
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluator.rendering.glance import answer, answer_section
-from evaluator.reporting import statistics
-from evaluator.reporting.verdicts import disagreement, reachable_p, verdict
+from evaluator.numbers import statistics
+from evaluator.numbers.verdicts import disagreement, reachable_p, verdict
+from evaluator.views.glance import answer, answer_section
 
 
 def public_with(contrast: dict) -> dict:

@@ -1,12 +1,12 @@
-"""Token-budget selection (evaluator/reporting/budget.py) and the oracle bound (evaluator/reporting/oracle.py)."""
+"""Token-budget selection (evaluator/derived/budget.py) and the oracle bound (evaluator/derived/oracle.py)."""
 
 from __future__ import annotations
 
 import itertools
 import random
 
-from evaluator.reporting import budget
-from evaluator.reporting.oracle import oracle_ranking
+from evaluator.derived import budget
+from evaluator.derived.oracle import oracle_ranking
 from protocols.committed import committed_file
 
 
@@ -100,9 +100,9 @@ def test_rescue_report_block_from_rows():
     import json
     from pathlib import Path
 
-    from evaluator.rendering.rescue_tables import tables
-    from evaluator.reporting.rescue import derive_rescue
-    from evaluator.rendering.tables import markdown
+    from evaluator.views.rescue_tables import tables
+    from evaluator.derived.rescue import derive_rescue
+    from evaluator.views.tables import markdown
     protocol = json.loads(committed_file("musique-sample-v2.json").read_text())
     queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},
                "q2": {"judgments": {"x": 1}, "evidence_chain": ["x"]}}

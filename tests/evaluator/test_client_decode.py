@@ -1,4 +1,4 @@
-"""The evaluator's page parser (evaluator/campaign/client.py `decode`) gives exactly what
+"""The evaluator's page parser (evaluator/connection/client.py `decode`) gives exactly what
 `json.loads` gives: same values and same types, on canonical pages and on every document where
 orjson alone would differ or refuse."""
 
@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from evaluator.campaign.client import decode
+from evaluator.connection.client import decode
 from ground.canonical import canonical
 
 

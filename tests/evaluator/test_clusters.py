@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evaluator.reporting import clusters
+from evaluator.numbers import query_clusters as clusters
 from protocols.committed import committed_file
 from protocols.selection import select_rows
 from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, require_shared

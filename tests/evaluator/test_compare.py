@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from evaluator.rendering.compare import CohortConflict, RunFiles, Side, cohort
+from evaluator.compare.compare import CohortConflict, RunFiles, Side, cohort
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from tests.conftest import lab_cli

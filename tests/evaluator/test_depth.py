@@ -10,7 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from evaluator.reporting import depth, statistics
+from evaluator.derived import depth
+from evaluator.numbers import statistics
 from ground.errors import RefusedInput
 from protocols.committed import committed_file
 from protocols.registry import DEPTH_100

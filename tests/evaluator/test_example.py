@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evaluator.rendering.example import RUN_SPECIFIC, decode, differences
+from evaluator.export.example import RUN_SPECIFIC, decode, differences
 from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import exported_runs
 

@@ -1,4 +1,4 @@
-"""Reading external runs (evaluator/external/runs.py) on toy input: the tie rule, the depth cut,
+"""Reading external runs (evaluator/judge/runs.py) on toy input: the tie rule, the depth cut,
 missing queries, and every refusal counted; and the loopback rule of the retriever URL."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evaluator.external.retriever import NotLoopback, check_url
-from evaluator.external.runs import RunRefused, read_run, trec_text
+from evaluator.judge.retriever import NotLoopback, check_url
+from evaluator.judge.runs import RunRefused, read_run, trec_text
 
 COHORT = ["q1", "q2", "q3"]
 DOCUMENTS = {"d1", "d2", "d3", "d4"}

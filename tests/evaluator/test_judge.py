@@ -104,8 +104,8 @@ def test_a_reversed_run_loses_and_a_jsonl_run_judges_the_same(run, tmp_path):
     judged = json.loads((tmp_path / "rev" / "judged.json").read_text())
     assert contrast(judged, method, "ndcg@10")["mean_delta"] < 0
     # the one-sentence summary ends with the verdict the public report's rule gives (reporting/verdicts.py)
-    from evaluator.external.judged_text import sentence
-    from evaluator.reporting.verdicts import verdict
+    from evaluator.judge.judged_text import sentence
+    from evaluator.numbers.verdicts import verdict
 
     primary = contrast(judged, judged["campaign"]["primary_contrast"]["baseline"], "ndcg@10")
     word = verdict(primary, judged["statistics"]["clusters"]["primary_interval"],

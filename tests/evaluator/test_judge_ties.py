@@ -13,7 +13,7 @@ import ir_measures
 import pytest
 from ir_measures import nDCG
 
-from evaluator.external.runs import trec_text
+from evaluator.judge.runs import trec_text
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import exported_runs
 

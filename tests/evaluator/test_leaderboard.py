@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluator.rendering import leaderboard_views
-from evaluator.reporting import pooling, statistics
-from evaluator.reporting.leaderboard import Stratum, board
-from evaluator.reporting.letters import letters, share_a_letter, split_letters
+from evaluator.numbers import pooling, statistics
+from evaluator.numbers.leaderboard import Stratum, board
+from evaluator.numbers.letters import letters, share_a_letter, split_letters
+from evaluator.views import leaderboard_views
 from ground.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import exported_runs, one_dataset_suite
@@ -305,7 +305,7 @@ def test_a_headless_browser_renders_the_figure(runs, tmp_path):
 def _earlier_edition(run, tmp_path, **edition):
     """A public report exported as an earlier edition (`public_outputs` flags), written with its
     files and audited (all checks hold); returns it and a function that audits an edited copy."""
-    from evaluator.rendering.export import output_paths, public_outputs
+    from evaluator.export.export import output_paths, public_outputs
     from ground.files import save
 
     report, fixture = (json.loads(p.read_text()) for p in (run.report, run.fixture))
@@ -338,7 +338,7 @@ def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
 def test_a_public_report_whose_answer_box_predates_the_reachable_p_still_audits(runs, tmp_path):
     """Derived again with the rule of its day (and without `about.does`, which it predates too);
     the same box with the new rule's text but no smallest p (a half-edited file) fails."""
-    from evaluator.reporting.verdicts import EARLIER_RULE, RULE
+    from evaluator.numbers.verdicts import EARLIER_RULE, RULE
 
     public, audited = _earlier_edition(runs[0], tmp_path, limits=False, plain=False)
     assert public["glance"]["answer"]["rule"] == EARLIER_RULE and "smallest_p" not in public["glance"]["answer"]

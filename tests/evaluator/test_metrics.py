@@ -1,4 +1,4 @@
-"""evaluator.reporting.metrics against ir_measures (pytrec_eval) as an oracle on the same runs."""
+"""evaluator.numbers.metrics against ir_measures (pytrec_eval) as an oracle on the same runs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import R, ScoredDoc, Qrel, Success, nDCG
 
-from evaluator.reporting import metrics
+from evaluator.numbers import metrics
 
 DOCS = [f"d{i:02d}" for i in range(30)]
 

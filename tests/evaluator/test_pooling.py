@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluator.reporting import pooling, statistics
+from evaluator.numbers import pooling, statistics
 from ground.canonical import digest
 from ground.command import run
 from protocols.committed import committed_file, SUITES_DIR
@@ -123,7 +123,7 @@ def test_one_dataset_pools_to_its_own_query_level_contrast():
 
 
 def test_the_pooled_result_shows_the_undeclared_unit_beside_the_declared_one():
-    from evaluator.rendering.contrast_text import pooled_markdown
+    from evaluator.views.contrast_text import pooled_markdown
 
     datasets = toy_datasets()
     suite = {"suite_version": "suite-toy", "title": "toy", "primary_contrast": CONTRAST, "seed": 7,

@@ -8,9 +8,9 @@ import copy
 
 import pytest
 
-from evaluator.rendering.contrast_text import pooled_markdown
-from evaluator.rendering.pooled_page import pooled_html
-from evaluator.reporting import pooling
+from evaluator.numbers import pooling
+from evaluator.pool.pooled_page import pooled_html
+from evaluator.views.contrast_text import pooled_markdown
 from protocols.suite import SuiteError, pinned_protocols, validate_suite
 from tests.evaluator.test_pooling import CONTRAST, SAMPLE_DIGEST, SAMPLE_PROTOCOL, suite_value, toy_datasets
 
@@ -65,7 +65,7 @@ def test_each_secondary_pooled_row_shows_its_own_other_unit_interval():
     pooled.json had no `pooled_other_unit` for it): each secondary now computes, stores and shows its own."""
     from dataclasses import replace
 
-    from evaluator.rendering.contrast_text import interval_text, pooled_rows, secondary_views
+    from evaluator.views.contrast_text import interval_text, pooled_rows, secondary_views
 
     datasets = toy_datasets()
     # a secondary that is a different contrast: baseline − candidate, so every delta changes sign

@@ -264,7 +264,7 @@ def test_the_flat_rows_load_into_pandas_with_no_reshaping(run):
 def test_the_answer_box_comes_first_and_binds_its_numbers(run, page):
     """The answer box leads both pages; its verdict follows the documented rule from the numbers it
     shows, each a <data> bound to the confirmatory contrast; wins and losses bind their cells."""
-    from evaluator.reporting.verdicts import VERDICTS, verdict
+    from evaluator.numbers.verdicts import VERDICTS, verdict
 
     public = json.loads(run.public.read_text())
     box = public["glance"]["answer"]
@@ -309,7 +309,7 @@ def test_the_answer_box_comes_first_and_binds_its_numbers(run, page):
     ({"interval": [0.0, 0.0], "p_value": 1.0, "detectable_effect": None}, "query", "no reliable difference"),
 ])
 def test_the_verdict_rule(numbers, unit, expected):
-    from evaluator.reporting.verdicts import verdict
+    from evaluator.numbers.verdicts import verdict
 
     counts = {"wins": 20, "losses": 14, "ties": 6, "p_method": "monte_carlo"}
     assert verdict({"queries": 40, **counts, **numbers}, unit, 10000) == expected
@@ -349,7 +349,7 @@ def test_the_method_table_counts_what_the_encoder_truncated(run, tmp_path):
     """Export with the generation file the report binds: `encoder` counts the truncated passages and
     cohort questions from its per-input flags, shown on the rows of the methods that read vectors;
     an edited count fails the audit, and a generation file the report does not bind is refused."""
-    from evaluator.rendering.export import encoder_counts
+    from evaluator.export.export import encoder_counts
     from ground.files import save
 
     generation = json.loads(run.generation.read_text())

@@ -1,4 +1,4 @@
-"""The reach/ceiling section (evaluator/reporting/reach.py) on hand-built rows: reached vs
+"""The reach/ceiling section (evaluator/derived/reach.py) on hand-built rows: reached vs
 re-ranked gold, seed shares, both oracles over the base pool, and its table bound to the public
 report's paths."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.rendering.reach_table import reach_tables
-from evaluator.reporting import metrics
-from evaluator.reporting.reach import derive_reach
+from evaluator.derived.reach import derive_reach
+from evaluator.numbers import metrics
+from evaluator.views.reach_table import reach_tables
 
 PROTOCOL = {"methods": {"weighted_rrf_v2": {"route": "hybrid", "profile": "weighted_rrf_v2", "limit": 10},
                         "walk": {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}}}
@@ -55,7 +55,7 @@ def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
 
     import numpy as np
 
-    from evaluator.reporting.reach_audit import base_pool_failures
+    from evaluator.audit.reach_audit import base_pool_failures
     from evaluator.verification import recompute as rc
     from evaluator.verification.verify import Checker, RecentCache
     from protocols.profiles.v1 import V1_PROFILES

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
+from evaluator.audit.audit import Given, Memo, audit_loaded
 from evaluator.inputs import Frozen, load_frozen, verify
-from evaluator.rendering.audit import Given, Memo, audit_loaded
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from tests.evaluation_fixtures import exported_runs

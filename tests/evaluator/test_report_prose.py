@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evaluator.rendering import summary, tables
+from evaluator.views import summary, tables
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "docs" / "example" / "example.json"
@@ -15,7 +15,7 @@ EXAMPLE = REPO / "docs" / "example" / "example.json"
 @pytest.fixture(scope="module")
 def example():
     """The committed example's public report (docs/example/example.json: the synthetic demo)."""
-    from evaluator.rendering.example import decode
+    from evaluator.export.example import decode
 
     return decode(EXAMPLE.read_bytes())
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from rocksdict import Options, Rdict
 
-from evaluator.campaign.client import LabClient, LabError
-from evaluator.campaign.expected import content_digest, prepared_digest
-from evaluator.campaign.snapshot import Snapshots, StoreMismatch, read_everything
+from evaluator.connection.client import LabClient, LabError
+from evaluator.prepare.expected import content_digest, prepared_digest
+from evaluator.evaluate.snapshot import Snapshots, StoreMismatch, read_everything
 from evaluator.inputs import load_frozen
 from ground.canonical import canonical
 from ground.running_digest import FAMILIES, RunningDigest
@@ -173,7 +173,7 @@ def test_snapshot_by_digest_equals_the_full_read_and_refuses_other_content(prepa
 
 @pytest.mark.heavy  # a prepare of the session's inputs into a scope that already holds a foreign memory
 def test_prepare_refuses_a_scope_holding_content_it_did_not_write(tmp_path_factory):
-    from evaluator.campaign.lab_process import start_lab
+    from evaluator.connection.lab_process import start_lab
     from tests.conftest import lab_cli
 
     inputs = built_inputs(tmp_path_factory)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from evaluator.reporting import statistics
+from evaluator.numbers import statistics
 
 EVALUATION = {
     "primary_contrast": {"candidate": "g", "baseline": "h", "label": "confirmatory"},

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from builders.graph import build_relations
-from evaluator.campaign.client import LabClient
+from evaluator.connection.client import LabClient
 from ground.canonical import digest
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
@@ -394,7 +394,7 @@ def test_checker_names_a_proof_from_another_anchor_and_a_missing_graph_coverage(
 def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
     """A plan re-pinned with another warm-up query (its digest updated in the chain) is not the plan
     evaluate pins for these inputs: the audit names the field."""
-    from evaluator.rendering.audit import audit as run_audit
+    from evaluator.audit.audit import audit as run_audit
 
     prepared, _, report = campaign
     value = json.loads(report.read_text())
@@ -418,7 +418,7 @@ def test_audit_recomputes_the_whole_plan(campaign, tmp_path):
 def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
     """Snapshots and read-back recompute the vector hash from the vector the lab returns."""
     from evaluator.inputs import load_frozen
-    from evaluator.campaign.expected import binding_is_frozen
+    from evaluator.prepare.expected import binding_is_frozen
 
     prepared, _, _ = campaign
     inputs = prepared.inputs
@@ -435,7 +435,7 @@ def test_a_binding_is_checked_by_its_vector_not_by_the_labs_receipt(campaign):
 
 def test_fence_check_covers_the_content_digest(campaign):
     """The content read after the campaign must be the content read before, not only the store digest."""
-    from evaluator.reporting.report import fence_failures
+    from evaluator.derived.report import fence_failures
 
     _, _, report = campaign
     value = json.loads(report.read_text())

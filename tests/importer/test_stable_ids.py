@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from evaluator.campaign.client import LabClient, LabError
-from evaluator.campaign.evaluate import search_body
+from evaluator.connection.client import LabClient, LabError
+from evaluator.evaluate.evaluate import search_body
 from evaluator.inputs import load_frozen
 from tests.conftest import REPO, SAMPLE_DIR, lab_cli, require_shared
 from builders.embedding import validate_fixture
@@ -63,7 +63,7 @@ def two_imports(tmp_path_factory):
 
 @pytest.mark.heavy  # two imports, both built and ranked by every method
 def test_v1_and_v2_imports_rank_every_shared_method_identically(two_imports, tmp_path):
-    from evaluator.campaign.lab_process import start_lab
+    from evaluator.connection.lab_process import start_lab
     frozen, states, labs = {}, {}, {}
     try:
         for name, out in two_imports.items():

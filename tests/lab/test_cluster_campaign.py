@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.campaign.lab_process import start_lab
+from evaluator.connection.lab_process import start_lab
 from ground.files import encode
 from tests.conftest import lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from evaluator.campaign.lab_process import start_lab
-from protocols.committed import DATASETS_DIR
+from evaluator.connection.lab_process import start_lab
 from ground.run_dir import FILES, RunDir
+from protocols.committed import DATASETS_DIR
 from tests.conftest import REPO, lab_cli
 from tests.evaluation_fixtures import built_inputs
 

@@ -13,7 +13,7 @@ import pytest
 
 from evaluator.inputs import InputMismatch, load_frozen
 from evaluator.verification import recompute as rc
-from evaluator.verification.cluster import WORKER_ATTRIBUTE, CheckerPlugin, ClusterChecks
+from evaluator.verification.dask_checks import WORKER_ATTRIBUTE, CheckerPlugin, ClusterChecks
 from evaluator.verification.packed import PackedBm25, pack
 from evaluator.verification.shared import open_shared, write_shared
 from evaluator.verification.verify import Checker

@@ -50,7 +50,7 @@ def test_docs_layering_names_every_contract():
     # the server leaning on another stage's code instead of its own
     ("server/store/store.py", "import builders.graph", "server-imports-protocols-only"),
     # a page check reaching into the campaign that runs it
-    ("evaluator/verification/verify.py", "import evaluator.campaign.evaluate", "evaluator-layers"),
+    ("evaluator/verification/verify.py", "import evaluator.evaluate.evaluate", "evaluator-layers"),
 ])
 def test_a_broken_rule_breaks_the_lint(tmp_path, path, line, broken):
     for package in PACKAGES:

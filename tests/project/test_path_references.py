@@ -3,7 +3,7 @@
 A reference is a `/`-separated path that starts at one of the repository's top-level entries
 (`server/retrieval/fusion.py`, `docs/design.md`, `tests/`), with `{a,b}` alternatives expanded and
 `*` matched as a glob; a dotted module path that starts at one of our packages
-(`evaluator.reporting.metrics`, `protocols.schema.load_protocol`), which must name a module, or a
+(`evaluator.numbers.metrics`, `protocols.schema.load_protocol`), which must name a module, or a
 module and a name that module binds; and a Markdown link to a file, relative to the page. A
 placeholder (`<family>`) stands for no path and is not read. Paths outside the repository
 (`../shared/…`) and the outputs a command writes under a run directory are not the repository's.

@@ -11,8 +11,8 @@ import pytest
 
 from ground.canonical import digest
 from ground.errors import RefusedInput
-from protocols.committed import DATASETS_DIR, FROZEN_DIR
 from protocols import locks
+from protocols.committed import DATASETS_DIR, FROZEN_DIR
 from protocols.derivations.suite_pin import SuitePin
 from protocols.registry import DECLARED
 from protocols.schema import load_protocol
@@ -105,7 +105,7 @@ def test_protocol_new_writes_its_lock(tmp_path):
 
 
 def test_two_reports_with_one_name_and_two_protocols_are_named_in_a_comparison():
-    from evaluator.rendering.compare import same_name_warnings
+    from evaluator.compare.compare import same_name_warnings
 
     a = {"protocol_version": "mine-v1", "hash_chain": {"protocol": "a" * 64}}
     b = {"protocol_version": "mine-v1", "hash_chain": {"protocol": "b" * 64}}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.rendering.tables import metric_label
-from evaluator.reporting import metrics
+from evaluator.numbers import metrics
+from evaluator.views.tables import metric_label
 from protocols import metrics as registry
 from protocols.committed import committed_file
 from protocols.schema import ProtocolError, validate_protocol

@@ -1,4 +1,4 @@
-"""Where page checks may run (evaluator/verification/cluster_options.py): loopback over plain TCP,
+"""Where page checks may run (evaluator/verification/check_placement.py): loopback over plain TCP,
 anything else only over TLS with Dask's TLS settings; the worker count's default and bounds; and
 the rationals of the checks (evaluator/verification/exact.py) round like Python's."""
 
@@ -10,8 +10,8 @@ from fractions import Fraction
 import pytest
 
 from evaluator.verification import exact
-from evaluator.verification.cluster_options import (AUTO_MIN_PAGES, ClusterOptions, ClusterRefused, check_address,
-                                                    check_options)
+from evaluator.verification.check_placement import (AUTO_MIN_PAGES, ClusterOptions, ClusterRefused,
+    check_address, check_options)
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:8786", "127.0.0.1:8786", "tcp://localhost:8786",

@@ -353,7 +353,7 @@ def test_stale_relations_are_ignored_by_the_lane_and_the_expander():
     assert page["relations"] == [] and page["work"]["stale_relations_skipped"] > 0
 
 
-from evaluator.campaign.client import LabError  # noqa: E402
+from evaluator.connection.client import LabError  # noqa: E402
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 from protocols.committed import committed_file
 

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from evaluator.campaign.client import LabError
+from evaluator.connection.client import LabError
 from ground.canonical import canonical, digest
 from server.retrieval.indexes import Indexes
 from server.routes import search
@@ -96,7 +96,7 @@ def route_bodies(space_id: str, vector: list[float]) -> list[tuple[str, dict]]:
 @pytest.fixture(scope="module")
 def corpus(lab):
     process, root = lab
-    from evaluator.campaign.client import LabClient
+    from evaluator.connection.client import LabClient
     client = LabClient({**process.access, "token": root.mint_credential("retrieval", 3600)["token"]},
                        scope="retrieval")
     ids, texts, vectors, receipts = load_corpus(client, documents=60, relations_per_doc=2)
@@ -183,7 +183,7 @@ def test_catalog_equals_the_protocol(lab):
 def test_two_retrievals_run_at_once_and_a_third_gets_503_at_once(fresh_scope):
     """Admission: two concurrent searches are both served (so the limit is not 1), a burst of six
     gets `503 retrieval_busy` for some, and a refusal comes back without waiting for a search."""
-    from evaluator.campaign.client import LabClient
+    from evaluator.connection.client import LabClient
 
     client = fresh_scope()
     # A dense graph and the widest expansion make each graph search honestly take tens of ms.
@@ -269,7 +269,7 @@ def b64(values) -> str:
 
 
 def test_base64_query_vector_gives_the_same_bytes_as_the_array(corpus):
-    from evaluator.campaign.client import vector_base64
+    from evaluator.connection.client import vector_base64
     client, _, space_id, rng = corpus
     vector = unit(rng)
     assert vector_base64(vector) == b64(vector)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluator.campaign.client import LabClient
+from evaluator.connection.client import LabClient
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     SPACE, embedding_item, lab, memory_item, relation_item, seed)
 

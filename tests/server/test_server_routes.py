@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from evaluator.campaign.client import LabClient, LabError
-from evaluator.campaign.lab_process import COMMAND, start_lab
+from evaluator.connection.client import LabClient, LabError
+from evaluator.connection.lab_process import COMMAND, start_lab
 from ground.canonical import digest
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     SPACE, embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed)

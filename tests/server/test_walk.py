@@ -181,7 +181,7 @@ def test_verifier_catches_a_tampered_page():
 
 # ---------------------------------------------------------------- over HTTP, on a real lab
 
-from evaluator.campaign.client import LabError  # noqa: E402
+from evaluator.connection.client import LabError  # noqa: E402
 from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 from protocols.committed import committed_file
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.campaign.client import LabClient, LabError
+from evaluator.connection.client import LabClient, LabError
 from evaluator.inputs import load_frozen
 from evaluator.verification.verify import Checker
 from protocols.routes import ROUTES

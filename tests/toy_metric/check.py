@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from evaluator.rendering.tables import metric_label
-from evaluator.reporting import metrics
+from evaluator.numbers import metrics
+from evaluator.views.tables import metric_label
 from protocols import metrics as registry
 from protocols.schema import ProtocolError, validate_protocol
 

@@ -1,1 +1,0 @@
-"""Running a campaign: lab process and client, prepare, snapshot, evaluate, resource monitor."""

@@ -1,0 +1,1 @@
+"""`lab compare`: two audited campaigns side by side, paired where they share their cohort."""

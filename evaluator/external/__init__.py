@@ -1,1 +1,0 @@
-"""External methods: runs and loopback retrievers judged against a finished campaign (docs/external.md)."""

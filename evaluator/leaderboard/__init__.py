@@ -1,0 +1,1 @@
+"""`lab leaderboard`: audited campaigns' methods ranked, the inseparable grouped, each priced."""

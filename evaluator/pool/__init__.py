@@ -1,0 +1,1 @@
+"""`lab pool`: several datasets' audited campaigns pooled under a suite declared beforehand."""

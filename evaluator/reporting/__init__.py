@@ -1,1 +1,0 @@
-"""Reports: derived blocks, metrics, statistics, export, the audit, comparison, pooling."""
