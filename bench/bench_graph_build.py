@@ -3,7 +3,7 @@
     lab bench graph-build [--documents 100000] [--seed S] [--builder NAME] [--profile]
 
 Target (for document_title_graph_v1, and the same for document_entity_graph_v1): 100,000 documents in under 60 s on this
-machine. --builder names the builder (builders/relations.py; default document_title_graph_v1;
+machine. --builder names the builder (builders/graph_builders.py; default document_title_graph_v1;
 document_entity_graph_v1 builds the title graph and the shares_name relations;
 document_ner_graph_v1 runs the pinned spaCy NER first, timed apart, then both and the
 shares_entity relations: its line gives passages/s against the 50 per core target). Prints documents,
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from builders.graph import project
-from builders.relations import BUILDERS
+from builders.graph_builders import BUILDERS
 from ground.artifacts import document_id, document_text
 from importer import synthetic
 

@@ -17,7 +17,7 @@ graph's kinds ranks exactly as under `document_title_graph_v1`.
 Like the title graph, the builder sees exactly {id, title, paragraph_text} per document: no
 question, answer or judgment can shape an edge. Linear in corpus size: one pass over each text's
 words, then one pass over the keys (a key links at most max_documents * (max_documents - 1) / 2
-pairs). The evaluator recomputes the relations with its own code (evaluator/relations.py).
+pairs). The evaluator recomputes the relations with its own code (evaluator/entity_relations.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ eligible when it is not a dropped function word and has several words or one wor
 characters.
 
 No model, no dictionary of entities: only the text's own capitals. One home for the builder and
-the design harness; the evaluator reads the same rules with its own code (evaluator/relations.py).
+the design harness; the evaluator reads the same rules with its own code (evaluator/entity_relations.py).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import numpy as np
 
 from builders.embedding import FixtureError, decode_vector, validate_fixture, vector_sha256
 from builders.graph import GraphInputError, project
-from builders.relations import rebuild
-from evaluator.relations import entity_failures
+from builders.graph_builders import rebuild
+from evaluator.entity_relations import entity_failures
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite

@@ -1,6 +1,6 @@
 """The `lab` dispatcher: collects the subcommands every stage declares and runs the one asked for.
 
-It holds no command of its own beyond what `lab/commands.py` declares (the ones that cross stages:
+It holds no command of its own beyond what `lab/cross_stage_commands.py` declares (the ones that cross stages:
 import, run, demo, bench). A stage adds a subcommand by adding a `Command` to its own `commands.py`;
 nothing here changes. Exit codes: 0 done, 1 a check failed, 2 input refused (docs/cli.md).
 """
@@ -14,20 +14,20 @@ import shlex
 import sys
 from pathlib import Path
 
-import builders.commands
+import builders.embed_commands
 import evaluator.evaluator_commands
-import importer.commands
-import lab.commands
-import protocols.commands
-import server.commands
+import importer.import_commands
+import lab.cross_stage_commands
+import protocols.protocol_commands
+import server.serve_command
 from ground.command import Command, call, run
 from ground.errors import Interrupted, RefusedInput
 from ground.run_dir import RunDir
 
 # in pipeline order, which is the order `lab --help` lists them
-STAGES = (protocols.commands, importer.commands, builders.commands, server.commands, evaluator.evaluator_commands,
-          lab.commands)
-# where a command declared outside its stage's module is listed (`import` is declared in lab/commands.py:
+STAGES = (protocols.protocol_commands, importer.import_commands, builders.embed_commands, server.serve_command, evaluator.evaluator_commands,
+          lab.cross_stage_commands)
+# where a command declared outside its stage's module is listed (`import` is declared in lab/cross_stage_commands.py:
 # the importer may not import the graph builder it runs); any other command keeps its declared place
 LISTED_AFTER = {"import": "synth"}
 
@@ -54,11 +54,11 @@ def commands() -> tuple[Command, ...]:
 
 
 def _handed_in(command: Command, path: tuple[str, ...]) -> Command:
-    """The command with the runs lab/commands.py hands in (HANDED_IN) put in place, at any depth."""
+    """The command with the runs lab/cross_stage_commands.py hands in (HANDED_IN) put in place, at any depth."""
     if command.subcommands:
         return dataclasses.replace(command, subcommands=tuple(_handed_in(child, path + (child.name,))
                                                               for child in command.subcommands))
-    run = lab.commands.HANDED_IN.get(path)
+    run = lab.cross_stage_commands.HANDED_IN.get(path)
     return command if run is None else dataclasses.replace(command, run=run)
 
 

@@ -33,7 +33,7 @@ class ProtocolError(RefusedInput):
 
 
 GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1", "document_ner_graph_v1",
-                  IMPORTED_BUILDER)  # builders/relations.py
+                  IMPORTED_BUILDER)  # builders/graph_builders.py
 # a builder whose file holds another's relations byte for byte (builders/ner_graph.py keeps the v4
 # ones, builders/imported_graph.py the title graph's)
 BUILDER_INCLUDES = {"document_ner_graph_v1": ("document_entity_graph_v1",),

@@ -9,7 +9,7 @@ The Qilbee workflow's command, with its documented flags (--measurements is `lab
 
 import sys
 
-from builders.commands import EMBED_BUILD
+from builders.embed_commands import EMBED_BUILD
 from ground.command import script
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ The Qilbee workflow's command, with its documented flags (--source-dir is `lab i
 import sys
 
 from ground.command import script
-from lab.commands import IMPORT
+from lab.cross_stage_commands import IMPORT
 
 if __name__ == "__main__":
     sys.exit(script([IMPORT]))

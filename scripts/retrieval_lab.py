@@ -3,7 +3,7 @@
 import sys
 
 from ground.command import script
-from server.commands import SERVE
+from server.serve_command import SERVE
 
 if __name__ == "__main__":
     sys.exit(script([SERVE]))

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 
 from protocols.routes import ROUTES, check_bindings
 from server import validation
-from server.ann.page import search_ann
+from server.ann.ann_route import search_ann
 from server.errors import ApiError
-from server.prf.page import search_prf
-from server.rescue.page import search_rescue
+from server.ppr.ppr_route import search_ppr
+from server.prf.prf_route import search_prf
+from server.rescue.rescue_route import search_rescue
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import invalid
 from server.retrieval.search import search_graph, search_hybrid, search_lexical, search_semantic
-from server.ppr.page import search_ppr
-from server.walk.page import search_walk
+from server.walk.walk_route import search_walk
 
 
 @dataclass(frozen=True)

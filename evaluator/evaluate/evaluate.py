@@ -51,12 +51,12 @@ from evaluator.connection.monitor import ResourceMonitor
 from evaluator.derived.reach import base_spec, kept_profiles
 from evaluator.derived.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.derived.report import document_titles
+from evaluator.entity_relations import imported_summary
 from evaluator.evaluate.base_pool import BasePoolError, check_base_pools
 from evaluator.evaluate.journal import Journal, ReportLock, journal_path, read_journal
 from evaluator.evaluate.snapshot import Snapshots
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.numbers.seal import seal_of
-from evaluator.relations import imported_summary
 from evaluator.state import StateError, load_state, record_map
 from evaluator.verification.check_placement import ClusterOptions, check_options
 from evaluator.verification.dask_checks import PageChecks, failures_of, page_checks

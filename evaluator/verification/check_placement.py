@@ -1,7 +1,7 @@
 """Where page checks run: `--workers N` and `--scheduler ADDRESS` (docs/scale.md), without importing Dask.
 
 Only loopback addresses are joined over plain TCP; any other scheduler must be `tls://` with
-Dask's own TLS settings (ground/dask_cluster.py, the rule the embedding builder follows too).
+Dask's own TLS settings (ground/dask_scheduler.py, the rule the embedding builder follows too).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-# the address rule and the refusal are shared with the embedding builder's cluster (ground/dask_cluster.py)
-from ground.dask_cluster import ClusterRefused, check_address, is_loopback
+# the address rule and the refusal are shared with the embedding builder's cluster (ground/dask_scheduler.py)
+from ground.dask_scheduler import ClusterRefused, check_address, is_loopback
 
 # Below this many pages to check, a local cluster's start (seconds: processes, imports, inputs
 # loaded in each worker) costs more than it saves; `--workers` chooses explicitly.

@@ -42,7 +42,7 @@ from evaluator.verification.check_placement import ClusterOptions, ClusterRefuse
 from evaluator.verification.shared import INPUTS, Shared, open_shared, write_shared
 from evaluator.verification.verify import CACHED_QUERY_BYTES, Checker, Failure
 from ground.canonical import digest
-from ground.dask_cluster import connect, start_local
+from ground.dask_scheduler import connect, start_local
 
 WORKER_ATTRIBUTE = "lab_checkers"
 # pages per task when they come one at a time (evaluate): a Dask task costs the scheduler and the

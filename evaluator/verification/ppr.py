@@ -1,7 +1,7 @@
 """The PPR family's independent verifier: the page's seeds, iteration count and masses recomputed
 from the frozen relations, the fixture's query entities and the base, by another algorithm.
 
-The server (server/ppr/method.py) pushes each node's share to its neighbours one node at a time in
+The server (server/ppr/pagerank.py) pushes each node's share to its neighbours one node at a time in
 Python integers over dictionaries. Here the subgraph is a sparse incidence of integer indices and
 every iteration is one vectorized pass in numpy int64 (masses stay below 2^grid_bits <= 2^48, so
 no sum can overflow): shares = mass // (2 * degree), gathered along the edge list and summed per

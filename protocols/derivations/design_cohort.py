@@ -18,7 +18,7 @@ from ground.artifacts import ALL_ROWS
 from ground.errors import RefusedInput
 from protocols.derivations import Inputs
 
-# the splits a design cohort adds: what a design harness may read (bench/graph_v3_data.py)
+# the splits a design cohort adds: what a design harness may read (bench/design/graph_v3_data.py)
 DEVELOPMENT_SPLITS = ("development", "development_rest")
 
 

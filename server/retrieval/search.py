@@ -2,7 +2,7 @@
 
 Each handler takes the scope's index and a body whose fields the route table (server/routes.py)
 has already checked, validates the values (422 via ApiError), ranks, and builds the page from the
-public parts of server/retrieval/page.py. The page layout is the one of docs/contracts.md;
+public parts of server/retrieval/page_parts.py. The page layout is the one of docs/contracts.md;
 decisions the design leaves open are written in docs/retrieval.md.
 """
 
@@ -13,7 +13,7 @@ from protocols.profiles.v1 import V1_ROUTE_PROFILES
 from protocols.routes import ROUTES
 from server import validation
 from server.retrieval import exact
-from server.retrieval import page as parts
+from server.retrieval import page_parts as parts
 from server.retrieval.fusion import Fused, fuse
 from server.retrieval.graph import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
 from server.retrieval.indexes import ScopeIndex

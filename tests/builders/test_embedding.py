@@ -40,7 +40,7 @@ from builders.embedding import (
     vector_sha256,
     write_fixture,
 )
-from builders.embedding import st_provider
+from builders.embedding.providers import st_provider
 from builders.model_profiles import choose_profile, detect_profile, read_model_facts
 from ground.artifacts import document_id, document_text, source_counts
 from ground.canonical import digest, sha256_file
@@ -199,7 +199,7 @@ class StopsAfter:
 
 
 def test_an_interrupted_build_resumes_from_its_kept_batches_to_the_same_bytes(encoder, source, plain, tmp_path):
-    from builders.embedding.kept_batches import BINDING
+    from builders.embedding.execution.kept_batches import BINDING
 
     provider = st_provider.configure(encoder, choose_profile(encoder.facts, None, False), "truncate", 1, None)
     keep = tmp_path / "fixture.json.partial"

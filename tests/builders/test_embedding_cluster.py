@@ -1,4 +1,4 @@
-"""Embedding on Dask distributed (builders/embedding/cluster.py, docs/scale.md): the same fixture
+"""Embedding on Dask distributed (builders/embedding/execution/dask_encoding.py, docs/scale.md): the same fixture
 bytes in one process, on a local Dask cluster of one and of two workers and on a scheduler and
 workers started by hand, and a worker killed mid-build loses no batch.
 
@@ -17,7 +17,7 @@ import pytest
 
 from builders.embedding import Batching, BuildOptions
 from builders.embedding.build import encode_documents, open_provider
-from builders.embedding.cluster import encode_batches
+from builders.embedding.execution.dask_encoding import encode_batches
 from ground.files import save
 from tests.builders.test_embedding import make_source
 from tests.conftest import lab_cli

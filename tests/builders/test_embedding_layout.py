@@ -1,4 +1,4 @@
-"""The default worker layout of an embedding build (builders/embedding/layout.py): threads per
+"""The default worker layout of an embedding build (builders/embedding/execution/layout.py): threads per
 encoder from the provider alone, processes from the provider, the corpus size and the cores, an
 explicit --threads or --workers winning. No model is loaded: the layout is decided before one is."""
 
@@ -8,7 +8,8 @@ import pytest
 
 from bench.bench_embedding import e5_layouts
 from builders.embedding import BuildOptions
-from builders.embedding.layout import CORES, LAYOUTS, PARALLEL_FROM_DOCUMENTS, default_workers, describe
+from builders.embedding.execution.layout import (CORES, LAYOUTS, PARALLEL_FROM_DOCUMENTS, default_workers,
+    describe)
 
 SMALL, LARGE, HUGE = PARALLEL_FROM_DOCUMENTS - 1, PARALLEL_FROM_DOCUMENTS, 5_200_000
 

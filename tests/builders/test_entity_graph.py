@@ -14,10 +14,10 @@ import pytest
 
 from builders import entity_graph
 from builders.graph import GraphInputError, build_relations as title_relations, project
+from builders.graph_builders import SOURCE_BUILDERS, rebuild
 from builders.names import name_runs, text_keys
-from builders.relations import SOURCE_BUILDERS, rebuild
+from evaluator.entity_relations import entity_failures, recompute_links
 from evaluator.inputs import InputMismatch, _verify_relations
-from evaluator.relations import entity_failures, recompute_links
 from ground.artifacts import document_id
 from ground.canonical import digest
 from ground.errors import RefusedInput

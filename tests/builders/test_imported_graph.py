@@ -11,8 +11,8 @@ import pytest
 from builders import graph as title_graph
 from builders import imported_graph
 from builders.graph import GraphInputError
-from builders.relations import rebuild
-from evaluator.relations import entity_failures
+from builders.graph_builders import rebuild
+from evaluator.entity_relations import entity_failures
 from ground.artifacts import document_id
 from ground.canonical import digest
 

@@ -12,9 +12,9 @@ import pytest
 
 from builders import entity_graph, ner, ner_graph
 from builders.graph import GraphInputError
-from builders.relations import SOURCE_BUILDERS, rebuild
+from builders.graph_builders import SOURCE_BUILDERS, rebuild
+from evaluator.entity_relations import entity_failures
 from evaluator.inputs import InputMismatch, _verify_relations
-from evaluator.relations import entity_failures
 from ground.artifacts import document_id
 from ground.canonical import digest
 

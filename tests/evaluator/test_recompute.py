@@ -167,7 +167,7 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
     import copy
 
     from evaluator.verification.rescue import expected_rescue, lane_budget_cut
-    from server.rescue import page as rescue_page
+    from server.rescue import rescue_route as rescue_page
     from tests.server.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
 
     profile = copy.deepcopy(rescue_page.RESCUE_PROFILES["graph_rescue_v1"])

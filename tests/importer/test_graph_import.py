@@ -209,7 +209,7 @@ def test_a_file_other_than_the_pinned_one_is_refused_before_it_is_read(tmp_path)
 
 def test_a_refused_graph_leaves_no_file(tmp_path):
     """lab import over a twin whose graph misses its corpus: exit 2 material, nothing written."""
-    from builders.relations import SOURCE_BUILDERS
+    from builders.graph_builders import SOURCE_BUILDERS
     from tests.hipporag_fixtures import musique_twin
     from protocols.new import new_protocol
 

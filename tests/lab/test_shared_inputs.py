@@ -73,7 +73,7 @@ def test_a_worker_refuses_a_shared_file_changed_after_it_was_written(inputs, tmp
     with pytest.raises(InputMismatch, match="matrix.npy: SHA-256 .* changed after it was written"):
         open_shared(shared, frozen.digests)
     # the same refusal on a real worker: its plugin's setup fails, so no checker is installed
-    from ground.dask_cluster import start_local
+    from ground.dask_scheduler import start_local
 
     cluster, client = start_local(1)
     try:

@@ -19,7 +19,7 @@ from protocols.committed import committed_file
 from protocols.fusion import FUSION_RULES, check_fusion_bindings
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.schema import ProtocolError, validate_protocol
-from server.rescue import method as rescue_method
+from server.rescue import rescue_method
 from server.retrieval import fusion
 
 REPO = Path(__file__).resolve().parents[2]

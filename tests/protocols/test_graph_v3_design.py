@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.graph_v3_data import load_dev_corpus
+from bench.design.graph_v3_data import load_dev_corpus
 from importer.formats import reader_for
 from importer.pipeline import select_cohort
 from importer.reading import pinned_files

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from bench.graph_v4_candidates import candidate
-from bench.graph_v4_data import load_v4_corpus
-from bench.graph_v4_dev import main as harness
+from bench.design.graph_v4_candidates import candidate
+from bench.design.graph_v4_data import load_v4_corpus
+from bench.design.graph_v4_dev import main as harness
 from builders import entity_graph
 from protocols.derivations.design_cohort import DEVELOPMENT_SPLITS
 from tests.evaluation_fixtures import built_inputs

@@ -22,8 +22,8 @@ from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
 from server.routes import search
-from server.walk.method import EntityStep, spread
-from server.walk.page import search_walk
+from server.walk.seeded_walk import EntityStep, spread
+from server.walk.walk_route import search_walk
 from tests.server.test_walk import failures_of as walk_failures, graph, hand_checker
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import pytest
 
 from evaluator.verification.ppr import ppr_failures, recompute
 from protocols.profiles.ppr import PPR_PROFILES
-from server.ppr.method import holders_from_relations, page_section, rank_ppr
+from server.ppr.pagerank import holders_from_relations, page_section, rank_ppr
 
 
 def star_relations(holders: dict[str, list[str]], kind: str = "shares_entity") -> list[dict]:
@@ -95,7 +95,7 @@ def test_a_hand_edited_mass_seed_or_iteration_count_fails():
 
 
 def test_the_servers_entity_tables_follow_every_write():
-    from server.ppr.page import cached_tables
+    from server.ppr.ppr_route import cached_tables
     from server.retrieval.indexes import ScopeIndex
 
     index = ScopeIndex("s")

@@ -18,8 +18,8 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.prf import check_prf
 from evaluator.verification.verify import Checker, RecentCache
 from protocols.profiles.prf import PRF_PROFILES
-from server.prf.method import rocchio
-from server.prf.page import rm3_ranking, search_prf
+from server.prf.feedback import rocchio
+from server.prf.prf_route import rm3_ranking, search_prf
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.tokenize import bm25_tokens
 

@@ -1,6 +1,6 @@
 """The rescue family on hand-built corpora: the four invariants, fusion at weight 0, gate, bonuses.
 
-In-process tests drive `server.rescue.method.rank_rescue` with explicit channel lists and a hand-built
+In-process tests drive `server.rescue.rescue_method.rank_rescue` with explicit channel lists and a hand-built
 relation graph; the HTTP test at the end runs the real lab and checks a page with the evaluator's
 independent verifier.
 """
@@ -15,7 +15,7 @@ import pytest
 from ground.canonical import canonical, digest
 from protocols.profiles import rescue as rescue_profiles
 from protocols.profiles.rescue import RESCUE_PROFILES
-from server.rescue.method import Edge, rank_rescue
+from server.rescue.rescue_method import Edge, rank_rescue
 from server.rescue.titles import title_table
 
 APPEND = RESCUE_PROFILES["graph_rescue_v1"]
@@ -205,7 +205,7 @@ from evaluator.verification import recompute as rc  # noqa: E402
 from evaluator.verification.rescue import compare_page, expected_rescue  # noqa: E402
 from ground.artifacts import document_id  # noqa: E402
 from server.retrieval.indexes import ScopeIndex  # noqa: E402
-from server.rescue.page import search_rescue  # noqa: E402
+from server.rescue.rescue_route import search_rescue  # noqa: E402
 
 NAMES = ["Amber Valley", "Boreal Institute", "Cobalt Harbor", "Delta Works", "Ember Council", "Fjord Press",
          "Granite Union", "Harbor Lights", "Iris Theatre", "Juniper Records", "Kestrel Aviation", "Lumen College"]

@@ -24,8 +24,8 @@ from ground.canonical import canonical, digest
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.profiles.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
-from server.walk.method import rank_walk, spread
-from server.walk.page import search_walk
+from server.walk.seeded_walk import rank_walk, spread
+from server.walk.walk_route import search_walk
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = WALK_PROFILES["seeded_walk_v1"]

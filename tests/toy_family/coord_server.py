@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from ground.canonical import digest
 from protocols.routes import ROUTES
 from server import validation
-from server.retrieval import page as parts
+from server.retrieval import page_parts as parts
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import SEARCH_LIMIT, profile_name
 from server.retrieval.tokenize import bm25_tokens

@@ -238,7 +238,7 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
 
 
 def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
-    """`lab protocol new` reading its rows with `check` (lab/commands.py hands in the importer's)."""
+    """`lab protocol new` reading its rows with `check` (lab/cross_stage_commands.py hands in the importer's)."""
     return lambda args: _new(args, check)
 
 

@@ -1,6 +1,6 @@
 """The ppr route: `POST .../search/ppr` body -> validated request -> PageRank -> page.
 
-The method is `server.ppr.method.rank_ppr` (pure). This module validates the body (the query's
+The method is `server.ppr.pagerank.rank_ppr` (pure). This module validates the body (the query's
 text and vector for the fused base, the query's entities as the fixture recorded them: the
 server runs no recognizer), reads the live index (the two channels; the eligible relations of the
 profile's kinds, grouped by the entity their evidence names) and lays out the page: `ppr` carries
@@ -18,7 +18,7 @@ from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.v1 import V1_PROFILES
 from server import validation
 from server.errors import ApiError
-from server.ppr.method import entities_by_passage, page_section, rank_ppr
+from server.ppr.pagerank import entities_by_passage, page_section, rank_ppr
 from server.receipts import vector_sha256
 from server.retrieval import lexical, semantic
 from server.retrieval.fusion import fuse

@@ -2,7 +2,7 @@
 flags and output of `import`.
 
 `import` also builds the typed graph (builders/graph.py), which the importer may not import
-(docs/design.md §2: importer imports protocols only), so its Command is declared in lab/commands.py with the
+(docs/design.md §2: importer imports protocols only), so its Command is declared in lab/cross_stage_commands.py with the
 graph builder passed in; everything else about it is here.
 """
 

@@ -2,7 +2,7 @@
 
 Everything here is a pure function of explicit inputs (the two channel lists, the title table, a
 neighbour lookup over eligible relations), so the same code answers a live request (through
-server/rescue/page.py) and a hand-built test corpus. docs/rescue.md states every rule; protocols/profiles/rescue.py holds every parameter.
+server/rescue/rescue_route.py) and a hand-built test corpus. docs/rescue.md states every rule; protocols/profiles/rescue.py holds every parameter.
 
 Arithmetic is exact (`Fraction`) wherever a score is rank-derived or compared for a tie, so equal
 scores are exactly equal and ties fall to the record id, never to float rounding.
@@ -111,7 +111,7 @@ def _weighted_reciprocal_rank(hits: Mapping[str, Mapping[str, ChannelHit]], base
 
 
 BASE_FUSERS = {"weighted_reciprocal_rank": _weighted_reciprocal_rank}  # the base's `fusion`, by name
-check_fusion_bindings("server/rescue/method.py", BASE_FUSERS)
+check_fusion_bindings("server/rescue/rescue_method.py", BASE_FUSERS)
 
 
 def fuse_base(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],

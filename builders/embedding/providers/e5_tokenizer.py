@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from builders.embedding.e5_file import Vocabulary
+from builders.embedding.providers.e5_file import Vocabulary
 from ground.errors import RefusedInput
 
 METASPACE = "\u2581"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 import numpy as np
@@ -26,7 +26,7 @@ _provider = None  # the worker process's own provider, built once by _start
 
 def _start(spec: dict, ready) -> None:
     global _provider
-    from builders.embedding.providers import open_provider
+    from builders.embedding.providers.factory import open_provider
 
     _provider = open_provider(spec)
     with _provider.thread_limit():

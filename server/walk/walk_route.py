@@ -1,6 +1,6 @@
 """The walk route: `POST .../search/walk` body -> validated request -> ranking -> page.
 
-The method is `server.walk.method.rank_walk` (pure); this module validates the body, reads the
+The method is `server.walk.seeded_walk.rank_walk` (pure); this module validates the body, reads the
 live index (the two channels, the eligible relations around a record) and lays out the page of
 docs/graph-v3.md: every hit with a walk rank carries the proof of its visit mass (its seed mass
 and every inflow: from which record, over which relation, that record's mass and neighbour count,
@@ -23,7 +23,7 @@ from server.errors import ApiError
 from server.receipts import vector_sha256
 from server.retrieval import lexical, semantic
 from server.retrieval.fusion import fuse
-from server.walk.method import Neighbours, Ranked, rank_walk
+from server.walk.seeded_walk import Neighbours, Ranked, rank_walk
 
 
 @dataclass(frozen=True)

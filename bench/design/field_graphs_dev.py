@@ -19,8 +19,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from bench.graph_v3_data import load_dev_corpus
-from bench.graph_v3_dev import parse_runs
+from bench.design.graph_v3_data import load_dev_corpus
+from bench.design.graph_v3_dev import parse_runs
 from evaluator.connection.client import vector_base64
 from evaluator.numbers import metrics
 from ground.command import run

@@ -1,6 +1,6 @@
 """Candidate methods of the graph-v4 development harness (`lab bench graph-v4-dev`).
 
-Prototypes over the title graph plus the entity relations (bench/graph_v4_data.py), label-free:
+Prototypes over the title graph plus the entity relations (bench/design/graph_v4_data.py), label-free:
 each reads the query text and vector, the two channels, titles, texts and relations, never a
 judgment. Each returns the ranking (record ids, best first, at most 100) and the records its graph
 part proposed. Exact fractions, ties by record id, as the server's methods.
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from bench import graph_v3_candidates as v3
-from bench.graph_v3_data import DevQuery
-from bench.graph_v4_data import V4Corpus, entity_table, variant_policy
+from bench.design import graph_v3_candidates as v3
+from bench.design.graph_v3_data import DevQuery
+from bench.design.graph_v4_data import V4Corpus, entity_table, variant_policy
 
 DEPTH = v3.DEPTH
 Result = v3.Result

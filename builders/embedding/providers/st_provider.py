@@ -21,7 +21,7 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import ST_PROVIDER
-from builders.embedding.torch_threads import torch_thread_limit
+from builders.embedding.providers.torch_threads import torch_thread_limit
 from builders.embedding.vectors import NORMALIZATION
 from builders.model_profiles import ModelFacts, ProfileChoice, check_pooling
 from ground.canonical import sha256_file
@@ -180,7 +180,7 @@ class SentenceTransformerProvider:
         }
 
     def spec(self) -> dict:
-        """What another process needs to load this very provider (builders.embedding.parallel)."""
+        """What another process needs to load this very provider (builders.embedding.execution.parallel)."""
         expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
         # force_profile: this very profile, whatever detection says of the model (it was chosen once)
         return {"provider": self.name, "model_dir": str(self.encoder.facts.path), "profile": self.choice.profile.name,

@@ -7,7 +7,7 @@ R@10, all supports@10, no-support rate, where the base's missed supports sit, an
 
 Each run directory holds the fixture.json and relations.json of a design import
 (protocols/frozen/design/*-design-v3.json, docs/graph-v3.md). Only development queries are loaded
-(bench/graph_v3_data.py): the harness never reads a test split's judgments.
+(bench/design/graph_v3_data.py): the harness never reads a test split's judgments.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench.graph_v3_candidates import CANDIDATES, Result, candidate
-from bench.graph_v3_data import DevCorpus, load_dev_corpus
+from bench.design.graph_v3_candidates import CANDIDATES, Result, candidate
+from bench.design.graph_v3_data import DevCorpus, load_dev_corpus
 from evaluator.numbers import metrics
 from ground.command import run
 from ground.errors import RefusedInput
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lab bench graph-v3-dev", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", required=True, help="NAME=DIR of a design import with fixture")
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES),
-                        help="names or FAMILY(key=value,...) specs (bench/graph_v3_candidates.py)")
+                        help="names or FAMILY(key=value,...) specs (bench/design/graph_v3_candidates.py)")
     parser.add_argument("--json", help="also write the figures to this JSON file (refused if it exists)")
     args = parser.parse_args(argv)
     if args.json:

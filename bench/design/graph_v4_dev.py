@@ -9,7 +9,7 @@ proposed and placed in its top 10; the entity graph's relation counts and degree
         2wikimultihopqa=runs/design/2wikimultihopqa [--candidates NAME ...] [--json PATH]
 
 The run directories are the v3 design imports (docs/graph-v3.md: protocols/frozen/design/*-design-v3.json,
-embedded); the entity relations are built here from their documents (bench/graph_v4_data.py).
+embedded); the entity relations are built here from their documents (bench/design/graph_v4_data.py).
 Only development queries are loaded: the harness never reads a test split's judgments.
 """
 
@@ -20,9 +20,9 @@ import statistics
 import sys
 import time
 
-from bench.graph_v3_dev import ANCHORS, BASE, K, RANK_BUCKETS, parse_runs, pooled, summary, table
-from bench.graph_v4_candidates import CANDIDATES, Candidate, Result, candidate
-from bench.graph_v4_data import V4Corpus, load_v4_corpus
+from bench.design.graph_v3_dev import ANCHORS, BASE, K, RANK_BUCKETS, parse_runs, pooled, summary, table
+from bench.design.graph_v4_candidates import CANDIDATES, Candidate, Result, candidate
+from bench.design.graph_v4_data import V4Corpus, load_v4_corpus
 from builders.entity_graph import KIND
 from evaluator.numbers import metrics
 from evaluator.numbers.pooling import DatasetDeltas, pooled_contrast
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lab bench graph-v4-dev", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", required=True, help="NAME=DIR of a design import with fixture")
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES),
-                        help="names or FAMILY(key=value,...) specs (bench/graph_v4_candidates.py)")
+                        help="names or FAMILY(key=value,...) specs (bench/design/graph_v4_candidates.py)")
     parser.add_argument("--json", help="also write the figures to this JSON file (refused if it exists)")
     args = parser.parse_args(argv)
     if args.json:

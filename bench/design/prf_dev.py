@@ -18,14 +18,14 @@ import json
 import statistics
 import sys
 
-from bench.graph_v3_data import load_dev_corpus
-from bench.graph_v3_dev import parse_runs
+from bench.design.graph_v3_data import load_dev_corpus
+from bench.design.graph_v3_dev import parse_runs
 from evaluator.numbers import metrics
 from ground.command import run
 from ground.files import refuse_existing, save
 from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.v1 import V1_PROFILES
-from server.prf.page import rm3_ranking, rocchio_ranking
+from server.prf.prf_route import rm3_ranking, rocchio_ranking
 from server.retrieval.fusion import fuse
 from server.retrieval.lexical import bm25
 from server.retrieval.request import vector_query

@@ -1,5 +1,5 @@
 """Document batches encoded on a Dask distributed cluster: local workers or a scheduler joined by
-address, the same cluster plumbing as the page checks (ground/dask_cluster.py, docs/scale.md).
+address, the same cluster plumbing as the page checks (ground/dask_scheduler.py, docs/scale.md).
 
 - The batch plan is computed once, in the calling process (the same length-sorted batches as in
   one process); each batch is one task, and the results are placed by batch index, so the fixture
@@ -7,7 +7,7 @@ address, the same cluster plumbing as the page checks (ground/dask_cluster.py, d
 - Each worker opens the provider once, from the spec of the one the caller opened (a worker
   plugin, also run on a worker that joins later or replaces a dead one). The spec carries the
   provider's provenance as `expect`, so a worker re-hashes the model files and refuses to encode
-  unless files, libraries, threads and CPU are the caller's (builders/embedding/providers.py).
+  unless files, libraries, threads and CPU are the caller's (builders/embedding/providers/factory.py).
 - A worker that dies loses no batch: the scheduler runs its unfinished tasks again on another
   worker (Dask's `distributed.scheduler.allowed-failures`), and a batch's vector bytes do not
   depend on the worker, so a retried batch is the same bytes.
@@ -26,7 +26,7 @@ import numpy as np
 from distributed import WorkerPlugin, as_completed, get_worker
 
 from ground.canonical import digest
-from ground.dask_cluster import ClusterRefused, connect, start_local
+from ground.dask_scheduler import ClusterRefused, connect, start_local
 
 WORKER_ATTRIBUTE = "lab_encoders"
 
@@ -38,7 +38,7 @@ class EncoderPlugin(WorkerPlugin):
         self.key, self.spec = key, spec
 
     def setup(self, worker) -> None:
-        from builders.embedding.providers import open_provider
+        from builders.embedding.providers.factory import open_provider
 
         provider = open_provider(self.spec)  # refuses a worker whose model files or libraries differ
         with provider.thread_limit():

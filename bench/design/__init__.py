@@ -1,0 +1,1 @@
+"""Design-cohort experiments: candidates scored on development rows before a protocol is frozen (never on test splits)."""
