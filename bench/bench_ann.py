@@ -11,7 +11,7 @@ directions (the hardest case for a graph index: no structure at all), `clustered
 size/100 Gaussian topics plus noise (closer to real text embeddings, which live near a
 low-dimensional manifold). Queries are held-out vectors of the same distribution. The lane runs
 in process exactly as the server runs it (server/ann: faiss HNSW from record-id order, every hit
-rescored with the exact cosine); "exact" is `cosine_exact_v1` (server/retrieval/semantic.py, the
+rescored with the exact cosine); "exact" is `cosine_exact_v1` (server/retrieval/cosine.py, the
 int8-prefiltered exact scan) on the same index. recall@10 = |ANN top 10 ∩ exact top 10| / 10.
 Memory = growth of this process's RSS while the HNSW index is built (the graph plus faiss's own
 copy of the vectors), beside the index's exact size (faiss's serialization: the float32 copy, the
@@ -40,7 +40,7 @@ import psutil  # noqa: E402
 from server.ann.engine import build  # noqa: E402
 from protocols.profiles.ann import ANN_PROFILES  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
-from server.retrieval.semantic import cosine, prepare_query  # noqa: E402
+from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
 
 DIM = 384
 SPACE = "space-" + "e" * 64

@@ -38,10 +38,10 @@ from evaluator.connection.client import LabClient, vector_base64  # noqa: E402
 from evaluator.connection.lab_process import start_lab  # noqa: E402
 from ground.canonical import digest  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
-from server.retrieval.lexical import bm25  # noqa: E402
+from server.retrieval.bm25 import bm25  # noqa: E402
 from server.routes import search  # noqa: E402
-from server.retrieval import semantic  # noqa: E402
-from server.retrieval.semantic import cosine, prepare_query  # noqa: E402
+from server.retrieval import cosine as semantic  # noqa: E402
+from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
 from server.retrieval.tokenize import bm25_tokens  # noqa: E402
 from protocols.committed import committed_file
 

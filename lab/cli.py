@@ -1,7 +1,7 @@
 """The `lab` dispatcher: collects the subcommands every stage declares and runs the one asked for.
 
 It holds no command of its own beyond what `lab/cross_stage_commands.py` declares (the ones that cross stages:
-import, run, demo, bench). A stage adds a subcommand by adding a `Command` to its own `commands.py`;
+import, run, demo, bench). A stage adds a subcommand by adding a `Command` to its own command module;
 nothing here changes. Exit codes: 0 done, 1 a check failed, 2 input refused (docs/cli.md).
 """
 
@@ -25,8 +25,8 @@ from ground.errors import Interrupted, RefusedInput
 from ground.run_dir import RunDir
 
 # in pipeline order, which is the order `lab --help` lists them
-STAGES = (protocols.protocol_commands, importer.import_commands, builders.embed_commands, server.serve_command, evaluator.evaluator_commands,
-          lab.cross_stage_commands)
+STAGES = (protocols.protocol_commands, importer.import_commands, builders.embed_commands, server.serve_command,
+          evaluator.evaluator_commands, lab.cross_stage_commands)
 # where a command declared outside its stage's module is listed (`import` is declared in lab/cross_stage_commands.py:
 # the importer may not import the graph builder it runs); any other command keeps its declared place
 LISTED_AFTER = {"import": "synth"}

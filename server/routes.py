@@ -8,8 +8,9 @@ declared there and not bound here (or the reverse) stops the import.
 
 `search(index, route, body)` is the whole interface with the app (docs/contracts.md, "Inside the
 server"): the app has already authenticated, parsed JSON and admitted the request; it adds `fence`
-and the timing header. This module sits above every method family (server/retrieval for the v1
-routes, server/rescue, server/walk, server/ann); none of them imports it.
+and the timing header. This module sits above every method family (one package each:
+server/lexical.py, server/semantic.py, server/hybrid.py, server/graph/, server/rescue, server/walk, server/ann,
+server/prf, server/ppr); none of them imports it.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from protocols.routes import ROUTES, check_bindings
 from server import validation
 from server.ann.ann_route import search_ann
 from server.errors import ApiError
+from server.graph.graph_route import search_graph
+from server.hybrid import search_hybrid
+from server.lexical import search_lexical
 from server.ppr.ppr_route import search_ppr
 from server.prf.prf_route import search_prf
 from server.rescue.rescue_route import search_rescue
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import invalid
-from server.retrieval.search import search_graph, search_hybrid, search_lexical, search_semantic
+from server.semantic import search_semantic
 from server.walk.walk_route import search_walk
 
 

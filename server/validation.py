@@ -36,7 +36,7 @@ LIMITS = {
     "vector_dimensions": 4096,
     "credential_ttl_seconds": 86400,
     "concurrent_retrievals": 2,
-    # Retrieval limits, validated by server/retrieval/search.py; reported here so health has one source.
+    # Retrieval limits, validated by server/graph/graph_route.py; reported here so health has one source.
     "search_limit": [1, 100],
     "max_depth": [0, 3],
     "max_nodes": 1024,

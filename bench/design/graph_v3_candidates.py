@@ -15,9 +15,9 @@ from fractions import Fraction
 
 from bench.design.graph_v3_data import DevCorpus, DevQuery
 from protocols.profiles.v1 import V1_PROFILES as PROFILES
+from server.retrieval.bm25 import bm25, query_terms
+from server.retrieval.cosine import cosine, prepare_query
 from server.retrieval.fusion import fuse
-from server.retrieval.lexical import bm25, query_terms
-from server.retrieval.semantic import cosine, prepare_query
 from server.routes import search
 
 DEPTH = 100

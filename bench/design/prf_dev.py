@@ -26,10 +26,10 @@ from ground.files import refuse_existing, save
 from protocols.profiles.prf import PRF_PROFILES
 from protocols.profiles.v1 import V1_PROFILES
 from server.prf.prf_route import rm3_ranking, rocchio_ranking
+from server.retrieval.bm25 import bm25
+from server.retrieval.cosine import cosine
 from server.retrieval.fusion import fuse
-from server.retrieval.lexical import bm25
 from server.retrieval.request import vector_query
-from server.retrieval.semantic import cosine
 
 K = 10
 DEPTH = 100

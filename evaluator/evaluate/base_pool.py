@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from evaluator.derived.reach import DEPTH, base_method, base_spec
+from evaluator.verification.verifiers.hybrid import check_hybrid_hits
 from evaluator.verification.verify import Checker, Failure
 
 
@@ -42,8 +43,8 @@ def check_base_pools(pages: Iterable[tuple[str, dict]], checker: Checker, protoc
     for query_id, page in pages:
         hits = page.get("hits") or []
         failures: list[Failure] = []
-        checker.check_hybrid(queries[query_id], hits, spec,
-                             lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
+        check_hybrid_hits(checker, queries[query_id], hits, spec,
+                          lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
         if failures:
             raise BasePoolError(f"base pool check failed: {failures[0]}", failures[0].as_dict())
         records = [hit["id"] for hit in hits]

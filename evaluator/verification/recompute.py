@@ -478,3 +478,19 @@ def first_difference(have: Sequence, want: Sequence) -> int:
     """Index of the first position at which two lists differ (the shorter length when one is a
     prefix of the other); callers only ask when the lists differ."""
     return next((i for i, (a, b) in enumerate(zip(have, want)) if a != b), min(len(have), len(want)))
+
+
+def near_tie_neighbours(ranked: list[tuple[str, float]], tolerance: float) -> dict[str, set[str]]:
+    """For each id, its neighbours in the ranking whose recomputed score differs from its own by
+    rounding only: the server's arithmetic may order such a pair either way, and nothing else."""
+    out: dict[str, set[str]] = {}
+    for (a, sa), (b, sb) in zip(ranked, ranked[1:]):
+        if sa != sb and near_tie(sa, sb, tolerance):
+            out.setdefault(a, set()).add(b)
+            out.setdefault(b, set()).add(a)
+    return out
+
+
+def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
+    """Ids that sit in a near tie with a neighbour (see `near_tie_neighbours`)."""
+    return set(near_tie_neighbours(ranked, tolerance))

@@ -13,44 +13,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from evaluator.verification import recompute as rc
-from evaluator.verification.ann import check_ann
-from evaluator.verification.ppr import check_ppr
-from evaluator.verification.prf import check_prf
-from evaluator.verification.rescue import check_rescue
-from evaluator.verification.walk import check_walk
+from evaluator.verification.verifiers.ann import check_ann
+from evaluator.verification.verifiers.graph import check_graph
+from evaluator.verification.verifiers.hybrid import check_hybrid
+from evaluator.verification.verifiers.lexical import check_lexical
+from evaluator.verification.verifiers.ppr import check_ppr
+from evaluator.verification.verifiers.prf import check_prf
+from evaluator.verification.verifiers.rescue import check_rescue
+from evaluator.verification.verifiers.semantic import check_semantic
+from evaluator.verification.verifiers.walk import check_walk
 from protocols.routes import check_bindings
 
 Verifier = Callable[[object, Mapping, Mapping, Mapping, Callable], None]
-
-
-def check_lexical(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    checker.check_single(query, page.get("hits") or [], "lexical", checker.lexical(query), rc.BM25_TOLERANCE,
-                         spec, fail)
-
-
-def check_semantic(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    checker.check_single(query, page.get("hits") or [], "semantic", checker.cosines(query), rc.COSINE_TOLERANCE,
-                         spec, fail)
-
-
-def check_hybrid(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    checker.check_hybrid(query, page.get("hits") or [], spec, fail)
-
-
-def check_graph(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    checker.check_graph(query, page, spec, fail)
-
 
 VERIFIERS: dict[str, Verifier] = {
     "lexical": check_lexical,
     "semantic": check_semantic,
     "hybrid": check_hybrid,
     "graph": check_graph,
-    "rescue": check_rescue,  # evaluator/verification/rescue.py (docs/rescue.md)
-    "ann": check_ann,  # evaluator/verification/ann.py (docs/scale.md)
-    "walk": check_walk,  # evaluator/verification/walk.py (docs/graph-v3.md)
-    "prf": check_prf,  # evaluator/verification/prf.py (docs/prf.md)
-    "ppr": check_ppr,  # evaluator/verification/ppr.py (docs/field-graphs.md)
+    "rescue": check_rescue,  # evaluator/verification/verifiers/rescue.py (docs/rescue.md)
+    "ann": check_ann,  # evaluator/verification/verifiers/ann.py (docs/scale.md)
+    "walk": check_walk,  # evaluator/verification/verifiers/walk.py (docs/graph-v3.md)
+    "prf": check_prf,  # evaluator/verification/verifiers/prf.py (docs/prf.md)
+    "ppr": check_ppr,  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

@@ -22,7 +22,7 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.verification.packed import Packed, PackedBm25, pack
 from evaluator.verification.routes import VERIFIERS
-from evaluator.verification.walk import neighbour_table
+from evaluator.verification.verifiers.walk import neighbour_table
 from ground.canonical import digest
 from protocols.routes import route_of
 
@@ -320,9 +320,6 @@ class Checker:
             fail(i, "score", f"{hit.get('score')} is not float({hit.get('score_exact')})")
         return score
 
-    def check_hybrid(self, query, hits, spec, fail) -> None:
-        fused, order, lists = self.hybrid(query, spec["profile"])
-        self.check_fused(hits, spec["limit"], self.profiles[spec["profile"]], fused, order, lists, fail)
 
     def pool_difference(self, query_id: str, profile_name: str, pool: list[str],
                         depth: int) -> tuple[int, str | None] | None:
@@ -447,200 +444,11 @@ class Checker:
     @staticmethod
     def _explained_by_near_ties(have, want, lists, tolerance) -> bool:
         """True when every document on which the two fused lists differ sits in a channel near-tie."""
-        ambiguous = set().union(*(near_tie_ids(lst, tolerance[channel]) for channel, lst in lists.items()))
+        ambiguous = set().union(*(rc.near_tie_ids(lst, tolerance[channel]) for channel, lst in lists.items()))
         differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
         return len(have) == len(want) and bool(differing) and differing <= ambiguous
 
     # ---- graph -------------------------------------------------------------------------------
-
-    def base_list(self, query: dict, profile: dict, seed: str) -> tuple[list[str], dict[str, float]]:
-        depth = profile["base_depth"]
-        if seed == "lexical":
-            return [rid for rid, _ in rc.ordered(self.lexical(query), depth)], {}
-        _, order, _ = self.hybrid(query, profile["seed_profiles"][seed])
-        return order[:depth], self.cosines(query)
-
-    def check_graph(self, query, page, spec, fail) -> None:
-        profile = self.profiles[spec["profile"]]
-        seed = spec["seed"]
-        hits = page["hits"]
-        base, cos = self.base_list(query, profile, seed)
-        base_rank = {rid: r for r, rid in enumerate(base, start=1)}
-        anchors = base[: profile["anchors"]]
-        want_anchors = [{"id": rid, "revision": self.revision_of[rid], "rank": r} for r, rid in enumerate(anchors, 1)]
-        if page.get("anchors") != want_anchors:
-            fail(None, "anchors", f"{page.get('anchors')}, recomputed top {profile['anchors']} of the base list "
-                                  f"{want_anchors}")
-            return
-        lexical_seed = seed == "lexical"
-        known = self.affinities(query, spec["profile"], lexical_seed)
-
-        def affinity_of(rid: str) -> Rational:
-            value = known.get(rid)
-            if value is None:
-                value = known[rid] = rc.affinity(cos.get(rid), profile, lexical_seed)
-            return value
-
-        returned = {r.get("id"): r for r in page.get("relations") or []}
-        used: set[str] = set()
-        proved: dict[str, Rational | None] = {}  # hit id -> exact strength of the path its proof shows
-        for i, hit in enumerate(hits, start=1):
-            channels = hit.get("channels") or {}
-            b = (channels.get("base") or {}).get("rank")
-            g = (channels.get("graph") or {}).get("rank")
-            if b != base_rank.get(hit["id"]):
-                fail(i, "channels.base.rank", f"{b}, recomputed {base_rank.get(hit['id'])}")
-            rule = profile["final_score"]
-            values = {"base": ZERO if b is None else rational(rule["base_weight"]) / (rule["offset"] + b),
-                      "graph": ZERO if g is None else rational(rule["graph_weight"]) / (rule["offset"] + g)}
-            self.check_exact(hit, i, values, fail)
-            proof = hit.get("proof")
-            if g is None:
-                if proof is not None:
-                    fail(i, "proof", "a hit without a graph rank carries a proof")
-                continue
-            if proof is None:
-                fail(i, "proof", "a hit with a graph rank carries no proof")
-                continue
-            proved[hit["id"]] = self._check_proof(hit, i, proof, want_anchors, profile, cos, lexical_seed,
-                                                  affinity_of, returned, used, fail)
-        self.check_order(hits, fail, exact=True)
-        if set(returned) != used:
-            extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
-            fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
-        for rid, rel in returned.items():
-            edge = self.edges.get(rid)
-            if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != self.relation_revision[rid] \
-                    or (rel.get("source") or {}).get("id") != edge.source or (rel.get("target") or {}).get("id") != edge.target:
-                fail(None, f"relations[{rid}]", "not a prepared relation with that kind, revision and endpoints")
-        self._check_expansion(page, hits, spec, profile, anchors, base_rank, affinity_of, proved, fail)
-
-    def _check_proof(self, hit, i, proof, anchors, profile, cos, lexical_seed, affinity_of, returned, used,
-                     fail) -> Rational | None:
-        """Walk the proof from its anchor; returns the exact recomputed strength of the path it shows
-        (None when the proof is not a path), so the caller can tell a near tie from a wrong path."""
-        anchor = proof.get("anchor") or {}
-        rank = anchor.get("rank")
-        if not isinstance(rank, int) or not 1 <= rank <= len(anchors):
-            fail(i, "proof.anchor.rank", f"{rank} is not an anchor rank")
-            return None
-        if anchor != anchors[rank - 1]:
-            # the strength is derived from the rank, so an anchor id that is not the anchor of that
-            # rank would let a path start anywhere
-            fail(i, "proof.anchor", f"{anchor} is not the page's anchor of rank {rank} {anchors[rank - 1]}")
-            return None
-        strength = rc.anchor_strength(rank, profile)
-        node = anchor.get("id")
-        steps = proof.get("steps") or []
-        if proof.get("hops") != len(steps):
-            fail(i, "proof.hops", f"{proof.get('hops')} with {len(steps)} steps")
-        for j, step in enumerate(steps):
-            where = f"proof.steps[{j}]"
-            edge = self.edges.get(step.get("relation_id"))
-            if edge is None:
-                fail(i, f"{where}.relation_id", f"{step.get('relation_id')} is not a prepared relation")
-                return None
-            used.add(edge.relation_id)
-            if edge.relation_id not in returned:
-                fail(i, f"{where}.relation_id", f"{edge.relation_id} is not among the page's relations")
-            direction = step.get("direction")
-            ends = (edge.source, edge.target) if direction == "forward" else (edge.target, edge.source)
-            if direction not in ("forward", "backward") or (step.get("from") or {}).get("id") != node \
-                    or ends[0] != node or (step.get("to") or {}).get("id") != ends[1]:
-                fail(i, where, f"does not continue the path at {node} along {edge.relation_id} {direction}")
-                return None
-            if step.get("relation_revision") != self.relation_revision[edge.relation_id] \
-                    or step["from"].get("revision") != self.revision_of[ends[0]] \
-                    or step["to"].get("revision") != self.revision_of[ends[1]]:
-                fail(i, f"{where}.revision", "relation or endpoint revision is not the prepared one")
-            node = ends[1]
-            if step.get("kind") != edge.kind:
-                fail(i, f"{where}.kind", f"{step.get('kind')}, relation is {edge.kind}")
-            weight = profile["kind_weights"].get(edge.kind, 0.0)
-            if step.get("weight") != weight:
-                fail(i, f"{where}.weight", f"{step.get('weight')}, profile weight {weight}")
-            value = affinity_of(node)
-            aff = step.get("affinity") or {}
-            if not lexical_seed:
-                if not rc.near_tie(aff.get("cosine") if aff.get("cosine") is not None else float("nan"),
-                                   cos.get(node, float("nan")), rc.COSINE_TOLERANCE):
-                    fail(i, f"{where}.affinity.cosine", f"{aff.get('cosine')}, recomputed {cos.get(node)!r}")
-                receipt = aff.get("embedding_receipt") or {}
-                if receipt.get("vector_sha256") != self.frozen.doc_receipts[self.doc_of[node]]:
-                    fail(i, f"{where}.affinity.embedding_receipt", "is not the frozen vector of the destination")
-            if not rc.near_tie(aff.get("value", float("nan")), float(value), rc.COSINE_TOLERANCE):
-                fail(i, f"{where}.affinity.value", f"{aff.get('value')}, recomputed {float(value)!r}")
-            factor = rc.step_factor(edge.kind, value, profile)
-            if not rc.near_tie(step.get("factor", float("nan")), float(factor), rc.COSINE_TOLERANCE):
-                fail(i, f"{where}.factor", f"{step.get('factor')}, recomputed {float(factor)!r}")
-            strength *= factor
-        if node != hit["id"]:
-            fail(i, "proof.steps", f"path ends at {node}, not at the hit {hit['id']}")
-        if not rc.near_tie(proof.get("strength", float("nan")), float(strength), rc.COSINE_TOLERANCE):
-            fail(i, "proof.strength", f"{proof.get('strength')}, recomputed {float(strength)!r}")
-        return strength
-
-    def _check_expansion(self, page, hits, spec, profile, anchors, base_rank, affinity_of, proved, fail) -> None:
-        """The whole expansion, paths and final ranking recomputed and compared with the page."""
-        expansion = rc.expand(anchors, self.adjacency, self.edges, profile["kind_weights"], spec["expansion"])
-        if list(page.get("stop_reasons") or []) != expansion.stop_reasons:
-            fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {expansion.stop_reasons}")
-        budget_cut = any(reason != "depth_limit" for reason in expansion.stop_reasons)
-        if (page.get("coverage") or {}).get("graph") is not (not budget_cut):
-            fail(None, "coverage.graph", f"{(page.get('coverage') or {}).get('graph')} but the expansion "
-                                         f"{'was' if budget_cut else 'was not'} cut by a budget")
-        work = page.get("work") or {}
-        for name, value in (("adjacency_examined", expansion.adjacency_examined),
-                            ("nodes_admitted", len(expansion.depth_of))):
-            if work.get(name) != value:
-                fail(None, f"work.{name}", f"{work.get(name)}, recomputed {value}")
-        affinities = {rid: affinity_of(rid) for rid in expansion.depth_of}
-        paths = rc.strongest_paths(anchors, expansion, affinities, profile, spec["expansion"]["max_depth"])
-        order = rc.graph_order(paths)
-        graph_rank = {rid: r for r, rid in enumerate(order, start=1)}
-        candidates = set(base_rank) | set(graph_rank)
-        final = {rid: rc.final_graph_score(base_rank.get(rid), graph_rank.get(rid), profile) for rid in candidates}
-        want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
-        have = [h["id"] for h in hits]
-        ranked = [(rid, float(paths[rid].strength)) for rid in order]
-        ambiguous = near_tie_ids(ranked, rc.COSINE_TOLERANCE)
-        swappable = near_tie_neighbours(ranked, rc.COSINE_TOLERANCE)
-        for i, hit in enumerate(hits, start=1):
-            g = ((hit.get("channels") or {}).get("graph") or {}).get("rank")
-            mine = graph_rank.get(hit["id"])
-            # a near tie lets the graph rank be that of a near-tied neighbour, never any other
-            if g != mine and g not in {graph_rank[other] for other in swappable.get(hit["id"], ())}:
-                fail(i, "channels.graph.rank", f"{g}, recomputed {mine}")
-            proof, mine = hit.get("proof"), paths.get(hit["id"])
-            if proof is not None and mine is not None:
-                shown = [s.get("relation_id") for s in proof.get("steps") or []]
-                if not rc.near_tie(proof.get("strength", float("nan")), float(mine.strength), rc.COSINE_TOLERANCE):
-                    fail(i, "proof.strength", f"{proof.get('strength')} is not the strongest path ({float(mine.strength)!r})")
-                elif shown != [s[0] for s in mine.steps] and proved.get(hit["id"]) == mine.strength:
-                    # another path is acceptable only when its exact strength differs from the
-                    # strongest by rounding; at an exactly equal strength the tie rules decide
-                    fail(i, "proof.steps", f"path {shown}, preferred path {[s[0] for s in mine.steps]}")
-        differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
-        if len(have) != len(want) or not differing <= ambiguous:
-            first = rc.first_difference(have, want)
-            fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed final ranking has "
-                                  f"{want[first] if first < len(want) else None}")
-
-
-def near_tie_neighbours(ranked: list[tuple[str, float]], tolerance: float) -> dict[str, set[str]]:
-    """For each id, its neighbours in the ranking whose recomputed score differs from its own by
-    rounding only: the server's arithmetic may order such a pair either way, and nothing else."""
-    out: dict[str, set[str]] = {}
-    for (a, sa), (b, sb) in zip(ranked, ranked[1:]):
-        if sa != sb and rc.near_tie(sa, sb, tolerance):
-            out.setdefault(a, set()).add(b)
-            out.setdefault(b, set()).add(a)
-    return out
-
-
-def near_tie_ids(ranked: list[tuple[str, float]], tolerance: float) -> set[str]:
-    """Ids that sit in a near tie with a neighbour (see `near_tie_neighbours`)."""
-    return set(near_tie_neighbours(ranked, tolerance))
 
 
 def ranking_digest(page: Mapping, digest_of: Callable[[Any], str] = digest) -> str:

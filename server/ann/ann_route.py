@@ -16,10 +16,10 @@ from protocols.profiles.ann import ANN_PROFILES
 from server import validation
 from server.ann.engine import hnsw_index
 from server.retrieval import page_parts as parts
+from server.retrieval.cosine import exact_cosines
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.ranking import top_by_score
 from server.retrieval.request import SEARCH_LIMIT, profile_name as route_profile, vector_query
-from server.retrieval.semantic import exact_cosines
 
 DIGESTS = {name: digest(profile) for name, profile in ANN_PROFILES.items()}
 

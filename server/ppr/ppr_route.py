@@ -6,7 +6,7 @@ server runs no recognizer), reads the live index (the two channels; the eligible
 profile's kinds, grouped by the entity their evidence names) and lays out the page: `ppr` carries
 the seeds (reset integers on the 2^-grid_bits grid), the iteration count and the subgraph's size,
 and every hit its mass (None when it is a backfilled base passage) and base rank, which is what
-the evaluator's recomputation compares bit for bit (evaluator/verification/ppr.py).
+the evaluator's recomputation compares bit for bit (evaluator/verification/verifiers/ppr.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from server import validation
 from server.errors import ApiError
 from server.ppr.pagerank import entities_by_passage, page_section, rank_ppr
 from server.receipts import vector_sha256
-from server.retrieval import lexical, semantic
+from server.retrieval import bm25 as lexical, cosine as semantic
 from server.retrieval.fusion import fuse
 
 MAX_ENTITIES = 64  # a question with more entities than this is refused (422)

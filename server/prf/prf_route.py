@@ -3,7 +3,7 @@
 Every request carries the query text and vector (one request layout for the three profiles). The
 page is the v1 layout (server/retrieval/page_parts.py) plus `feedback`: per channel used, the feedback
 documents (id, revision, first-pass rank and score) and, for RM3, every term of the expanded query
-with its weight; for Rocchio, beta. The evaluator recomputes all of it (evaluator/verification/prf.py).
+with its weight; for Rocchio, beta. The evaluator recomputes all of it (evaluator/verification/verifiers/prf.py).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from server import validation
 from server.prf.feedback import rm3, rocchio
 from server.retrieval import exact
 from server.retrieval import page_parts as parts
+from server.retrieval.bm25 import LexicalRanking, _term_weights, bm25, query_terms, top_positive
+from server.retrieval.cosine import Query, SemanticRanking, cosine
 from server.retrieval.fusion import fuse
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.lexical import LexicalRanking, _term_weights, bm25, query_terms, top_positive
 from server.retrieval.request import VectorQuery, profile_name, vector_query
-from server.retrieval.semantic import Query, SemanticRanking, cosine
 from server.retrieval.tokenize import bm25_tokens
 
 PROFILE_NAMES = tuple(PRF_PROFILES)

@@ -17,8 +17,8 @@ from server.errors import ApiError
 from server.receipts import vector_sha256
 from server.rescue import titles as title_rules
 from server.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
-from server.retrieval import lexical
-from server.retrieval import semantic
+from server.retrieval import bm25 as lexical
+from server.retrieval import cosine as semantic
 
 MODES = ("auto", "off", "force")
 

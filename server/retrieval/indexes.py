@@ -142,7 +142,7 @@ class SpaceMatrix:
     """Normalized float32 rows of one embedding space; one row per record, rewritten in place.
 
     Beside each float32 row it keeps the row's int8 code for the exact cosine prefilter
-    (`server/retrieval/semantic.py`): `codes[r] * scales[r]` approximates the row, and
+    (`server/retrieval/cosine.py`): `codes[r] * scales[r]` approximates the row, and
     `residuals[r]` (the L2 norm of what the code misses) and `code_norms[r]` are the two numbers
     that bound the prefilter's error for that row.
     """

@@ -1,7 +1,7 @@
 """The parts every search page is built from (the page layout of docs/contracts.md).
 
 Public so that every method family lays its page out the same way: the v1 routes
-(server/retrieval/search.py) and the ANN lane (server/ann/ann_route.py) build their pages only from
+(server/graph/graph_route.py) and the ANN lane (server/ann/ann_route.py) build their pages only from
 these; a family with fields of its own (rescue, walk) adds them to the same layout.
 """
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from server import validation
 from server.errors import ApiError
 from server.receipts import vector_sha256
+from server.retrieval.cosine import Query, prepare_query
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.semantic import Query, prepare_query
 from server.validation import LIMITS
 
 # One source for the limits: server/validation.py's LIMITS, which health reports.

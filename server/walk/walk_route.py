@@ -21,7 +21,7 @@ from protocols.routes import ROUTES
 from server import validation
 from server.errors import ApiError
 from server.receipts import vector_sha256
-from server.retrieval import lexical, semantic
+from server.retrieval import bm25 as lexical, cosine as semantic
 from server.retrieval.fusion import fuse
 from server.walk.seeded_walk import Neighbours, Ranked, rank_walk
 

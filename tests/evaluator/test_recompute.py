@@ -138,7 +138,7 @@ def test_affinity_and_factor_are_exact():
 
 
 def test_near_tie_ids_are_only_the_neighbours_that_differ_by_rounding():
-    from evaluator.verification.verify import near_tie_ids
+    from evaluator.verification.recompute import near_tie_ids
 
     ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4), ("e", 0.1)]
     # a/b differ by rounding; c/d are exactly equal (the tie rule decides, no room); e stands alone
@@ -146,7 +146,7 @@ def test_near_tie_ids_are_only_the_neighbours_that_differ_by_rounding():
 
 
 def test_lane_budget_cut_is_recomputed_from_the_relations():
-    from evaluator.verification.rescue import lane_budget_cut
+    from evaluator.verification.verifiers.rescue import lane_budget_cut
 
     pairs = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "e")]
     edges = {f"r{i}": rc.Edge(f"r{i}", "same_entity", s, t) for i, (s, t) in enumerate(pairs)}
@@ -166,7 +166,7 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
     (one BFS per seed, counted independently) says the budgets are exceeded."""
     import copy
 
-    from evaluator.verification.rescue import expected_rescue, lane_budget_cut
+    from evaluator.verification.verifiers.rescue import expected_rescue, lane_budget_cut
     from server.rescue import rescue_route as rescue_page
     from tests.server.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
 
@@ -242,7 +242,7 @@ def test_a_near_tie_swap_that_moves_a_third_document_past_the_cut_is_the_fusion_
 
 
 def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():
-    from evaluator.verification.verify import near_tie_neighbours
+    from evaluator.verification.recompute import near_tie_neighbours
 
     ranked = [("a", 0.5), ("b", 0.5000000001), ("c", 0.4), ("d", 0.4000000001)]
     assert near_tie_neighbours(ranked, 2e-6) == {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}

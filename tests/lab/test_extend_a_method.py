@@ -60,9 +60,9 @@ STEPS = {
     "server/coord.py": New("coord_server.py"),
     "server/routes.py": Entry("HANDLERS: dict[str, Handler] = {", '    "coord": Handler(search_coord, ROUTES["coord"].profiles),',
                               "from server.coord import search_coord"),
-    "evaluator/verification/coord.py": New("coord_verifier.py"),
+    "evaluator/verification/verifiers/coord.py": New("coord_verifier.py"),
     "evaluator/verification/routes.py": Entry("VERIFIERS: dict[str, Verifier] = {", '    "coord": check_coord,',
-                                              "from evaluator.verification.coord import check_coord"),
+                                              "from evaluator.verification.verifiers.coord import check_coord"),
 }
 
 
@@ -106,7 +106,7 @@ def test_the_page_counts_its_steps():
     assert (len(steps), sum(is_new for _, is_new in steps)) == (files, new)
     assert len(steps) <= 5  # the goal the page is held to
     verifiers = [path for path, is_new in steps if is_new and path.startswith("evaluator/verification/")]
-    assert verifiers == [f"evaluator/verification/{FAMILY}.py"]  # one of them is the verifier
+    assert verifiers == [f"evaluator/verification/verifiers/{FAMILY}.py"]  # one of them is the verifier
     for table in ("`ROUTES`", "`HANDLERS`", "`VERIFIERS`"):  # the tables the steps fill are the page's
         assert table in PAGE.read_text()
 

@@ -8,8 +8,8 @@ import pytest
 
 from ground.canonical import canonical
 from server.errors import ApiError
+from server.retrieval.cosine import exact_cosines, prepare_query
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.retrieval.semantic import exact_cosines, prepare_query
 from server.routes import search
 
 SPACE = "space-" + "d" * 64

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from builders.entity_graph import build_relations
-from evaluator.verification.walk import masses
+from evaluator.verification.verifiers.walk import masses
 from ground.artifacts import document_id
 from ground.canonical import canonical
 from protocols.profiles.v1 import V1_PROFILES
@@ -103,7 +103,7 @@ def checker_for(docs, relations, vectors, qvecs):
 
 def failures_of(checker, query: dict, page: dict, limit: int, profile: str = "entity_walk_v1") -> list[tuple]:
     out = []
-    from evaluator.verification.walk import check_walk
+    from evaluator.verification.verifiers.walk import check_walk
     check_walk(checker, query, page, {"profile": profile, "limit": limit},
                lambda rank, field, message: out.append((rank, field, message)))
     return out

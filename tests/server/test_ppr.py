@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from evaluator.verification.ppr import ppr_failures, recompute
+from evaluator.verification.verifiers.ppr import ppr_failures, recompute
 from protocols.profiles.ppr import PPR_PROFILES
 from server.ppr.pagerank import holders_from_relations, page_section, rank_ppr
 

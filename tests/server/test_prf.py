@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.prf import check_prf
+from evaluator.verification.verifiers.prf import check_prf
 from evaluator.verification.verify import Checker, RecentCache
 from protocols.profiles.prf import PRF_PROFILES
 from server.prf.feedback import rocchio

@@ -1,4 +1,4 @@
-"""The int8 prefilter of `cosine_exact_v1` never changes a result (server/retrieval/semantic.py).
+"""The int8 prefilter of `cosine_exact_v1` never changes a result (server/retrieval/cosine.py).
 
 Every test compares the served top k (ids, float scores, tie order) with a float64 brute force
 over every live row, on corpora built to sit on the prefilter's edge: exact duplicates under
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from server.retrieval import semantic
+from server.retrieval import cosine as semantic
+from server.retrieval.cosine import candidate_rows, cosine, exact_cosines, prepare_query, quantized_bounds
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.retrieval.semantic import candidate_rows, cosine, exact_cosines, prepare_query, quantized_bounds
 
 SPACE = "space-" + "b" * 64
 

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from ground.canonical import canonical, digest
 from protocols.profiles.v1 import V1_PROFILES as PROFILES
 from server.errors import ApiError
+from server.graph.typed_paths import Anchor, Limits, affinities, expand, strongest_paths
+from server.retrieval.cosine import exact_cosines, prepare_query
 from server.retrieval.fusion import fuse
-from server.retrieval.graph import Anchor, Limits, affinities, expand, strongest_paths
 from server.retrieval.indexes import Indexes, ScopeIndex
-from server.retrieval.semantic import exact_cosines, prepare_query
 from server.retrieval.tokenize import bm25_tokens
 from server.routes import CATALOG, search
 from tests.conftest import REPO, SAMPLE_DIR, require_shared
@@ -126,7 +126,7 @@ def test_tokens_are_lowercased_isalnum_runs():
 
 
 def reference_bm25(docs: dict[str, str], query: str, k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
-    """Straightforward BM25 over every document, written independently of server/retrieval/lexical.py."""
+    """Straightforward BM25 over every document, written independently of server/retrieval/bm25.py."""
     tokenized = {rid: [t.lower() for t in _isalnum_runs(text)] for rid, text in docs.items()}
     n = len(docs)
     avgdl = sum(len(t) for t in tokenized.values()) / n

@@ -17,8 +17,8 @@ import pytest
 
 from builders.graph import build_relations
 from evaluator.verification import recompute as rc
+from evaluator.verification.verifiers.walk import check_walk, masses
 from evaluator.verification.verify import Checker, RecentCache
-from evaluator.verification.walk import check_walk, masses
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest
 from protocols.profiles.v1 import V1_PROFILES

@@ -120,7 +120,7 @@ def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
     """The route's verifier (evaluator/verification/routes.py): the base by the walk verifier's own
     fusion, the relations from the frozen file under their lab record ids, the query's entities
     from the fixture; then `recompute` and every difference reported."""
-    from evaluator.verification.walk import base_list
+    from evaluator.verification.verifiers.walk import base_list
 
     profile = checker.profiles[spec["profile"]]
     entities = checker.frozen.query_entities(query["id"])

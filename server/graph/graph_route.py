@@ -1,38 +1,29 @@
-"""The v1 search routes: lexical, semantic, hybrid and graph (docs/retrieval.md).
+"""The graph route: `POST .../search/graph` body -> validated request -> typed paths from the base list's
+anchors -> page with a proof per graph hit (docs/retrieval.md).
 
-Each handler takes the scope's index and a body whose fields the route table (server/routes.py)
-has already checked, validates the values (422 via ApiError), ranks, and builds the page from the
-public parts of server/retrieval/page_parts.py. The page layout is the one of docs/contracts.md;
-decisions the design leaves open are written in docs/retrieval.md.
+Like every v1 route (lexical, semantic, hybrid: one package each), the handler takes the scope's
+index and a body whose fields the route table (server/routes.py) has already checked, validates the
+values (422 via ApiError), ranks, and builds the page from server/retrieval/page_parts.py.
 """
 
 from __future__ import annotations
 
-from ground.canonical import digest
-from protocols.profiles.v1 import V1_ROUTE_PROFILES
-from protocols.routes import ROUTES
 from server import validation
+from server.graph.typed_paths import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
 from server.retrieval import exact
 from server.retrieval import page_parts as parts
-from server.retrieval.fusion import Fused, fuse
-from server.retrieval.graph import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
+from server.retrieval.bm25 import bm25
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.lexical import bm25
-from server.retrieval.request import SEARCH_LIMIT, VectorQuery, invalid, number, profile_name, vector_query
-from server.retrieval.semantic import cosine
+from server.retrieval.request import SEARCH_LIMIT, invalid, profile_name, vector_query
+from server.retrieval.v1_routes_shared import PROFILES, fused_list, v1_page, v1_profile
 from server.validation import LIMITS
+
 
 MAX_DEPTH = tuple(LIMITS["max_depth"])  # (0, 3)
 MAX_NODES = LIMITS["max_nodes"]  # 1024
 MAX_EDGES = LIMITS["max_edges"]  # 4096
 MAX_SCAN = LIMITS["max_scan"]  # 16384
-SEMANTIC_DEPTH_MIN_SCORE = -1.0  # channels of fusion and graph seeds keep every cosine
 
-# the four first routes' catalog entries as the route table declares them (the graph route's include
-# the typed paths over an imported graph, protocols/profiles/imported.py)
-ROUTE_PROFILES = {route: tuple(ROUTES[route].profiles) for route in V1_ROUTE_PROFILES}
-PROFILES = {name: profile for route in V1_ROUTE_PROFILES for name, profile in ROUTES[route].profiles.items()}
-PROFILE_DIGESTS = {name: digest(profile) for name, profile in PROFILES.items()}  # a page carries its profile's digest
 
 _EXPANSION_BOUNDS = {
     "max_depth": MAX_DEPTH,
@@ -40,77 +31,6 @@ _EXPANSION_BOUNDS = {
     "max_edges": (0, MAX_EDGES),
     "max_scan": (0, MAX_SCAN),
 }
-
-
-def _profile(body: dict, route: str) -> str:
-    return profile_name(body, route, ROUTE_PROFILES[route])
-
-
-def _page(route: str, profile: str, *args, **named) -> dict:
-    """A v1 route's page: its profile's digest comes from the v1 catalog."""
-    return parts.page(route, profile, PROFILE_DIGESTS[profile], *args, **named)
-
-
-def search_lexical(index: ScopeIndex, body: dict) -> dict:
-    profile = _profile(body, "lexical")
-    query = validation.query_text(body["query"])
-    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
-    ranking = bm25(index, query, limit)
-    hits = [parts.hit(index, rank, rid, score, None,
-                      {"lexical": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},
-                      None)
-            for rank, (rid, score) in enumerate(zip(ranking.ids, ranking.scores), start=1)]
-    work = parts.work(records_examined=ranking.matched, candidates_ranked=ranking.matched)
-    return _page("lexical", profile, {"limit": limit}, None, hits, parts.coverage(), work)
-
-
-def search_semantic(index: ScopeIndex, body: dict) -> dict:
-    profile = _profile(body, "semantic")
-    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
-    min_score = number(body.get("min_score", -1.0), "min_score", -1.0, 1.0)
-    vq = vector_query(index, body)
-    ranking = cosine(index, vq.query, limit, min_score)
-    hits = [parts.hit(index, rank, rid, score, None,
-                      {"semantic": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},
-                      parts.receipt(index, vq, rid))
-            for rank, (rid, score) in enumerate(zip(ranking.ids, ranking.scores), start=1)]
-    missing = parts.missing_embeddings(index, vq)
-    work = parts.work(records_examined=ranking.scored, candidates_ranked=ranking.scored, embeddings_missing=missing)
-    parameters = {"limit": limit, "min_score": min_score, "space_id": vq.receipt["space_id"]}
-    return _page("semantic", profile, parameters, vq, hits, parts.coverage(embeddings=missing == 0), work)
-
-
-def _fused(index: ScopeIndex, profile_name: str, query: str, vq: VectorQuery) -> tuple[list[Fused], int]:
-    profile = PROFILES[profile_name]
-    lexical = bm25(index, query, profile["channels"]["lexical"]["depth"])
-    semantic = cosine(index, vq.query, profile["channels"]["semantic"]["depth"], SEMANTIC_DEPTH_MIN_SCORE)
-    lists = {"lexical": (lexical.ids, lexical.scores), "semantic": (semantic.ids, semantic.scores)}
-    fused = fuse(profile["fusion"], profile, lists)
-    return fused, lexical.matched + semantic.scored
-
-
-def _fused_channels(entry: Fused) -> dict:
-    channels = {}
-    for channel in ("lexical", "semantic"):
-        part = entry.channels.get(channel)
-        channels[channel] = (parts.rational_channel(part.rank, part.raw_score, part.contribution) if part
-                             else parts.rational_channel(None, None, (0, 1)))
-    return channels
-
-
-def search_hybrid(index: ScopeIndex, body: dict) -> dict:
-    profile = _profile(body, "hybrid")
-    query = validation.query_text(body["query"])
-    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
-    vq = vector_query(index, body)
-    fused, examined = _fused(index, profile, query, vq)
-    hits = [parts.hit(index, rank, entry.id, exact.to_float(entry.score), exact.to_text(entry.score),
-                      _fused_channels(entry), parts.receipt(index, vq, entry.id))
-            for rank, entry in enumerate(fused[:limit], start=1)]
-    missing = parts.missing_embeddings(index, vq)
-    work = parts.work(records_examined=examined, candidates_ranked=len(fused), embeddings_missing=missing)
-    parameters = {"limit": limit, "space_id": vq.receipt["space_id"]}
-    return _page("hybrid", profile, parameters, vq, hits, parts.coverage(embeddings=missing == 0), work)
 
 
 def _expansion_limits(body: dict, profile: dict) -> Limits:
@@ -122,7 +42,7 @@ def _expansion_limits(body: dict, profile: dict) -> Limits:
 
 
 def search_graph(index: ScopeIndex, body: dict) -> dict:
-    profile_name = _profile(body, "graph")
+    profile_name = v1_profile(body, "graph")
     profile = PROFILES[profile_name]
     seed = body["seed"]
     if not isinstance(seed, str) or seed not in profile["seed_profiles"]:
@@ -140,7 +60,7 @@ def search_graph(index: ScopeIndex, body: dict) -> dict:
 
     depth = profile["base_depth"]
     if seed == "hybrid":
-        fused, examined = _fused(index, profile["seed_profiles"]["hybrid"], query, vq)
+        fused, examined = fused_list(index, profile["seed_profiles"]["hybrid"], query, vq)
         base = [(entry.id, exact.to_float(entry.score)) for entry in fused[:depth]]
     else:
         ranking = bm25(index, query, depth)
@@ -187,7 +107,7 @@ def search_graph(index: ScopeIndex, body: dict) -> dict:
                                 "max_edges": limits.max_edges, "max_scan": limits.max_scan}}
     relations = [_relation_view(used[rid]) for rid in sorted(used)]
     anchor_view = [{**parts.ref(index, a.id), "rank": a.rank} for a in anchors]
-    return _page("graph", profile_name, parameters, vq, hits,
+    return v1_page("graph", profile_name, parameters, vq, hits,
                  parts.coverage(graph=not budget_cut, embeddings=embeddings_ok), work,
                  anchor_view, relations, list(expansion.stop_reasons))
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from server.retrieval import exact
+from server.retrieval.cosine import Query, exact_cosines
 from server.retrieval.indexes import Binding, ScopeIndex
-from server.retrieval.semantic import Query, exact_cosines
 
 
 @dataclass(frozen=True)

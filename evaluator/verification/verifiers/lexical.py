@@ -1,0 +1,13 @@
+"""Independent check of a `lexical` page (`bm25_v1`, docs/retrieval.md): BM25 recomputed over the frozen
+corpus by the evaluator's own tokenizer and index, compared hit by hit within BM25's tolerance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evaluator.verification import recompute as rc
+
+
+def check_lexical(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    checker.check_single(query, page.get("hits") or [], "lexical", checker.lexical(query), rc.BM25_TOLERANCE,
+                         spec, fail)

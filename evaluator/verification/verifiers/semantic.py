@@ -1,0 +1,13 @@
+"""Independent check of a `semantic` page (`cosine_exact_v1`, docs/retrieval.md): every cosine recomputed
+from the fixture's vectors, compared hit by hit within the cosine tolerance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evaluator.verification import recompute as rc
+
+
+def check_semantic(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    checker.check_single(query, page.get("hits") or [], "semantic", checker.cosines(query), rc.COSINE_TOLERANCE,
+                         spec, fail)
