@@ -40,7 +40,7 @@ from ground.canonical import digest  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
 from server.retrieval.bm25 import bm25  # noqa: E402
 from server.routes import search  # noqa: E402
-from server.retrieval import cosine as semantic  # noqa: E402
+from server.retrieval import cosine as cosine_module  # noqa: E402
 from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
 from server.retrieval.tokenize import bm25_tokens  # noqa: E402
 from protocols.committed import committed_file
@@ -265,14 +265,14 @@ def compare_scans(index, space_id: str, query_vectors: np.ndarray) -> tuple[str,
     for q in query_vectors:
         query = prepare_query(space, q)
         for threshold, into in ((0, quantized), (10**12, float32)):
-            saved, semantic.QUANTIZED_MIN_ROWS = semantic.QUANTIZED_MIN_ROWS, threshold
+            saved, cosine_module.QUANTIZED_MIN_ROWS = cosine_module.QUANTIZED_MIN_ROWS, threshold
             try:
                 into.append(timed(lambda: cosine(index, query, 100, -1.0)))
             finally:
-                semantic.QUANTIZED_MIN_ROWS = saved
+                cosine_module.QUANTIZED_MIN_ROWS = saved
     a, b = np.median(quantized), np.median(float32)
     return (f"exact cosine top-100 p50: int8 prefilter {a:.3f} ms, float32 prefilter {b:.3f} ms; "
-            f"quantized/float32 = {a / b:.2f} (the server uses int8 from {semantic.QUANTIZED_MIN_ROWS:,} rows)",
+            f"quantized/float32 = {a / b:.2f} (the server uses int8 from {cosine_module.QUANTIZED_MIN_ROWS:,} rows)",
             float(a / b))
 
 

@@ -24,7 +24,6 @@ from protocols.locks import LOCK_SUFFIX
 from protocols.registry import Declared, check_declarations
 from protocols.schema import load_protocol, validate_protocol
 
-PROTOCOLS_DIR = FROZEN_DIR
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data beside the repository
 COMMITTED_GLOBS = ("datasets/*.json", "suites/*.json", "design/*.json")  # where protocol and suite files are committed
 
@@ -43,7 +42,7 @@ class Outcome:
         return f"{self.status:<10} {self.file}" + (f": {self.detail}" if self.detail else "")
 
 
-def regenerate(declared: tuple[Declared, ...], protocols_dir: Path = PROTOCOLS_DIR,
+def regenerate(declared: tuple[Declared, ...], protocols_dir: Path = FROZEN_DIR,
                data_dir: Path = SHARED_DATA) -> list[Outcome]:
     """One outcome per declared file, in declaration order, then one per committed file nobody declares."""
     check_declarations(declared)

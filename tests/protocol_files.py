@@ -8,9 +8,8 @@ from protocols.committed import FROZEN_DIR
 from protocols.derivations.suite_pin import SuitePin
 from protocols.registry import DECLARED
 
-PROTOCOLS_DIR = FROZEN_DIR
 
 
 def declared_protocol_files() -> list[Path]:
     """Every declared protocol file (suites hold no ranking profiles), in declaration order."""
-    return [PROTOCOLS_DIR / entry.file for entry in DECLARED if not isinstance(entry.step, SuitePin)]
+    return [FROZEN_DIR / entry.file for entry in DECLARED if not isinstance(entry.step, SuitePin)]

@@ -20,7 +20,7 @@ from server import validation
 from server.errors import ApiError
 from server.ppr.pagerank import entities_by_passage, page_section, rank_ppr
 from server.receipts import vector_sha256
-from server.retrieval import bm25 as lexical, cosine as semantic
+from server.retrieval import bm25, cosine
 from server.retrieval.fusion import fuse
 
 MAX_ENTITIES = 64  # a question with more entities than this is refused (422)
@@ -78,8 +78,8 @@ def search_ppr(index, body: dict) -> dict:
     spec = profile["base"]
     channels = spec["channels"]
     with index.lock:
-        lex = lexical.bm25(index, query, channels["lexical"]["depth"])
-        sem = semantic.cosine(index, semantic.prepare_query(space, vector),
+        lex = bm25.bm25(index, query, channels["lexical"]["depth"])
+        sem = cosine.cosine(index, cosine.prepare_query(space, vector),
                               channels["semantic"]["depth"], channels["semantic"]["min_score"])
         rule = V1_PROFILES[spec["profile"]]["fusion"]  # the base fuses by the rule of the hybrid profile it names
         fused = fuse(rule, spec, {"lexical": (lex.ids, lex.scores), "semantic": (sem.ids, sem.scores)})[: spec["depth"]]

@@ -17,8 +17,8 @@ from server.errors import ApiError
 from server.receipts import vector_sha256
 from server.rescue import titles as title_rules
 from server.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
-from server.retrieval import bm25 as lexical
-from server.retrieval import cosine as semantic
+from server.retrieval import bm25
+from server.retrieval import cosine
 
 MODES = ("auto", "off", "force")
 
@@ -80,9 +80,9 @@ def search_rescue(index, body: object) -> dict:
     profile = RESCUE_PROFILES[request.profile_name]
     channels = profile["base"]["channels"]
     with index.lock:
-        lex = lexical.bm25(index, request.query, channels["lexical"]["depth"])
+        lex = bm25.bm25(index, request.query, channels["lexical"]["depth"])
         space = index.spaces[request.space_id]
-        sem = semantic.cosine(index, semantic.prepare_query(space, request.vector),
+        sem = cosine.cosine(index, cosine.prepare_query(space, request.vector),
                               channels["semantic"]["depth"], channels["semantic"]["min_score"])
         table = index.lexical.derived("rescue_title_table", lambda: title_rules.title_table(
             (rid, record.content) for rid, record in index.records.items()))

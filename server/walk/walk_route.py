@@ -21,7 +21,7 @@ from protocols.routes import ROUTES
 from server import validation
 from server.errors import ApiError
 from server.receipts import vector_sha256
-from server.retrieval import bm25 as lexical, cosine as semantic
+from server.retrieval import bm25, cosine
 from server.retrieval.fusion import fuse
 from server.walk.seeded_walk import Neighbours, Ranked, rank_walk
 
@@ -106,9 +106,9 @@ def search_walk(index, body: dict) -> dict:
     spec = profile["base"]
     channels = spec["channels"]
     with index.lock:
-        lex = lexical.bm25(index, request.query, channels["lexical"]["depth"])
+        lex = bm25.bm25(index, request.query, channels["lexical"]["depth"])
         space = index.spaces[request.space_id]
-        sem = semantic.cosine(index, semantic.prepare_query(space, request.vector),
+        sem = cosine.cosine(index, cosine.prepare_query(space, request.vector),
                               channels["semantic"]["depth"], channels["semantic"]["min_score"])
         # the base fuses by the rule of the hybrid profile it names (weighted_rrf_v2), with its own parameters
         rule = V1_PROFILES[spec["profile"]]["fusion"]

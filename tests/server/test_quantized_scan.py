@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from server.retrieval import cosine as semantic
+from server.retrieval import cosine as cosine_module
 from server.retrieval.cosine import candidate_rows, cosine, exact_cosines, prepare_query, quantized_bounds
 from server.retrieval.indexes import Indexes, ScopeIndex
 
@@ -21,7 +21,7 @@ SPACE = "space-" + "b" * 64
 @pytest.fixture(autouse=True)
 def always_quantized(monkeypatch):
     # the int8 path normally starts at 8,192 rows; small corpora keep this suite fast
-    monkeypatch.setattr(semantic, "QUANTIZED_MIN_ROWS", 0)
+    monkeypatch.setattr(cosine_module, "QUANTIZED_MIN_ROWS", 0)
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -154,6 +154,6 @@ def test_both_prefilters_agree_with_brute_force_on_random_queries(monkeypatch):
     index = build(vectors)
     queries = [unit(rng.standard_normal(64)) for _ in range(10)]
     for threshold in (0, 10**9):  # int8, then float32 prefilter
-        monkeypatch.setattr(semantic, "QUANTIZED_MIN_ROWS", threshold)
+        monkeypatch.setattr(cosine_module, "QUANTIZED_MIN_ROWS", threshold)
         for q in queries:
             assert served(index, q, 100) == brute_force(index, q, 100)
