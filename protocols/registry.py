@@ -344,7 +344,7 @@ SUITE_FIELD_GRAPHS_V1 = SuitePin(  # frozen before any test campaign ran under i
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
-# pointers; the 2Wiki corpus is also the real file in ../shared, tests/server/test_hipporag.py). Each keeps
+# pointers; the 2Wiki corpus is also the real file in ../shared, tests/server/families/test_hipporag.py). Each keeps
 # its dataset's v3 sample protocol: the eight v1 methods, graph_walk and suite-graph-v3's primary
 # contrast. All three are test-only and committed before anyone ran them.
 

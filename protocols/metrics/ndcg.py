@@ -1,6 +1,6 @@
 """nDCG at k with exponential gain: DCG = sum over ranks r <= k of (2^grade - 1) / log2(r + 1); the
 ideal DCG sorts the judged grades descending; an unjudged document has grade 0; 0 when the ideal is 0.
-(tests/evaluator/test_metrics.py checks it against ir_measures' nDCG with gains 2^g - 1.)"""
+(tests/evaluator/numbers/test_metrics.py checks it against ir_measures' nDCG with gains 2^g - 1.)"""
 
 from __future__ import annotations
 

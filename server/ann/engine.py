@@ -4,7 +4,7 @@ The index is derived like every other index: built from the current bindings onl
 unit rows the exact cosine reads), added in ascending record-id order with one thread. faiss draws
 each node's HNSW level from a generator with a fixed seed and links nodes in insertion order, so a
 single-threaded build from the same rows in the same order is the same graph, bit for bit
-(tests/server/test_ann.py builds two indexes from different arrival orders and compares pages byte for
+(tests/server/families/test_ann.py builds two indexes from different arrival orders and compares pages byte for
 byte; docs/scale.md has the engine comparison, including Qdrant's embedded engine, whose build
 was measured not to be reproducible). The index is built on the first ANN search of a lab
 process and rebuilt, from scratch and in the same order, on the first ANN search after any change

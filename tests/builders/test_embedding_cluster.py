@@ -21,7 +21,7 @@ from builders.embedding.execution.dask_encoding import encode_batches
 from ground.files import save
 from tests.builders.test_embedding import make_source
 from tests.conftest import lab_cli
-from tests.lab.test_cluster_campaign import HandCluster
+from tests.lab.campaigns.test_cluster_campaign import HandCluster
 
 # heavy: every build loads the model in each worker process
 pytestmark = pytest.mark.heavy

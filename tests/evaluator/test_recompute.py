@@ -168,7 +168,7 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
 
     from evaluator.verification.verifiers.rescue import expected_rescue, lane_budget_cut
     from server.rescue import rescue_route as rescue_page
-    from tests.server.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
+    from tests.server.families.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
 
     profile = copy.deepcopy(rescue_page.RESCUE_PROFILES["graph_rescue_v1"])
     profile["lane"].update(max_scan=max_scan, max_nodes=max_nodes)

@@ -27,7 +27,7 @@ from server.retrieval.indexes import ScopeIndex
 from server.walk.seeded_walk import rank_walk, spread
 from server.walk.walk_route import search_walk
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PROFILE = WALK_PROFILES["seeded_walk_v1"]
 NAMES = ["Amber Valley", "Boreal Institute", "Cobalt Harbor", "Delta Works", "Ember Council", "Fjord Press",
          "Granite Union", "Harbor Lights", "Iris Theatre", "Juniper Records"]
@@ -110,7 +110,7 @@ def hand_setup():
 
 def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     """A Checker over the hand corpus, built from its parts (the campaign builds it from the frozen
-    files; tests/lab/test_family_campaigns.py runs that path)."""
+    files; tests/lab/campaigns/test_family_campaigns.py runs that path)."""
     checker = Checker.__new__(Checker)
     checker.profiles = {**V1_PROFILES, "seeded_walk_v1": PROFILE}  # as in a protocol: the base names weighted_rrf_v2
     checker.frozen = SimpleNamespace(query_vectors=query_vectors)

@@ -430,7 +430,7 @@ def test_v2_protocols_are_v1_plus_the_rescue_family_and_validate():
 
     from protocols.registry import RESCUE_FAMILY
     from protocols.schema import load_protocol
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     for name in ("graph-multihop-protocol", "musique-sample"):
         v1 = json.loads(committed_file(f"{name}-v1.json").read_text())
         v2 = load_protocol(committed_file(f"{name}-v2.json"))
@@ -449,7 +449,7 @@ def test_pages_are_identical_bytes_across_processes_and_hash_seeds():
     import sys
     from pathlib import Path
 
-    code = ("from tests.server.test_rescue import *\n"
+    code = ("from tests.server.families.test_rescue import *\n"
             "docs, relations = hand_corpus()\n"
             "vectors = vectors_for(docs)\n"
             "index = ScopeIndex('lab')\n"
@@ -462,7 +462,7 @@ def test_pages_are_identical_bytes_across_processes_and_hash_seeds():
             "pages = [search_rescue(index, {'profile': p, 'query': q, 'query_vector': [0.5] * 8, 'space_id': 'space-t',"
             " 'limit': 150, 'graph_mode': 'force'}) for p in RESCUE_PROFILES for q in QUERIES]\n"
             "print(digest(pages))\n")
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     outs = set()
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

@@ -24,9 +24,9 @@ from server.retrieval.indexes import ScopeIndex
 from server.routes import search
 from server.walk.seeded_walk import EntityStep, spread
 from server.walk.walk_route import search_walk
-from tests.server.test_walk import failures_of as walk_failures, graph, hand_checker
+from tests.server.families.test_walk import failures_of as walk_failures, graph, hand_checker
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PROFILE = WALK_PROFILES["entity_walk_v1"]
 TITLES = ["Amber Valley", "Boreal Institute", "Cobalt Harbor", "Delta Works", "Ember Council", "Fjord Press"]
 PEOPLE = ["Raoul Walsh", "Miriam Cooper", "Alan Hale", "Gordon Mcdonnell", "Valerie Hobson", "Tim Burton",

@@ -18,7 +18,7 @@ from protocols.new import new_protocol
 from protocols.published import figures
 from protocols.schema import validate_protocol
 from tests.conftest import REPO
-from tests.evaluator.test_public_html import Page, resolve
+from tests.evaluator.views.test_public_html import Page, resolve
 from tests.hipporag_fixtures import CORPUS, QUESTIONS, musique_twin
 
 COHORT = "hipporag-musique-1000"

@@ -1,0 +1,1 @@
+"""Tests of the evaluator's views: the public page, its tables, prose and the example campaign."""
