@@ -20,6 +20,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "kill-restart": ("bench.kill_restart", "SIGKILL the lab during a batch load, reopen, replay: nothing lost"),
     "full-scale": ("bench.bench_full_scale", "the full-scale protocol's synthetic twin, end to end: time and RSS per stage"),
     "corpus-scale": ("bench.bench_corpus_scale", "import, graph, embedding and indexes on the real 6,119-passage 2Wiki corpus"),
+    "hipporag2-pagerank": ("bench.peers.hipporag2_pagerank", "HippoRAG 2's whole-graph PageRank beside igraph's (prpack): p50 ratio and top-10 agreement"),
     "validate": ("bench.bench_validate", "ms per page of the independent checks of a finished run, in process and on Dask"),
     "compare-campaigns": ("bench.design.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),
     "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples from a fresh lab"),

@@ -1,0 +1,1 @@
+"""Benchmarks against a peer implementation run in the same process on the same inputs."""

@@ -1,0 +1,116 @@
+"""HippoRAG 2's graph from a passage's triples, as its code builds it (docs/hipporag2.md lists each rule's source).
+
+Pure: the triples come from an imported graph's section (importer/graph_import.py, triples already
+kept as HippoRAG's loader keeps them) and the phrase vectors from the fixture's encoder.
+
+- A phrase is an argument after HippoRAG's `text_processing`; a fact is a processed triple.
+- Edge weights are kept per ordered pair, as HippoRAG's `node_to_node_stats` holds them: a
+  relation adds 1 to (subject, object) and to (object, subject) for every triple naming the pair;
+  a synonym found from `a` sets (a, b) to the cosine, replacing a relation count there; a context
+  pair (passage, phrase) is 1. The undirected graph's weight between two nodes is the sum over
+  both orders, since igraph keeps both as parallel edges.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from protocols.profiles.hipporag2 import HIPPORAG2_GRAPH, PASSAGE, PHRASE
+
+_NOT_KEPT = re.compile(r"[^A-Za-z0-9 ]")
+_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
+SYNONYM_BLOCK = 1024  # phrase rows per matrix product: 1,024 x 100,000 float64 is 800 MB at most
+
+
+def phrase(text: str) -> str:
+    """HippoRAG's `text_processing` of one argument."""
+    return _NOT_KEPT.sub(" ", text.lower()).strip()
+
+
+def fact_text(fact: Sequence[str]) -> str:
+    """The text HippoRAG 2 encodes for a fact: `str()` of the processed triple as a tuple."""
+    return str(tuple(fact))
+
+
+@dataclass
+class Hipporag2Graph:
+    passages: list[str]  # every corpus passage, ascending id
+    phrases: list[str]  # ascending
+    facts: list[tuple[str, str, str]]  # distinct processed triples, ascending
+    holders: dict[str, list[str]]  # phrase -> the passages whose triples name it, ascending
+    stats: dict[tuple[str, str], float] = field(default_factory=dict)  # ordered node pair -> weight
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    def undirected(self) -> dict[tuple[str, str], float]:
+        """(u, v) with u < v -> the summed weight of both orders (igraph's parallel edges)."""
+        out: dict[tuple[str, str], float] = {}
+        for (a, b), weight in self.stats.items():
+            key = (a, b) if a < b else (b, a)
+            out[key] = out.get(key, 0.0) + weight
+        return out
+
+
+def build(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequence[str]]]) -> Hipporag2Graph:
+    """The graph without synonym edges: phrases, facts, relation and context edges."""
+    stats: dict[tuple[str, str], float] = {}
+    holders: dict[str, set[str]] = {}
+    facts: set[tuple[str, str, str]] = set()
+    left_out = {"empty_subject_or_object": 0}
+    for pid in sorted(passage_ids):
+        for triple in triples_of.get(pid, ()):
+            processed = tuple(phrase(part) for part in triple)
+            subject, _, obj = processed
+            if not subject or not obj:
+                left_out["empty_subject_or_object"] += 1
+                continue
+            facts.add(processed)
+            for one in (subject, obj):
+                holders.setdefault(one, set()).add(pid)
+            if subject != obj:
+                for pair in ((PHRASE + subject, PHRASE + obj), (PHRASE + obj, PHRASE + subject)):
+                    stats[pair] = stats.get(pair, 0.0) + 1.0
+    for one, pids in holders.items():
+        for pid in pids:
+            stats[(PASSAGE + pid, PHRASE + one)] = 1.0
+    return Hipporag2Graph(sorted(passage_ids), sorted(holders), sorted(facts),
+                          {one: sorted(pids) for one, pids in holders.items()}, stats, left_out)
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    rows = np.asarray(vectors, dtype=np.float64)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def synonyms(phrases: Sequence[str], vectors: np.ndarray, rules: Mapping = HIPPORAG2_GRAPH["synonyms"]
+             ) -> dict[str, list[tuple[str, float]]]:
+    """phrase -> its synonyms (phrase, cosine), best first: HippoRAG 2's `add_synonymy_edges` over
+    the `nearest` phrases (itself among them) by cosine desc, phrase asc."""
+    from fractions import Fraction
+
+    threshold = float(Fraction(rules["threshold"]))
+    unit = unit_rows(vectors)
+    out: dict[str, list[tuple[str, float]]] = {}
+    for start in range(0, len(phrases), SYNONYM_BLOCK):
+        block = unit[start:start + SYNONYM_BLOCK] @ unit.T
+        for offset, row in enumerate(block):
+            i = start + offset
+            if len(_ALPHANUMERIC.sub("", phrases[i])) < rules["min_alphanumeric"]:
+                continue
+            above = np.flatnonzero(row >= threshold)
+            ranked = sorted(above.tolist(), key=lambda j: (-row[j], phrases[j]))[: rules["nearest"]]
+            kept = [(phrases[j], float(row[j])) for j in ranked if j != i][: rules["max_per_phrase"]]
+            if kept:
+                out[phrases[i]] = kept
+    return out
+
+
+def add_synonyms(graph: Hipporag2Graph, found: Mapping[str, Sequence[tuple[str, float]]]) -> Hipporag2Graph:
+    """Each synonym found from `a` sets the ordered pair (a, b) to its cosine (replacing a relation count)."""
+    for a, near in found.items():
+        for b, cosine in near:
+            graph.stats[(PHRASE + a, PHRASE + b)] = cosine
+    return graph

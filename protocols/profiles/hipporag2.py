@@ -1,0 +1,71 @@
+"""HippoRAG 2's retrieval without its recognition filter (docs/hipporag2.md): every parameter, declared once.
+
+The values are HippoRAG 2's published defaults (`utils/config_utils.py` of OSU-NLP-Group/HippoRAG):
+5 linked facts and phrases, passage node weight 0.05, damping 0.5, synonym edges at cosine >= 0.8
+among the 2,047 nearest phrases, at most 101 per phrase. What their code leaves to floats and to
+set order, the lab fixes here: integers on declared grids and ties by id, so a page's every number
+can be recomputed bit for bit. Rationals are strings ("1/2"), so the digest never depends on a float.
+"""
+
+from __future__ import annotations
+
+PASSAGE, PHRASE = "p:", "e:"  # node name prefixes of the graph
+
+HIPPORAG2_GRAPH = {
+    "phrase": "lowercase, every character outside [A-Za-z0-9 ] replaced by a space, stripped; an empty phrase names nothing",
+    "fact": "a kept triple with its three elements as phrases; facts are the distinct processed triples",
+    "fact_text": "Python's repr of the processed triple as a tuple, the text HippoRAG 2 encodes",
+    "nodes": "every phrase that is a fact's subject or object, and every passage",
+    "edges": {
+        "relation": "subject-object of each processed triple of each passage (self loops dropped); weight 2 x the "
+                    "number of such triples, HippoRAG 2 adding each pair in both directions to an undirected graph",
+        "context": "passage-phrase for each phrase of the passage's triples; weight 1",
+        "synonym": "phrase-phrase for each neighbour found from either end; weight the sum of the cosines found",
+    },
+    "synonyms": {
+        "threshold": "4/5",
+        "nearest": 2047,  # synonymy_edge_topk, the phrase itself among them
+        "max_per_phrase": 101,  # their loop stops once more than 100 were kept
+        "min_alphanumeric": 3,  # a phrase with 2 or fewer [A-Za-z0-9] characters seeks no synonym
+        "cosine": "float64 dot product of the float64-normalized float32 phrase vectors",
+        "near_threshold": "a cosine within 2e-6 of the threshold is an edge if the fixture's builder found it: "
+                          "the evaluator accepts it either way and recomputes with the fixture's value",
+        "order": ["cosine_desc", "phrase_asc"],
+    },
+}
+
+HIPPORAG2 = {
+    "family": "hipporag2",
+    "graph": HIPPORAG2_GRAPH,
+    "linking": {
+        "facts": 5,  # linking_top_k
+        "fact_score": "cosine of the query to the fact text, min-max normalized over every fact (1 when all are equal)",
+        "fact_score_bits": 32,  # a fact's normalized score as floor(score * 2^32) / 2^32
+        "phrase_weight": "mean over the linked facts naming the phrase (once per role) of fact score / the number "
+                         "of passages holding the phrase",
+        "phrases": 5,  # linking_top_k again: phrases kept by weight, ties by phrase
+        "filter": "none (HippoRAG 2 without its recognition-memory filter)",
+    },
+    "passages": {
+        "node_weight": "1/20",  # passage_node_weight
+        "dense": "cosine_exact_v1 of the query to every passage, min-max normalized",
+        "dense_bits": 16,  # a passage's normalized dense score as floor(score * 2^16)
+    },
+    "pagerank": {
+        "damping": "1/2",
+        "seed_unit": "2^-16 / 20: a passage seed is its dense integer, a phrase seed floor(weight * 20 * 2^16)",
+        "grid_bits": 36,  # reset r(v) = floor(seed(v) * 2^36 / total seed)
+        "transition_bits": 26,  # t(u, v) = floor(w(u, v) * 2^26 / strength(u)), exact from the edge weights
+        "step": "m'(v) = floor(r(v) / 2) + floor(sum over u of m(u) t(u, v) / 2^27)",
+        "max_iterations": 40,
+        "stop": "no mass changed, or max_iterations (the page prints the last step's change)",
+        "dangling": "a node with no edge pushes nothing (igraph returns that mass to the reset vector, which scales "
+                    "every node alike and leaves the order unchanged)",
+    },
+    "no_linked_fact": "the dense order",
+    "order": ["mass_desc", "record_id_asc"],
+    "limit_max": 100,
+    "tie_break": "record_id_asc",
+}
+
+HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2}

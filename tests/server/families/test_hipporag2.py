@@ -1,0 +1,173 @@
+"""HippoRAG 2's graph, seeds and whole-graph PageRank (docs/hipporag2.md), against HippoRAG's rules and igraph."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import igraph
+import numpy as np
+import pytest
+
+from builders import hipporag2_graph as hg
+from protocols.profiles.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from server.hipporag2.linking import LinkedFact, phrase_weights, seeds
+from server.hipporag2.ranking import rank, seed_vector
+from server.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
+
+RULES = HIPPORAG2["pagerank"]
+
+
+def test_phrases_and_fact_texts_are_hipporags():
+    assert hg.phrase("  Barack Obama's (44th) ") == "barack obama s  44th"
+    assert hg.fact_text(("barack obama", "born in", "hawaii")) == "('barack obama', 'born in', 'hawaii')"
+
+
+def small_graph() -> hg.Hipporag2Graph:
+    triples = {
+        "a": [["Alpha", "is in", "Beta"], ["alpha", "IS IN", "beta!"], ["Alpha", "likes", "Alpha"]],
+        "b": [["Beta", "near", "Gamma"], ["???", "is", "Gamma"]],
+        "c": [["Gamma", "holds", "Delta"]],
+        "d": [],
+    }
+    return hg.build(["d", "c", "b", "a"], triples)
+
+
+def test_the_graph_holds_hipporags_edges_and_weights():
+    graph = small_graph()
+    assert graph.passages == ["a", "b", "c", "d"]
+    assert graph.phrases == ["alpha", "beta", "delta", "gamma"]
+    assert graph.left_out == {"empty_subject_or_object": 1}
+    # two raw triples process to the same fact: one fact, a relation counted twice in each direction
+    assert ("alpha", "is in", "beta") in graph.facts and len(graph.facts) == 4
+    assert graph.stats[(PHRASE + "alpha", PHRASE + "beta")] == 2.0 == graph.stats[(PHRASE + "beta", PHRASE + "alpha")]
+    assert (PHRASE + "alpha", PHRASE + "alpha") not in graph.stats  # the self loop is dropped
+    assert graph.stats[(PASSAGE + "a", PHRASE + "alpha")] == 1.0
+    assert graph.holders["gamma"] == ["b", "c"]
+    undirected = graph.undirected()
+    assert undirected[(PHRASE + "alpha", PHRASE + "beta")] == 4.0  # igraph's two parallel edges
+    # a synonym found from one end replaces that order's relation count only
+    hg.add_synonyms(graph, {"alpha": [("beta", 0.875)]})
+    assert graph.undirected()[(PHRASE + "alpha", PHRASE + "beta")] == 2.875
+
+
+def test_synonyms_follow_the_threshold_the_short_phrase_rule_and_the_cap():
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(16)
+    names = [f"twin {i:03d}" for i in range(103)] + ["ab", "far"]
+    vectors = np.vstack([base] * 103 + [base, -base]).astype(np.float32)
+    found = hg.synonyms(names, vectors)
+    assert "ab" not in found  # two alphanumeric characters: seeks none (but can be found)
+    assert "far" not in found  # cosine -1
+    assert len(found["twin 000"]) == 101  # all 104 others at cosine 1: the cap
+    assert all(name != "twin 000" for name, _ in found["twin 000"])
+    assert [name for name, _ in found["twin 000"]][:3] == ["ab", "twin 001", "twin 002"]  # ties by phrase
+
+
+def test_a_cosine_just_below_the_threshold_is_no_synonym():
+    below = np.array([[1.0, 0.0], [0.79, float(np.sqrt(1 - 0.79 ** 2))]], dtype=np.float32)
+    above = np.array([[1.0, 0.0], [0.81, float(np.sqrt(1 - 0.81 ** 2))]], dtype=np.float32)
+    assert hg.synonyms(["one", "two"], below) == {}
+    assert set(hg.synonyms(["one", "two"], above)) == {"one", "two"}
+
+
+def igraph_mass(graph: hg.Hipporag2Graph, nodes: list[str], vector: np.ndarray) -> np.ndarray:
+    position = {n: i for i, n in enumerate(nodes)}
+    g = igraph.Graph(directed=False)
+    g.add_vertices(len(nodes))
+    g.add_edges([(position[a], position[b]) for a, b in graph.stats],
+                attributes={"weight": list(graph.stats.values())})
+    return np.asarray(g.personalized_pagerank(directed=False, damping=0.5, weights="weight",
+                                              reset=vector.astype(float).tolist(), implementation="prpack"))
+
+
+def random_graph(seed: int, passages: int = 300) -> hg.Hipporag2Graph:
+    rng = np.random.default_rng(seed)
+    ids = [f"p{i:04d}" for i in range(passages)]
+    picks = np.minimum(rng.zipf(1.5, size=(passages, 4, 2)), 400)
+    graph = hg.build(ids, {pid: [[f"x{a}", "r", f"x{b}"] for a, b in picks[i]] for i, pid in enumerate(ids[:-5])})
+    vectors = rng.standard_normal((len(graph.phrases), 8)).astype(np.float32)
+    vectors[1::7] = vectors[0::7][: len(vectors[1::7])] + np.float32(0.05)
+    return hg.add_synonyms(graph, hg.synonyms(graph.phrases, vectors))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_integer_walk_agrees_with_igraph(seed):
+    graph = random_graph(seed)
+    nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
+    walk = transitions(nodes, graph.undirected(), RULES["transition_bits"])
+    rng = np.random.default_rng(seed + 100)
+    vector = np.zeros(len(nodes), dtype=np.int64)
+    vector[len(graph.phrases):] = rng.integers(0, 1 << 16, len(graph.passages))
+    vector[rng.choice(len(graph.phrases), 5, replace=False)] += 1 << 20
+    ours = pagerank(walk, reset_vector(vector, RULES["grid_bits"]), RULES["max_iterations"])
+    theirs = igraph_mass(graph, nodes, vector)
+    share = ours.mass / ours.mass.sum()
+    assert np.abs(share - theirs / theirs.sum()).max() < 1e-6
+    passages = slice(len(graph.phrases), None)
+    top = lambda values: np.lexsort((np.arange(len(graph.passages)), -values[passages]))[:10].tolist()
+    assert top(ours.mass.astype(float)) == top(theirs)
+    assert ours.iterations <= RULES["max_iterations"] and ours.mass.dtype == np.int64
+
+
+def test_the_walk_is_the_same_whatever_order_the_edges_arrive_in():
+    graph = random_graph(5)
+    nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
+    edges = graph.undirected()
+    shuffled = dict(reversed(list(edges.items())))
+    vector = np.arange(len(nodes), dtype=np.int64) % 97
+    one = pagerank(transitions(nodes, edges, 26), reset_vector(vector, 36), 40)
+    two = pagerank(transitions(nodes, shuffled, 26), reset_vector(vector, 36), 40)
+    assert np.array_equal(one.mass, two.mass) and one.last_change == two.last_change
+
+
+def test_an_edge_weight_that_is_not_exact_on_the_grid_is_refused():
+    with pytest.raises(ValueError, match="not a positive multiple"):
+        transitions(["a", "b"], {("a", "b"): 1e-300}, 26)
+
+
+def test_phrase_weights_average_score_over_passage_count():
+    facts = [("alpha", "r", "beta"), ("beta", "r", "gamma")]
+    holders = {"alpha": ["a"], "beta": ["a", "b"], "gamma": ["b", "c", "d"]}
+    linked = [LinkedFact(0, 0.9, 1 << 31), LinkedFact(1, 0.8, 1 << 30)]  # scores 1/2 and 1/4
+    weights = phrase_weights(facts, linked, holders, 32)
+    assert weights == {"alpha": Fraction(1, 2), "beta": (Fraction(1, 4) + Fraction(1, 8)) / 2, "gamma": Fraction(1, 12)}
+
+
+def test_seeds_link_the_best_facts_and_every_passage():
+    graph = small_graph()
+    fact_cos = np.array([0.1, 0.9, 0.9, 0.5])[: len(graph.facts)]
+    dense_cos = np.array([0.2, 0.6, 0.4, 0.2])
+    found = seeds(fact_cos, dense_cos, graph.facts, graph.holders, HIPPORAG2)
+    assert [f.index for f in found.facts] == [1, 2, 3, 0]  # cosine desc, position asc: fewer than 5 facts, all
+    assert found.facts[0].score == 1 << 32 and found.facts[-1].score == 0
+    assert found.dense.tolist() == [0, 1 << 16, 1 << 15, 0]
+    assert found.phrases == sorted(found.phrases, key=lambda item: (-item[1], item[0]))
+    nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
+    walk = transitions(nodes, graph.undirected(), 26)
+    vector = seed_vector(walk, graph.passages, found)
+    assert vector[walk.position[PASSAGE + "b"]] == 1 << 16
+    ranked = rank(walk, graph.passages, dense_cos, found, HIPPORAG2, 4)
+    theirs = igraph_mass(graph, nodes, vector)[len(graph.phrases):]
+    assert ranked.mass is not None
+    assert [pid for pid, _ in ranked.order] == [graph.passages[i] for i in np.lexsort((np.arange(4), -theirs))]
+
+
+def test_no_linked_fact_gives_the_dense_order():
+    graph = hg.build(["a", "b", "c"], {})
+    dense_cos = np.array([0.2, 0.7, 0.7])
+    found = seeds(np.array([]), dense_cos, graph.facts, graph.holders, HIPPORAG2)
+    walk = transitions([PASSAGE + p for p in graph.passages], {}, 26)
+    ranked = rank(walk, graph.passages, dense_cos, found, HIPPORAG2, 3)
+    assert ranked.mass is None and ranked.order == [("b", None), ("c", None), ("a", None)]
+
+
+def test_the_igraph_benchmark_runs_and_reports_each_case(tmp_path):
+    from bench.peers import hipporag2_pagerank
+
+    out = tmp_path / "figures.json"
+    assert hipporag2_pagerank.main(["--sizes", "400", "--queries", "4", "--json", str(out)]) == 0
+    (case,) = json.loads(out.read_text())
+    assert case["passages"] == 400 and case["queries"] == 4
+    assert case["top10_identical"] + len(case["disagreements"]) == 4
+    assert case["lab_p50_ms"] > 0 and case["igraph_p50_ms"] > 0
