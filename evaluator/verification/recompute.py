@@ -31,6 +31,7 @@ from protocols.fusion import check_fusion_bindings
 # cosine, another summation order for BM25): far below any real score difference
 BM25_TOLERANCE = 1e-9
 COSINE_TOLERANCE = 2e-6
+CHANNEL_TOLERANCE = {"lexical": BM25_TOLERANCE, "semantic": COSINE_TOLERANCE}
 
 
 class Scores(Mapping):

@@ -53,7 +53,7 @@ CACHED_QUERY_BYTES = 512 * 2**20
 
 
 # how far a channel's recomputed score may be from the lab's and still be a tie (recompute.py)
-CHANNEL_TOLERANCE = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
+CHANNEL_TOLERANCE = rc.CHANNEL_TOLERANCE
 
 
 class RecentCache(OrderedDict):

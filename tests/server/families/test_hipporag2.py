@@ -171,3 +171,28 @@ def test_the_igraph_benchmark_runs_and_reports_each_case(tmp_path):
     assert case["passages"] == 400 and case["queries"] == 4
     assert case["top10_identical"] + len(case["disagreements"]) == 4
     assert case["lab_p50_ms"] > 0 and case["igraph_p50_ms"] > 0
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_the_verifiers_walk_is_another_algorithm_with_the_same_bits(seed):
+    from evaluator.verification.verifiers import hipporag2 as verifier
+
+    graph = random_graph(seed, passages=500)
+    nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
+    rng = np.random.default_rng(seed)
+    vector = rng.integers(0, 1 << 16, len(nodes)).astype(np.int64)
+    server = pagerank(transitions(nodes, graph.undirected(), 26), reset_vector(vector, 36), 40)
+    mass, iterations, change = verifier.walk(verifier.edge_arrays(nodes, graph.undirected(), 26), vector, 36, 26, 40)
+    assert np.array_equal(mass, server.mass) and (iterations, change) == (server.iterations, server.last_change)
+
+
+def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():
+    from evaluator.verification.verifiers import hipporag2 as verifier
+
+    cosines = np.array([0.0, 0.5, 1.0, 0.25 + 2 ** -40])
+    server_floors = np.array([0, 1 << 15, 1 << 16, (1 << 14) - 1], dtype=np.int64)  # one ulp-level disagreement
+    chosen = verifier.dense_seeds(cosines, 0.0, 1.0, 16, verifier.dense_digest(server_floors))
+    assert chosen is not None and np.array_equal(chosen, server_floors)
+    far = server_floors.copy()
+    far[1] -= 7  # not an ulp: no choice reaches it
+    assert verifier.dense_seeds(cosines, 0.0, 1.0, 16, verifier.dense_digest(far)) is None

@@ -113,3 +113,46 @@ def test_the_servers_entity_tables_follow_every_write():
     index.put_memory("c", 2, "text c, revised")  # r2 names revision 1 of c: no longer eligible
     holders, entities_of = cached_tables(index, ["shares_entity"])
     assert holders == {"x": ["a", "b"]} and entities_of == {"a": ["x"], "b": ["x"]}
+
+
+def test_passage_seeds_from_a_base_the_server_cut_inside_a_near_tie_are_accepted_and_no_other():
+    """The held-out failure (`ppr.seeds differ` on graph_ppr_passages): two cosines one ulp apart at
+    the semantic channel's cut, ordered one way by the server and the other by the recomputation,
+    put a different passage in the fused base, and every passage seed moves with the base's total."""
+    from evaluator.verification import recompute as rc
+    from evaluator.verification.verifiers.ppr import page_failures
+    from protocols.profiles.v1 import V1_PROFILES
+
+    profile = PPR_PROFILES["ppr_entity_passages_v1"]
+    spec = copy.deepcopy(profile["base"])
+    for channel in spec["channels"].values():
+        channel["depth"] = 6
+    spec["depth"] = 8
+    rule = V1_PROFILES[spec["profile"]]["fusion"]
+    weights = {c: spec["channels"][c]["weight"] for c in spec["channels"]}
+    cut = 0.5
+    lists = {"lexical": [(f"d{i:02d}", 10.0 - i) for i in range(10)],
+             "semantic": [(f"d{i:02d}", 0.9 - 0.05 * (i - 10)) for i in range(10, 15)]
+             + [("d15", cut), ("d16", cut - 1e-16), ("d17", 0.2), ("d18", 0.1), ("d19", 0.05)]}
+
+    def base_of(channels):
+        fused = rc.fuse(rule, {c: [rid for rid, _ in channels[c]][:6] for c in channels}, weights, spec["k"])
+        order = rc.fused_order(fused)[: spec["depth"]]
+        return [(rid, Fraction(int(fused[rid]["score"].numerator), int(fused[rid]["score"].denominator)))
+                for rid in order]
+
+    holders = {"bridge": ["d00", "d16"], "other": ["d03", "d15", "d17"]}
+    relations = star_relations(holders, profile["graph"]["kinds"][0])
+    query = ["bridge", "other"]
+    servers_view = copy.deepcopy(lists)
+    servers_view["semantic"][5], servers_view["semantic"][6] = servers_view["semantic"][6], servers_view["semantic"][5]
+    section, hits = page_section(rank_ppr(query, holders, base_of(servers_view), profile, 10))
+    ours = recompute(query, relations, base_of(lists), profile, 10)
+    assert any("ppr.seeds differ" in f for f in ppr_failures(section, hits, ours))  # the failure, reproduced
+    profile = {**profile, "base": spec}
+    assert page_failures(section, hits, query, relations, base_of(lists), lambda: lists, rule, profile, 10) == []
+    # a swap that is no near tie (0.65 against 0.6) explains nothing
+    not_a_tie = copy.deepcopy(lists)
+    not_a_tie["semantic"][4], not_a_tie["semantic"][5] = not_a_tie["semantic"][5], not_a_tie["semantic"][4]
+    section, hits = page_section(rank_ppr(query, holders, base_of(not_a_tie), profile, 10))
+    assert page_failures(section, hits, query, relations, base_of(lists), lambda: lists, rule, profile, 10)
