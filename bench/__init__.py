@@ -27,5 +27,6 @@ BENCHES: dict[str, tuple[str, str]] = {
     "graph-v3-dev": ("bench.design.graph_v3_dev", "graph-v3 design harness over development queries only"),
     "graph-v4-dev": ("bench.design.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
     "prf-dev": ("bench.design.prf_dev", "PRF design harness (RM3, Rocchio, their fusion) over development queries only"),
+    "hipporag2-dev": ("bench.design.hipporag2_dev", "hipporag2_v1 beside dense on HippoRAG's GPT-3.5 graph, development rows only (exploratory)"),
     "field-graphs-dev": ("bench.design.field_graphs_dev", "field-graphs design table (ppr profiles beside three baselines) over development queries only"),
 }
