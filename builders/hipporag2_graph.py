@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -89,8 +90,6 @@ def synonyms(phrases: Sequence[str], vectors: np.ndarray, rules: Mapping = HIPPO
              ) -> dict[str, list[tuple[str, float]]]:
     """phrase -> its synonyms (phrase, cosine), best first: HippoRAG 2's `add_synonymy_edges` over
     the `nearest` phrases (itself among them) by cosine desc, phrase asc."""
-    from fractions import Fraction
-
     threshold = float(Fraction(rules["threshold"]))
     unit = unit_rows(vectors)
     out: dict[str, list[tuple[str, float]]] = {}

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.peers.hipporag2_pagerank import OPENIE, QUESTIONS, encode, kept
-from builders import hipporag2_graph as hg
+from bench.peers.hipporag2_pagerank import OPENIE, QUESTIONS, openie_inputs
 from evaluator.numbers.statistics import bootstrap_interval
 from protocols.metrics.judged_recall import recall
 from protocols.metrics.ndcg import ndcg
@@ -41,25 +40,16 @@ def main(argv=None) -> int:
     if not OPENIE.exists() or not QUESTIONS.exists():
         print(f"skipped: {OPENIE.parent} or {QUESTIONS.parent} is absent")
         return 0
-    docs = json.loads(OPENIE.read_text(encoding="utf-8"))["docs"]
-    ids = [f"p{i:04d}" for i in range(len(docs))]
-    by_text = {d["passage"]: pid for pid, d in zip(ids, docs)}
-    rows = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    inputs = openie_inputs()
+    graph, rows = inputs.graph, inputs.questions
+    ids = graph.passages
+    by_text = {d["passage"]: pid for pid, d in zip(ids, inputs.docs)}
     judgments = [{by_text[p["title"] + "\n" + p["paragraph_text"]]: 1 for p in row["paragraphs"] if p["is_supporting"]}
                  for row in rows]
-    graph = hg.build(ids, {pid: kept(d["extracted_triples"]) for pid, d in zip(ids, docs)})
-    vectors = encode(graph.phrases + [hg.fact_text(f) for f in graph.facts] + [d["passage"] for d in docs]
-                     + [row["question"] for row in rows])
-    phrases, rest = vectors[: len(graph.phrases)], vectors[len(graph.phrases):]
-    facts, rest = rest[: len(graph.facts)], rest[len(graph.facts):]
-    passages, asked = rest[: len(docs)], rest[len(docs):]
-    hg.add_synonyms(graph, hg.synonyms(graph.phrases, phrases))
     nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
     walk = transitions(nodes, graph.undirected(), HIPPORAG2["pagerank"]["transition_bits"])
-    fact_unit, passage_unit = hg.unit_rows(facts), hg.unit_rows(passages)
     scores: dict[str, dict[str, list[float]]] = {m: {k: [] for k in MEASURES} for m in ("dense", "hipporag2_v1")}
-    for q, judged in zip(hg.unit_rows(asked), judgments):
-        dense_cos, fact_cos = passage_unit @ q, fact_unit @ q
+    for (fact_cos, dense_cos), judged in zip(inputs.cosines, judgments):
         dense = [ids[i] for i in np.lexsort((np.arange(len(ids)), -dense_cos))[:10]]
         ranked = rank(walk, graph.passages, dense_cos, seeds_for(fact_cos, dense_cos, graph.facts, graph.holders,
                                                                   HIPPORAG2), HIPPORAG2, 10)

@@ -27,6 +27,7 @@ import os
 import random
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ import numpy as np
 from builders import hipporag2_graph as hg
 from protocols.profiles.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.hipporag2.linking import seeds as seeds_for
-from server.hipporag2.ranking import seed_vector
+from server.hipporag2.ranking import passage_rows, seed_vector
 from server.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,22 +65,30 @@ def encode(texts: list[str]) -> np.ndarray:
     return np.asarray(model.encode(texts, batch_size=128, convert_to_numpy=True), dtype=np.float32)
 
 
-def openie_case(queries: int):
-    """(graph, passage ids, per-query (fact cosines, dense cosines)) over HippoRAG's own graph."""
+@dataclass(frozen=True)
+class OpenieInputs:
+    docs: list[dict]  # HippoRAG's OpenIE passages; passage i is the graph's "p{i:04d}"
+    questions: list[dict]  # HippoRAG's question rows
+    graph: hg.Hipporag2Graph  # synonym edges included
+    cosines: list[tuple[np.ndarray, np.ndarray]]  # per question: (fact cosines, passage cosines)
+
+
+def openie_inputs(queries: int | None = None) -> OpenieInputs:
+    """HippoRAG's own graph and its questions, every text encoded by the bundled MiniLM."""
     docs = json.loads(OPENIE.read_text(encoding="utf-8"))["docs"]
     ids = [f"p{i:04d}" for i in range(len(docs))]
     graph = hg.build(ids, {pid: kept(d["extracted_triples"]) for pid, d in zip(ids, docs)})
-    questions = [q["question"] for q in json.loads(QUESTIONS.read_text(encoding="utf-8"))][:queries]
+    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))[:queries]
     started = time.perf_counter()
-    vectors = encode(graph.phrases + [hg.fact_text(f) for f in graph.facts] + [d["passage"] for d in docs] + questions)
+    vectors = encode(graph.phrases + [hg.fact_text(f) for f in graph.facts] + [d["passage"] for d in docs]
+                     + [q["question"] for q in questions])
     print(f"  encoded {len(vectors):,} texts in {time.perf_counter() - started:.0f} s", flush=True)
     phrases, rest = vectors[: len(graph.phrases)], vectors[len(graph.phrases):]
     facts, rest = rest[: len(graph.facts)], rest[len(graph.facts):]
     passages, asked = rest[: len(docs)], rest[len(docs):]
     hg.add_synonyms(graph, hg.synonyms(graph.phrases, phrases))
     fact_unit, passage_unit = hg.unit_rows(facts), hg.unit_rows(passages)
-    cosines = [(fact_unit @ q, passage_unit @ q) for q in hg.unit_rows(asked)]
-    return graph, cosines
+    return OpenieInputs(docs, questions, graph, [(fact_unit @ q, passage_unit @ q) for q in hg.unit_rows(asked)])
 
 
 def synthetic_case(passages: int, queries: int, seed: int = 7):
@@ -122,12 +131,12 @@ def run_case(name: str, graph: hg.Hipporag2Graph, cosines) -> dict:
     peer = igraph_of(graph, nodes)
     print(f"  {name}: {len(graph.passages):,} passages, {len(graph.phrases):,} phrases, {len(graph.facts):,} facts, "
           f"{peer.ecount():,} igraph edges; transitions built in {built:.1f} s", flush=True)
-    rows = np.array([walk.position[PASSAGE + p] for p in graph.passages])
+    rows = passage_rows(walk, graph.passages)
     lab_ms, peer_ms, same, notes, iterations = [], [], 0, [], []
     rules = HIPPORAG2["pagerank"]
     for q, (fact_cos, dense_cos) in enumerate(cosines):
         s = seeds_for(fact_cos, dense_cos, graph.facts, graph.holders, HIPPORAG2)
-        vector = seed_vector(walk, graph.passages, s)
+        vector = seed_vector(walk, rows, s)
         t0 = time.perf_counter()
         mass = pagerank(walk, reset_vector(vector, rules["grid_bits"]), rules["max_iterations"])
         t1 = time.perf_counter()
@@ -175,7 +184,8 @@ def main(argv=None) -> int:
             if not OPENIE.exists():
                 print(f"  skipped: {OPENIE} is absent")
                 continue
-            graph, cosines = openie_case(args.queries)
+            inputs = openie_inputs(args.queries)
+            graph, cosines = inputs.graph, inputs.cosines
         else:
             graph, cosines = synthetic_case(int(size), args.queries)
         results.append(run_case(size, graph, cosines))

@@ -20,9 +20,14 @@ class Ranked:
     order: list[tuple[str, int | None]]  # (passage id, mass or None)
 
 
-def seed_vector(walk: Transitions, passages: Sequence[str], seeds: Seeds) -> np.ndarray:
+def passage_rows(walk: Transitions, passages: Sequence[str]) -> np.ndarray:
+    """Each passage's node position in the walk, in the order of `passages`."""
+    return np.fromiter((walk.position[PASSAGE + pid] for pid in passages), dtype=np.int64, count=len(passages))
+
+
+def seed_vector(walk: Transitions, rows: np.ndarray, seeds: Seeds) -> np.ndarray:
+    """rows: `passage_rows` of the passages `seeds.dense` follows."""
     vector = np.zeros(len(walk.nodes), dtype=np.int64)
-    rows = np.fromiter((walk.position[PASSAGE + pid] for pid in passages), dtype=np.int64, count=len(passages))
     vector[rows] = seeds.dense
     for one, units in seeds.phrases:
         vector[walk.position[PHRASE + one]] += units
@@ -38,9 +43,8 @@ def rank(walk: Transitions, passages: Sequence[str], dense_cosines: np.ndarray, 
     rules = profile["pagerank"]
     if rules["damping"] != "1/2":
         raise ValueError(f"the integer walk folds a damping of 1/2 into its shift, got {rules['damping']}")
-    reset = reset_vector(seed_vector(walk, passages, seeds), rules["grid_bits"])
-    mass = pagerank(walk, reset, rules["max_iterations"])
-    rows = np.fromiter((walk.position[PASSAGE + pid] for pid in passages), dtype=np.int64, count=len(passages))
+    rows = passage_rows(walk, passages)
+    mass = pagerank(walk, reset_vector(seed_vector(walk, rows, seeds), rules["grid_bits"]), rules["max_iterations"])
     values = mass.mass[rows]
     order = np.lexsort((np.arange(len(passages)), -values))[:limit]
     return Ranked(seeds, mass, [(passages[i], int(values[i])) for i in order.tolist()])

@@ -12,7 +12,7 @@ import pytest
 from builders import hipporag2_graph as hg
 from protocols.profiles.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.hipporag2.linking import LinkedFact, phrase_weights, seeds
-from server.hipporag2.ranking import rank, seed_vector
+from server.hipporag2.ranking import passage_rows, rank, seed_vector
 from server.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
 
 RULES = HIPPORAG2["pagerank"]
@@ -145,7 +145,7 @@ def test_seeds_link_the_best_facts_and_every_passage():
     assert found.phrases == sorted(found.phrases, key=lambda item: (-item[1], item[0]))
     nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
     walk = transitions(nodes, graph.undirected(), 26)
-    vector = seed_vector(walk, graph.passages, found)
+    vector = seed_vector(walk, passage_rows(walk, graph.passages), found)
     assert vector[walk.position[PASSAGE + "b"]] == 1 << 16
     ranked = rank(walk, graph.passages, dense_cos, found, HIPPORAG2, 4)
     theirs = igraph_mass(graph, nodes, vector)[len(graph.phrases):]
