@@ -70,6 +70,10 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-budget", type=int, help="token_budget batching: most padded tokens per call")
     parser.add_argument("--query-entities", action="store_true",
                         help="also record each question's spaCy entities (the PPR methods' input; docs/field-graphs.md)")
+    parser.add_argument("--hipporag2-graph", action="store_true",
+                        help="also encode the phrases and facts of the imported graph in --relations, and find "
+                             "their synonym edges (the hipporag2 methods' input; docs/hipporag2.md)")
+    add_file(parser, "--relations", "relations", "relations.json holding the imported graph (with --hipporag2-graph)")
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -81,7 +85,8 @@ def run_build(args: argparse.Namespace) -> int:
                            force_profile=args.force_profile, variant=args.variant, native=args.native,
                            overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
                            batching=args.batching, token_budget=args.token_budget, workers=args.workers,
-                           dask=args.dask, scheduler=args.scheduler, query_entities=args.query_entities)
+                           dask=args.dask, scheduler=args.scheduler, query_entities=args.query_entities,
+                           hipporag2_graph=resolve(args, "--relations", "relations") if args.hipporag2_graph else None)
     written = write_fixture(source, output, generation, options,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     for path in written:

@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ground.errors import RefusedInput
 from protocols.profiles.hipporag2 import HIPPORAG2_GRAPH, PASSAGE, PHRASE
 
 _NOT_KEPT = re.compile(r"[^A-Za-z0-9 ]")
@@ -55,25 +56,49 @@ class Hipporag2Graph:
         return out
 
 
-def build(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequence[str]]]) -> Hipporag2Graph:
-    """The graph without synonym edges: phrases, facts, relation and context edges."""
-    stats: dict[tuple[str, str], float] = {}
-    holders: dict[str, set[str]] = {}
-    facts: set[tuple[str, str, str]] = set()
+Fact = tuple[str, str, str]
+
+
+def triples_of(relations: Mapping) -> dict[str, list[list[str]]]:
+    """passage id -> its kept triples, from relations.json's imported section (docs/graph-import.md)."""
+    imported = relations.get("imported")
+    if not imported:
+        raise RefusedInput(f"relations ({relations.get('method', '?')}) hold no imported graph: "
+                           f"HippoRAG 2's graph is built from imported triples (docs/hipporag2.md)")
+    return {entry["id"]: entry["triples"] for entry in imported["documents"]}
+
+
+def stated(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequence[str]]]
+           ) -> tuple[dict[str, dict[Fact, int]], dict[str, int]]:
+    """passage -> {processed triple: how many of its triples process to it}, passages ascending and
+    facts in first-seen order; and the triples left out (an empty subject or object)."""
+    out: dict[str, dict[Fact, int]] = {}
     left_out = {"empty_subject_or_object": 0}
     for pid in sorted(passage_ids):
         for triple in triples_of.get(pid, ()):
             processed = tuple(phrase(part) for part in triple)
-            subject, _, obj = processed
-            if not subject or not obj:
+            if not processed[0] or not processed[2]:
                 left_out["empty_subject_or_object"] += 1
                 continue
-            facts.add(processed)
+            counts = out.setdefault(pid, {})
+            counts[processed] = counts.get(processed, 0) + 1
+    return out, left_out
+
+
+def build(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequence[str]]]) -> Hipporag2Graph:
+    """The graph without synonym edges: phrases, facts, relation and context edges."""
+    stats: dict[tuple[str, str], float] = {}
+    holders: dict[str, set[str]] = {}
+    facts: set[Fact] = set()
+    by_passage, left_out = stated(passage_ids, triples_of)
+    for pid, counts in by_passage.items():
+        for (subject, predicate, obj), count in counts.items():
+            facts.add((subject, predicate, obj))
             for one in (subject, obj):
                 holders.setdefault(one, set()).add(pid)
             if subject != obj:
                 for pair in ((PHRASE + subject, PHRASE + obj), (PHRASE + obj, PHRASE + subject)):
-                    stats[pair] = stats.get(pair, 0.0) + 1.0
+                    stats[pair] = stats.get(pair, 0.0) + count
     for one, pids in holders.items():
         for pid in pids:
             stats[(PASSAGE + pid, PHRASE + one)] = 1.0

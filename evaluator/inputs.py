@@ -8,6 +8,7 @@ the name of the file and the link that does not hold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from builders.embedding import FixtureError, decode_vector, validate_fixture, ve
 from builders.graph import GraphInputError, project
 from builders.graph_builders import rebuild
 from evaluator.entity_relations import entity_failures
+from evaluator.hipporag2_nodes import GraphNodes, graph_nodes, section_failures
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
@@ -49,6 +51,25 @@ class Frozen:
     @property
     def documents(self) -> dict[str, dict]:
         return {doc["id"]: doc for doc in self.source["documents"]}
+
+    @cached_property
+    def graph(self) -> GraphNodes:
+        """HippoRAG 2's node memories, fact vectors and edges, when the fixture has its section."""
+        return graph_nodes(self.fixture, self.relations)
+
+    def lab_vector(self, key: str) -> np.ndarray:
+        """The vector the lab binds to a document or a fact node."""
+        vector = self.doc_vectors.get(key)
+        return self.graph.vectors[key] if vector is None else vector
+
+    def lab_receipt(self, key: str) -> str:
+        receipt = self.doc_receipts.get(key)
+        return self.graph.receipts[key] if receipt is None else receipt
+
+    @property
+    def lab_edges(self) -> list[dict]:
+        """Every relation the lab holds: the graph file's, then HippoRAG 2's (docs/hipporag2.md)."""
+        return self.relations["relations"] + self.graph.edges
 
     @property
     def queries(self) -> dict[str, dict]:
@@ -146,6 +167,9 @@ def verify(frozen: Frozen) -> None:
     if protocol["graph_builder"]["method"] != relations.get("method"):
         raise InputMismatch(f"relations: method {relations.get('method')!r} is not the protocol's graph builder")
     _verify_imported_pin(protocol["graph_builder"], relations)
+    faults = section_failures(fixture, relations)
+    if faults:
+        raise InputMismatch("fixture: its HippoRAG 2 section does not hold: " + "; ".join(faults))
     if frozen.generation is not None:
         generation = frozen.generation
         digests["generation"] = digest_finite(generation)

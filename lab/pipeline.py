@@ -57,6 +57,9 @@ def embed_arguments(protocol: dict) -> list[str]:
     protocol that pins no space (the builder's default model)."""
     # a protocol with a method whose requests carry the query's entities needs them in the fixture
     entities = ["--query-entities"] if any(ENTITIES in route_of(m).request for m in protocol["methods"].values()) else []
+    # a protocol with a hipporag2 method needs its graph's phrase and fact vectors (docs/hipporag2.md)
+    if any(m["route"] == "hipporag2" for m in protocol["methods"].values()):
+        entities.append("--hipporag2-graph")
     pinned = protocol.get(EMBEDDING_SPACE)
     if pinned is None:
         return entities

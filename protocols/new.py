@@ -79,7 +79,8 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
                  graph_builder: dict | None = None) -> dict:
     """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
     import would refuse. With `graph_builder` (graph_builder_pin) the protocol imports that graph
-    and adds the imported-graph family's methods (protocols/registry.py IMPORTED_GRAPH_FAMILY)."""
+    and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
+    IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY)."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -109,11 +110,12 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
     if graph_builder is not None:
         from dataclasses import replace
 
-        from protocols.registry import IMPORTED_GRAPH_FAMILY
+        from protocols.registry import HIPPORAG2_FAMILY, IMPORTED_GRAPH_FAMILY
 
         family = replace(IMPORTED_GRAPH_FAMILY, graph_builder=graph_builder, title_suffix=" (imported graph)",
                          primary_contrast={**IMPORTED_GRAPH_FAMILY.primary_contrast, "label": "confirmatory"})
-        protocol = family.derive(protocol, version)
+        # and HippoRAG 2 over the same graph (docs/hipporag2.md), the title kept
+        protocol = replace(HIPPORAG2_FAMILY, title_suffix="").derive(family.derive(protocol, version), version)
     protocol = validate_protocol(protocol)
     if check is not None:
         check(protocol, questions.parent)

@@ -172,6 +172,14 @@ IMPORTED_GRAPH_FAMILY = AddMethodFamily(  # docs/graph-import.md: published prof
     graph_builder=HIPPORAG_OPENIE_MUSIQUE,
 )
 
+# HippoRAG 2 without its recognition filter over an imported graph (docs/hipporag2.md): its published
+# defaults, no tuning, beside its own dense retriever under parity (`semantic`)
+HIPPORAG2_FAMILY = AddMethodFamily(
+    title_suffix=" (plus HippoRAG 2 without its recognition filter over the imported graph)",
+    methods={"hipporag2": {"route": "hipporag2", "profile": "hipporag2_v1", "limit": 10}},
+    requires={"semantic": "cosine_exact_v1"},
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -476,6 +484,7 @@ DECLARED: tuple[Declared, ...] = (
     Declared("datasets/2wikimultihopqa-sample-field-graphs-v1.json", "2wikimultihopqa-sample-v5", PPR_FAMILY),
     Declared("suites/suite-field-graphs-v1.json", None, SUITE_FIELD_GRAPHS_V1),
     Declared("datasets/hipporag-musique-openie-v1.json", "hipporag-musique-sample-v1", IMPORTED_GRAPH_FAMILY),
+    Declared("datasets/hipporag-musique-openie-hipporag2-v1.json", "hipporag-musique-openie-v1", HIPPORAG2_FAMILY),
 )
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ground.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
+from protocols.profiles.hipporag2 import HIPPORAG2_PROFILES
 from protocols.profiles.imported import IMPORTED_GRAPH_PROFILES, IMPORTED_WALK_PROFILES
 from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.prf import PRF_PROFILES
@@ -158,6 +159,10 @@ ROUTES: dict[str, Route] = {
     "ppr": Route("ppr", ("profile", TEXT, VECTOR, ENTITIES, "limit"), profiles=PPR_PROFILES,
                  does="runs personalized PageRank over the entity graph from the question's entities and "
                       "ranks passages by the mass they receive"),
+    # HippoRAG 2 without its recognition filter, over an imported graph's phrases and facts (docs/hipporag2.md)
+    "hipporag2": Route("hipporag2", ("profile", VECTOR, "limit"), profiles=HIPPORAG2_PROFILES,
+                       does="links the question to the graph's facts by cosine, seeds their phrases and every "
+                            "passage, and ranks passages by a personalized PageRank over the whole graph"),
 }
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 

@@ -10,7 +10,7 @@ declared there and not bound here (or the reverse) stops the import.
 server"): the app has already authenticated, parsed JSON and admitted the request; it adds `fence`
 and the timing header. This module sits above every method family (one package each:
 server/lexical.py, server/semantic.py, server/hybrid.py, server/graph/, server/rescue, server/walk, server/ann,
-server/prf, server/ppr); none of them imports it.
+server/prf, server/ppr, server/hipporag2); none of them imports it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from server import validation
 from server.ann.ann_route import search_ann
 from server.errors import ApiError
 from server.graph.graph_route import search_graph
+from server.hipporag2.hipporag2_route import search_hipporag2
 from server.hybrid import search_hybrid
 from server.lexical import search_lexical
 from server.ppr.ppr_route import search_ppr
@@ -51,6 +52,7 @@ HANDLERS: dict[str, Handler] = {
     "walk": Handler(search_walk, ROUTES["walk"].profiles),  # server/walk (docs/graph-v3.md)
     "prf": Handler(search_prf, ROUTES["prf"].profiles),  # server/prf (docs/prf.md)
     "ppr": Handler(search_ppr, ROUTES["ppr"].profiles),  # server/ppr (docs/field-graphs.md)
+    "hipporag2": Handler(search_hipporag2, ROUTES["hipporag2"].profiles),  # server/hipporag2 (docs/hipporag2.md)
 }
 check_bindings("server/routes.py", "handler", HANDLERS)
 

@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 
 from ground.canonical import digest
+from protocols.profiles.hipporag2 import (
+    COSINE_REF, FACT_ENDS, GRAPH_NODE, NODE_FACT, NODE_PHRASE, STATES, SYNONYM_OF, TRIPLES_REF,
+)
 from server.errors import ApiError
 from server.receipts import vector_sha256
 
@@ -55,6 +58,8 @@ RELATION_KINDS = (
     "shares_name",  # document_entity_graph_v1 (builders/entity_graph.py, docs/graph-v4.md)
     "shares_entity",  # document_ner_graph_v1 (builders/ner_graph.py, docs/field-graphs.md)
     "shares_argument",  # imported_triples_v1 (builders/imported_graph.py, docs/graph-import.md)
+    STATES,  # a passage states a fact of HippoRAG 2's graph (docs/hipporag2.md)
+    SYNONYM_OF,  # a phrase of HippoRAG 2's graph is another's synonym (docs/hipporag2.md)
 )
 # external_model: made by a model outside the lab (an imported LLM graph), named in `model`
 ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion", "external_model")
@@ -262,8 +267,23 @@ def _payload(value: Any, where: str) -> dict:
     for name, text in metadata.items():
         _string(name, f"{where}.metadata key", LIMITS["metadata_key_chars"])
         _string(text, f"{where}.metadata[{name[:40]!r}]", LIMITS["metadata_value_chars"], min_chars=0)
+    _graph_node(metadata, where)
     # Normalized so that an omitted metadata and an empty one are the same body.
     return {"content": content, "metadata": dict(metadata)}
+
+
+def _graph_node(metadata: dict, where: str) -> None:
+    """A graph node (docs/hipporag2.md) is a phrase, or a fact naming its two phrases."""
+    kind = metadata.get(GRAPH_NODE)
+    if kind is None:
+        return
+    if kind not in (NODE_PHRASE, NODE_FACT):
+        raise _fail("invalid_graph_node", f"{where}.metadata.{GRAPH_NODE} must be {NODE_PHRASE!r} or {NODE_FACT!r}, "
+                                          f"got {shown(kind)}")
+    ends = [name for name in FACT_ENDS if metadata.get(name)]
+    if kind == NODE_FACT and len(ends) != len(FACT_ENDS):
+        raise _fail("invalid_graph_node", f"{where}.metadata: a fact node names its {' and '.join(FACT_ENDS)} phrases "
+                                          f"(non-empty strings)")
 
 
 # ---------------------------------------------------------------- write bodies
@@ -400,6 +420,24 @@ def _provenance(value: Any, where: str) -> dict:
     }
 
 
+_GRAPH_EVIDENCE = {STATES: (TRIPLES_REF, re.compile(r"[1-9][0-9]{0,8}")),
+                   SYNONYM_OF: (COSINE_REF, re.compile(r"(0\.[0-9]+(e-[0-9]+)?|1\.0)"))}
+
+
+def _graph_evidence(kind: str, evidence: str, where: str) -> None:
+    """HippoRAG 2's relations carry their weight in their evidence (docs/hipporag2.md): a count of
+    triples, or a cosine in (0, 1] as Python writes a float."""
+    rule = _GRAPH_EVIDENCE.get(kind)
+    if rule is None:
+        return
+    prefix, number = rule
+    if not (evidence.startswith(prefix) and number.fullmatch(evidence[len(prefix):])) or (
+            kind == SYNONYM_OF and not 0.0 < float(evidence[len(prefix):]) <= 1.0):
+        raise _fail("invalid_evidence", f"{where} of a {kind} relation must read {prefix}N "
+                                        f"({'a count from 1' if kind == STATES else 'a cosine in (0, 1]'}), "
+                                        f"got {shown(evidence)}")
+
+
 def relation_asserts(body: Any) -> list[RelationAssert]:
     out, external_ids = [], set()
     for i, item in enumerate(_items(body)):
@@ -416,6 +454,7 @@ def relation_asserts(body: Any) -> list[RelationAssert]:
         if source["id"] == target["id"]:
             raise _fail("self_relation", f"{where} relates {source['id']} to itself")
         provenance = _provenance(item["provenance"], f"{where}.provenance")
+        _graph_evidence(kind, provenance["evidence_ref"], f"{where}.provenance.evidence_ref")
         value = {"idempotency_key": key, "external_id": external_id, "kind": kind, "source": source,
                  "target": target, "provenance": provenance}
         out.append(RelationAssert(key, external_id, kind, source, target, provenance, digest(value)))

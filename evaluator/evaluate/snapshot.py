@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from evaluator.connection.client import LabClient
 from evaluator.inputs import Frozen
-from evaluator.prepare.expected import (binding_is_frozen, content_digest, memory_payload, prepared_digest,
+from evaluator.prepare.expected import (binding_is_frozen, content_digest, prepared_digest, stored_payload,
     relation_body)
 from evaluator.state import record_map
 from ground.canonical import digest
@@ -61,7 +61,7 @@ def read_everything(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
         if record["revision"] != state["memories"][doc]["revision"]:
             raise StoreMismatch(f"memory {record['id']} ({doc}) is at revision {record['revision']}, "
                                 f"prepared {state['memories'][doc]['revision']}")
-        if record["payload"] != memory_payload(documents[doc]):
+        if record["payload"] != stored_payload(frozen, doc, documents):
             raise StoreMismatch(f"memory {record['id']} ({doc}): payload differs from the fixture document")
     bindings = []
     ordered_ids = sorted(ids)
@@ -69,11 +69,15 @@ def read_everything(client: LabClient, frozen: Frozen, state: Mapping) -> dict:
         bindings.extend(client.read_embeddings(ordered_ids[i:i + PAGE], frozen.space_id))
     current = {b["record_id"]: b for b in bindings if b.get("current")}
     for record_id, doc in doc_of.items():
+        if doc not in state["bindings"]:
+            if record_id in current:
+                raise StoreMismatch(f"memory {record_id} ({doc}) has an embedding none was prepared for")
+            continue
         if not binding_is_frozen(current.get(record_id), state["bindings"][doc], frozen, doc):
             raise StoreMismatch(f"embedding of {record_id} ({doc}) is not the frozen vector")
     relations = list_all(client.list_relations, "relations")
     by_lab = {entry["id"]: edge for edge, entry in state["relations"].items()}
-    graph = {r["id"]: r for r in frozen.relations["relations"]}
+    graph = {r["id"]: r for r in frozen.lab_edges}
     if sorted(r["id"] for r in relations) != sorted(by_lab):
         raise StoreMismatch("lab relations differ from the prepared graph")
     for rel in relations:

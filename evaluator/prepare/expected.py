@@ -25,6 +25,12 @@ def memory_payload(doc: dict) -> dict:
     return {"content": doc["text"], "metadata": {"document_id": doc["id"], "title": doc["title"]}}
 
 
+def stored_payload(frozen: Frozen, key: str, documents: dict) -> dict:
+    """What the lab holds for a document or a HippoRAG 2 node (evaluator/hipporag2_nodes.py)."""
+    doc = documents.get(key)
+    return frozen.graph.payloads[key] if doc is None else memory_payload(doc)
+
+
 def relation_body(rel: dict, state: State) -> dict:
     """What the lab holds for a graph edge: its kind, both endpoints at their prepared records and
     revisions, and its provenance (written by prepare, compared by read-back and by the snapshots)."""
@@ -35,7 +41,7 @@ def relation_body(rel: dict, state: State) -> dict:
 def binding_is_frozen(binding: dict | None, receipt: dict, frozen: Frozen, doc_id: str) -> bool:
     """A current binding read from the lab is the prepared one and holds the fixture's vector: the
     hash is recomputed from the vector the lab returned, not taken from its receipt."""
-    want = frozen.doc_receipts[doc_id]
+    want = frozen.lab_receipt(doc_id)
     return binding is not None and binding["binding_id"] == receipt["binding_id"] \
         and binding["vector_sha256"] == want \
         and vector_sha256(np.asarray(binding.get("vector") or [], dtype=np.float32)) == want
@@ -46,17 +52,17 @@ def binding_is_frozen(binding: dict | None, receipt: dict, frozen: Frozen, doc_i
 
 def memory_value(frozen: Frozen, state: State, doc_id: str, documents: dict) -> dict:
     record = state["memories"][doc_id]
-    return {"id": record["id"], "revision": record["revision"], "payload": memory_payload(documents[doc_id])}
+    return {"id": record["id"], "revision": record["revision"], "payload": stored_payload(frozen, doc_id, documents)}
 
 
 def binding_value(frozen: Frozen, state: State, doc_id: str) -> dict:
     """The binding as stored: the state's binding id on the state's record and revision, the
     fixture's space and the fixture's float32 vector (its bytes in base64, its SHA-256)."""
     record = state["memories"][doc_id]
-    vector = np.ascontiguousarray(frozen.doc_vectors[doc_id], dtype="<f4")
+    vector = np.ascontiguousarray(frozen.lab_vector(doc_id), dtype="<f4")
     return {"binding_id": state["bindings"][doc_id]["binding_id"], "record_id": record["id"],
             "revision": record["revision"], "space_id": frozen.space_id, "dimensions": frozen.space["dimensions"],
-            "vector_sha256": frozen.doc_receipts[doc_id], "space": frozen.space,
+            "vector_sha256": frozen.lab_receipt(doc_id), "space": frozen.space,
             "vector_base64": base64.b64encode(vector.tobytes()).decode("ascii")}
 
 
@@ -85,7 +91,7 @@ def prepared_digest(frozen: Frozen, state: State) -> RunningDigest | None:
     here (a memory past revision 1: its older payloads are not in the frozen inputs)."""
     if any(m["revision"] != 1 for m in state["memories"].values()):
         return None
-    edges = [edge for edge in frozen.relations["relations"] if edge["id"] in state["relations"]]
+    edges = [edge for edge in frozen.lab_edges if edge["id"] in state["relations"]]
     return fold(RunningDigest(), frozen, state, memories=list(state["memories"]), bindings=list(state["bindings"]),
                 relations=edges)
 
@@ -98,10 +104,10 @@ def content_digest(frozen: Frozen, state: State) -> str:
     records = sorted((memory_value(frozen, state, d, documents) for d in state["memories"]), key=lambda r: r["id"])
     current = {m["id"]: m["revision"] for m in state["memories"].values()}
     relations = []
-    for edge in frozen.relations["relations"]:
+    for edge in frozen.lab_edges:
         value = relation_value(state, edge)
         value["eligible"] = all(current.get(value[end]["id"]) == value[end]["revision"] for end in ("source", "target"))
         relations.append(value)
     relations.sort(key=lambda r: r["id"])
-    bindings = sorted([state["bindings"][d]["binding_id"], frozen.doc_receipts[d]] for d in state["bindings"])
+    bindings = sorted([state["bindings"][d]["binding_id"], frozen.lab_receipt(d)] for d in state["bindings"])
     return digest({"records": records, "relations": relations, "bindings": bindings})

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from evaluator.connection.client import LabClient
 from evaluator.inputs import Frozen, load_frozen
-from evaluator.prepare.expected import binding_is_frozen, fold, memory_payload, prepared_digest, relation_body
+from evaluator.prepare.expected import binding_is_frozen, fold, prepared_digest, relation_body, stored_payload
 from evaluator.state import State, StateError, StateLock, load_state, new_state, save_state
 from ground.canonical import digest
 from ground.command import Progress
@@ -117,7 +117,7 @@ class BatchProof:
     def __init__(self, frozen: Frozen, state: State):
         self.frozen, self.state = frozen, state
         self.running: RunningDigest | None = prepared_digest(frozen, state)
-        self.edges = {r["id"]: r for r in frozen.relations["relations"]}
+        self.edges = {r["id"]: r for r in frozen.lab_edges}
 
     def holds_after(self, client: LabClient, batch: Batch) -> bool:
         """Fold the batch the state has just recorded in; whether the lab's digest is the same."""
@@ -134,9 +134,11 @@ class BatchProof:
 
 
 def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Path, proof: BatchProof) -> None:
+    # the documents, then HippoRAG 2's nodes and fact vectors when the fixture has them (docs/hipporag2.md)
     docs = list(frozen.documents)
-    edges = [r["id"] for r in frozen.relations["relations"]]
-    plan = batches("memories", docs) + batches("embeddings", docs) + batches("relations", edges)
+    edges = [r["id"] for r in frozen.lab_edges]
+    plan = batches("memories", docs + list(frozen.graph.payloads)) + \
+        batches("embeddings", docs + list(frozen.graph.vectors)) + batches("relations", edges)
     # counted in items (memories + embeddings + relations), batches already done count as done
     progress = Progress("prepare", sum(len(b.keys) for b in plan), unit="items")
     saver = StateSaver(state_path)
@@ -176,7 +178,7 @@ class StateSaver:
 
 def write_memories(client: LabClient, frozen: Frozen, state: State, doc_ids: list[str]) -> None:
     documents = frozen.documents
-    items = [{"idempotency_key": memory_key(frozen, d), "external_id": d, "payload": memory_payload(documents[d])}
+    items = [{"idempotency_key": memory_key(frozen, d), "external_id": d, "payload": stored_payload(frozen, d, documents)}
              for d in doc_ids]
     answer = client.create_memories(items)
     for doc_id, receipt in zip(doc_ids, answer["receipts"], strict=True):
@@ -189,14 +191,14 @@ def write_embeddings(client: LabClient, frozen: Frozen, state: State, doc_ids: l
         record = state["memories"][doc_id]
         items.append({"idempotency_key": embedding_key(frozen, doc_id), "record_id": record["id"],
                       "revision": record["revision"], "space": frozen.space,
-                      "vector": [float(x) for x in frozen.doc_vectors[doc_id]]})
+                      "vector": [float(x) for x in frozen.lab_vector(doc_id)]})
     answer = client.attach_embeddings(items)
     for doc_id, receipt in zip(doc_ids, answer["receipts"], strict=True):
         state["bindings"][doc_id] = receipt
 
 
 def write_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: list[str]) -> None:
-    by_id = {r["id"]: r for r in frozen.relations["relations"]}
+    by_id = {r["id"]: r for r in frozen.lab_edges}
     items = []
     for edge_id in edge_ids:
         rel = by_id[edge_id]
@@ -217,7 +219,7 @@ def check_memories(client: LabClient, frozen: Frozen, state: State, doc_ids: Seq
         expected = state["memories"][doc_id]
         if record["id"] != expected["id"] or record["revision"] != expected["revision"]:
             raise ReadBackMismatch(f"memory of {doc_id}: read back {record['id']} rev {record['revision']}")
-        if record["payload"] != memory_payload(documents[doc_id]):
+        if record["payload"] != stored_payload(frozen, doc_id, documents):
             raise ReadBackMismatch(f"memory {record['id']} ({doc_id}): payload differs from the fixture document")
 
 
@@ -232,12 +234,12 @@ def check_embeddings(client: LabClient, frozen: Frozen, state: State, doc_ids: S
             raise ReadBackMismatch(f"embedding of {doc_id} ({record_id}): no current binding in {frozen.space_id}")
         if not binding_is_frozen(binding, receipt, frozen, doc_id):
             raise ReadBackMismatch(f"embedding of {doc_id}: binding or vector_sha256 differs from the fixture")
-        if [float(x) for x in frozen.doc_vectors[doc_id]] != binding["vector"]:
+        if [float(x) for x in frozen.lab_vector(doc_id)] != binding["vector"]:
             raise ReadBackMismatch(f"embedding of {doc_id}: stored vector differs from the fixture vector")
 
 
 def check_relations(client: LabClient, frozen: Frozen, state: State, edge_ids: Sequence[str]) -> None:
-    by_id = {r["id"]: r for r in frozen.relations["relations"]}
+    by_id = {r["id"]: r for r in frozen.lab_edges}
     stored = client.read_relations([state["relations"][e]["id"] for e in edge_ids])
     for edge_id, got in zip(edge_ids, stored, strict=True):
         rel = by_id[edge_id]

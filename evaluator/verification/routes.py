@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 from evaluator.verification.verifiers.ann import check_ann
 from evaluator.verification.verifiers.graph import check_graph
+from evaluator.verification.verifiers.hipporag2 import check_hipporag2
 from evaluator.verification.verifiers.hybrid import check_hybrid
 from evaluator.verification.verifiers.lexical import check_lexical
 from evaluator.verification.verifiers.ppr import check_ppr
@@ -36,5 +37,6 @@ VERIFIERS: dict[str, Verifier] = {
     "walk": check_walk,  # evaluator/verification/verifiers/walk.py (docs/graph-v3.md)
     "prf": check_prf,  # evaluator/verification/verifiers/prf.py (docs/prf.md)
     "ppr": check_ppr,  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
+    "hipporag2": check_hipporag2,  # evaluator/verification/verifiers/hipporag2.py (docs/hipporag2.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

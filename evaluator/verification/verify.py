@@ -147,6 +147,7 @@ class Checker:
         # that kept every query's scores would hold gigabytes
         self._work = RecentCache(max(1, cache_bytes // (17 * max(1, len(self.texts)))))
         self._neighbours: dict[tuple[str, ...], dict] = {}
+        self.derived: dict[tuple, object] = {}  # tables a verifier builds once per campaign (verifiers/hipporag2.py)
         self._keep = frozenset(keep)
         self._kept: dict[tuple[str, str], tuple] = {}
 
@@ -245,8 +246,8 @@ class Checker:
         if hit.get("rank") != i:
             fail(i, "rank", f"hit {i} carries rank {hit.get('rank')}")
         rid = hit.get("id")
-        if rid not in self.doc_of:
-            fail(i, "id", f"{rid!r} is not a record of the prepared fixture")
+        if rid not in self.texts:  # graph node memories (docs/hipporag2.md) are no documents
+            fail(i, "id", f"{rid!r} is not a document of the prepared fixture")
             return
         if hit.get("revision") != self.revision_of[rid]:
             fail(i, "revision", f"{hit.get('revision')}, prepared revision {self.revision_of[rid]}")

@@ -28,8 +28,9 @@ HIPPORAG2_GRAPH = {
         "max_per_phrase": 101,  # their loop stops once more than 100 were kept
         "min_alphanumeric": 3,  # a phrase with 2 or fewer [A-Za-z0-9] characters seeks no synonym
         "cosine": "float64 dot product of the float64-normalized float32 phrase vectors",
-        "near_threshold": "a cosine within 2e-6 of the threshold is an edge if the fixture's builder found it: "
-                          "the evaluator accepts it either way and recomputes with the fixture's value",
+        "near_threshold": "1/500000",  # a pair whose cosine is this close to the threshold may be an edge or not
+        "near_threshold_rule": "the fixture's builder decides; the evaluator accepts either reading and walks with "
+                               "the fixture's edges",
         "order": ["cosine_desc", "phrase_asc"],
     },
 }
@@ -45,6 +46,7 @@ HIPPORAG2 = {
                          "of passages holding the phrase",
         "phrases": 5,  # linking_top_k again: phrases kept by weight, ties by phrase
         "filter": "none (HippoRAG 2 without its recognition-memory filter)",
+        "ties": "facts by record id, phrases by text",
     },
     "passages": {
         "node_weight": "1/20",  # passage_node_weight
@@ -69,3 +71,15 @@ HIPPORAG2 = {
 }
 
 HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2}
+
+# How the graph reaches the lab (docs/hipporag2.md, "How the lab holds the graph"): its phrases and
+# facts are memories of the passages' scope marked by GRAPH_NODE, which no other method ranks; a
+# fact's vector is a binding in the protocol's space; a passage `states` a fact (evidence
+# "triples:N", the passage's processed triples equal to it) and a phrase is `synonym_of` another
+# (evidence "cosine:C", the cosine's float repr), both as relations.
+GRAPH_NODE = "graph_node"  # metadata key of a node memory; its value is NODE_PHRASE or NODE_FACT
+NODE_PHRASE, NODE_FACT = "phrase", "fact"
+FACT_ENDS = ("subject", "object")  # metadata keys of a fact memory: its phrases
+STATES, SYNONYM_OF = "states", "synonym_of"  # relation kinds
+TRIPLES_REF, COSINE_REF = "triples:", "cosine:"  # evidence_ref prefixes of the two kinds
+FIXTURE_SECTION = "hipporag2_graph"  # the fixture's phrase and fact vectors and its synonym edges

@@ -13,7 +13,10 @@ One `ScopeIndex` per scope holds:
   where a row is live only while its binding's revision equals its record's revision;
 - per relation kind and direction, adjacency lists sorted by relation id; eligibility (both
   endpoints at their asserted revisions) is checked when a list is read, so stale relations are
-  kept, as in the store, and ignored by retrieval.
+  kept, as in the store, and ignored by retrieval;
+- the graph nodes apart: a memory whose metadata names a `graph_node` (HippoRAG 2's phrases and
+  facts, docs/hipporag2.md) is no document, so no method ranks it and no count includes it; its
+  vectors sit in a space matrix of their own.
 Searches and writes take the scope's lock, so a search always sees one consistent state.
 """
 
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from protocols.profiles.hipporag2 import GRAPH_NODE
 from server.receipts import vector_sha256
 from server.retrieval.tokenize import bm25_tokens
 
@@ -230,6 +234,8 @@ class ScopeIndex:
         self.slot_ids: list[str] = []  # record id of each slot
         self.lexical = InvertedIndex()
         self.spaces: dict[str, SpaceMatrix] = {}
+        self.nodes: dict[str, Record] = {}  # graph node memories, never documents (slot -1)
+        self.node_spaces: dict[str, SpaceMatrix] = {}
         self.relations: dict[str, dict] = {}
         # (kind, direction) -> node id -> [(relation id, other endpoint id)] sorted by relation id
         self.adjacency: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
@@ -244,6 +250,9 @@ class ScopeIndex:
         """The record's current revision; `payload` is what hits return (default {"content"})."""
         with self.lock:
             payload = {"content": content} if payload is None else payload
+            if is_graph_node(payload) or record_id in self.nodes:
+                self._put_node(record_id, revision, content, payload)
+                return
             old = self.records.get(record_id)
             if old is None:
                 slot = len(self.slot_ids)
@@ -259,6 +268,16 @@ class ScopeIndex:
                 if binding is not None:
                     space.set_live(binding.row, binding.revision == revision)
 
+    def _put_node(self, record_id: str, revision: int, content: str, payload: dict) -> None:
+        if record_id in self.records:
+            raise ValueError(f"memory {record_id} is a document: it cannot become a graph node")
+        self.nodes[record_id] = Record(revision, content, payload, -1)
+        self.writes += 1
+        for space in self.node_spaces.values():
+            binding = space.bindings.get(record_id)
+            if binding is not None:
+                space.set_live(binding.row, binding.revision == revision)
+
     def put_binding(self, record_id: str, revision: int, space_id: str, vector: np.ndarray,
                     binding_id: str | None = None) -> None:
         """Attach (or replace) the record's vector in a space; live while revisions agree."""
@@ -266,18 +285,21 @@ class ScopeIndex:
             vector = np.asarray(vector, dtype=np.float32)
             if vector.ndim != 1 or not np.all(np.isfinite(vector)) or not np.any(vector):
                 raise ValueError(f"binding of {record_id}: vector must be 1-D, finite and non-zero")
-            space = self.spaces.get(space_id)
+            spaces = self.node_spaces if record_id in self.nodes else self.spaces
+            space = spaces.get(space_id)
             if space is None:
-                space = self.spaces[space_id] = SpaceMatrix(space_id, len(vector))
+                space = spaces[space_id] = SpaceMatrix(space_id, len(vector))
             if len(vector) != space.dimensions:
                 raise ValueError(f"binding of {record_id}: {len(vector)} dimensions, space has {space.dimensions}")
-            record = self.records.get(record_id)
+            record = self.records.get(record_id) or self.nodes.get(record_id)
             if record is None:
                 raise ValueError(f"binding of {record_id}: unknown record (feed put_memory first)")
             old = space.bindings.get(record_id)
             row = space.count if old is None else old.row
             binding = Binding(binding_id, record_id, revision, space_id, vector_sha256(vector), row)
             space.put(binding, unit_row(vector), record.slot, record.revision == revision)
+            if record.slot < 0:
+                self.writes += 1  # a graph node's vector: the tables derived from nodes are stale
 
     def put_relation(self, relation: dict) -> None:
         """A stored relation value {id, revision, kind, source{id, revision}, target{...}, provenance}."""
@@ -316,7 +338,7 @@ class ScopeIndex:
 
     def eligible(self, relation: dict) -> bool:
         for end in (relation["source"], relation["target"]):
-            record = self.records.get(end["id"])
+            record = self.records.get(end["id"]) or self.nodes.get(end["id"])
             if record is None or record.revision != end["revision"]:
                 return False
         return True
@@ -330,6 +352,10 @@ class ScopeIndex:
         if binding is None or not space.live[binding.row]:
             return None
         return binding
+
+
+def is_graph_node(payload: dict) -> bool:
+    return GRAPH_NODE in (payload.get("metadata") or {})
 
 
 class Indexes:

@@ -43,6 +43,7 @@ from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from ground.canonical import canonical, digest
 from ground.running_digest import FAMILIES as CONTENT_FAMILIES, RunningDigest
+from protocols.profiles.hipporag2 import GRAPH_NODE
 from server.errors import ApiError
 from server.validation import EmbeddingAttach, MemoryCreate, MemoryUpdate, RelationAssert
 
@@ -261,6 +262,12 @@ class Store:
     def update_memories(self, scope: str, items: list[MemoryUpdate]) -> WriteResult:
         def plan(plan: _Plan, item: MemoryUpdate) -> tuple[dict, str, int]:
             current = self._require_current(scope, item.id, item.revision, "items[].revision")
+            held = _load(self._cf["memories"].get(_key(scope, item.id)))["payload"]
+            if _node_kind(held) != _node_kind(item.payload):
+                raise ApiError(409, "graph_node_fixed",
+                               f"memory {item.id}: an update cannot change metadata.{GRAPH_NODE} "
+                               f"({_node_kind(held)!r} -> {_node_kind(item.payload)!r}); a document stays a "
+                               f"document and a graph node stays that node")
             return self._put_memory(plan, item.id, current + 1, item.payload), item.id, current + 1
 
         return self._commit(scope, "memory.update", "memory.update", items, plan)
@@ -484,6 +491,10 @@ class Store:
         for key, _ in self._cf["credentials"].items():
             batch.delete(key, self._handles["credentials"])
         self._db.write(batch, self._sync)
+
+
+def _node_kind(payload: dict) -> str | None:
+    return (payload.get("metadata") or {}).get(GRAPH_NODE)
 
 
 def _open(path: str, create: bool) -> Rdict:

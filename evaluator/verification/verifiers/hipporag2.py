@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -87,3 +88,210 @@ def dense_seeds(cosines: np.ndarray, low: float, high: float, bits: int, digest:
         if dense_digest(trial) == digest:
             return trial
     return None
+
+
+# ---------------------------------------------------------------- the page
+
+
+@dataclass(frozen=True)
+class Table:
+    """The evaluator's own HippoRAG 2 graph, under the lab's record ids (built once per campaign)."""
+
+    passages: list[str]  # passage record ids, ascending
+    facts: list[str]  # fact record ids, ascending
+    ends: dict[str, tuple[str, str]]  # fact record id -> (subject, object)
+    fact_units: np.ndarray  # unit rows (float32) of the facts, in `facts` order
+    passage_units: np.ndarray  # unit rows (float32) of the passages, in `passages` order
+    holders: dict[str, int]  # phrase -> how many passages hold it
+    nodes: list[str]
+    edges: tuple[np.ndarray, np.ndarray, np.ndarray]
+    edge_count: int
+
+
+def table(checker, transition_bits: int) -> Table:
+    key = ("hipporag2", transition_bits)
+    if key not in checker.derived:
+        checker.derived[key] = _table(checker.frozen, checker.record_of, transition_bits)
+    return checker.derived[key]
+
+
+def _table(frozen, record_of: Mapping[str, str], transition_bits: int) -> Table:
+    from builders.hipporag2_graph import add_synonyms, build, fact_text
+    from builders.hipporag2_graph import triples_of
+    from evaluator.hipporag2_nodes import fact_key
+    from protocols.profiles.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE
+
+    docs = list(frozen.documents)
+    graph = build(docs, triples_of(frozen.relations))
+    found: dict[str, list[tuple[str, float]]] = {}
+    for a, b, cosine in frozen.fixture[FIXTURE_SECTION]["synonyms"]:
+        found.setdefault(a, []).append((b, cosine))
+    add_synonyms(graph, found)
+    renamed = {}
+    for (a, b), weight in graph.undirected().items():
+        a, b = (PASSAGE + record_of[n[len(PASSAGE):]] if n.startswith(PASSAGE) else n for n in (a, b))
+        renamed[(a, b) if a < b else (b, a)] = weight
+    passages = sorted(record_of[d] for d in docs)
+    phrases = sorted({n for pair in renamed for n in pair if n.startswith(PHRASE)})
+    nodes = [PASSAGE + p for p in passages] + phrases
+    by_record = {record_of[fact_key(fact_text(f))]: f for f in graph.facts}
+    facts = sorted(by_record)
+    doc_of = {record: doc for doc, record in record_of.items()}
+    fact_units = unit_rows([frozen.graph.vectors[fact_key(fact_text(by_record[r]))] for r in facts])
+    passage_units = unit_rows([frozen.doc_vectors[doc_of[r]] for r in passages])
+    return Table(passages, facts, {r: (by_record[r][0], by_record[r][2]) for r in facts}, fact_units, passage_units,
+                 {one: len(ids) for one, ids in graph.holders.items()}, nodes,
+                 edge_arrays(nodes, renamed, transition_bits), len(renamed))
+
+
+def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    """The route's verifier (evaluator/verification/routes.py): every number of the page from the
+    frozen inputs by cosine_exact_v1's rule; a page's cosines within the channel tolerance of ours
+    (another build of numpy may sum in another order), every integer exactly."""
+    from evaluator.verification import recompute as rc
+
+    profile = checker.profiles[spec["profile"]]
+    rules = profile["pagerank"]
+    mine = table(checker, rules["transition_bits"])
+    section = page.get("hipporag2") or {}
+    hits = page.get("hits") or []
+    unit = query_unit(checker.frozen.query_vectors[query["id"]])
+    fact_cosines, dense = exact_cosines(mine.fact_units, unit), exact_cosines(mine.passage_units, unit)
+    for failure in page_failures(section, hits, mine, fact_cosines, dense, profile, spec["limit"], rc.COSINE_TOLERANCE):
+        fail(None, "hipporag2", failure)
+
+
+def unit_rows(vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """cosine_exact_v1's stored rows: each vector normalized in float64 by its own dot product,
+    rounded once to float32 (the rows the dense and fact cosines read)."""
+    rows = []
+    for vector in vectors:
+        wide = np.asarray(vector, dtype=np.float32).astype(np.float64)
+        rows.append((wide / float(np.sqrt(float(np.dot(wide, wide))))).astype(np.float32))
+    return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+
+
+def query_unit(vector: np.ndarray) -> np.ndarray:
+    wide = np.asarray(vector, dtype=np.float32).astype(np.float64)
+    return wide / np.sqrt(np.dot(wide, wide))
+
+
+def exact_cosines(units: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """cosine_exact_v1: the float64 products of each float32 unit row with the float64 unit query,
+    summed per row (numpy's summation of one row does not depend on the other rows), clamped."""
+    if not len(units):
+        return np.zeros(0)
+    return np.clip((units.astype(np.float64) * query).sum(axis=1), -1.0, 1.0)
+
+
+def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_cosines: np.ndarray,
+                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> list[str]:
+    """The first differences between a page and the recomputation (none: the page holds)."""
+    linking, passages, rules = profile["linking"], profile["passages"], profile["pagerank"]
+    graph = {"passages": len(mine.passages), "phrases": len(mine.nodes) - len(mine.passages),
+             "facts": len(mine.facts), "edges": mine.edge_count}
+    if section.get("graph") != graph:
+        return [f"graph {section.get('graph')}, recomputed {graph}"]
+    faults = _fact_failures(section, mine, fact_cosines, linking, tolerance)
+    if faults:
+        return faults
+    phrases = _phrase_seeds(section["facts"], mine, linking, passages)
+    if section.get("phrases") != phrases:
+        return [f"phrases {section.get('phrases')}, recomputed {phrases}"]
+    low, high = section.get("dense_range") or [None, None]
+    if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
+            and abs(high - dense.max()) <= tolerance):
+        return [f"dense_range {section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]"]
+    if not phrases:
+        return _dense_failures(section, hits, mine, dense, limit, tolerance)
+    seeds = dense_seeds(dense, low, high, passages["dense_bits"], section.get("dense_digest"))
+    if seeds is None:
+        return [f"dense_digest {section.get('dense_digest')} is no flooring of the recomputed dense scores"]
+    vector = np.zeros(len(mine.nodes), dtype=np.int64)
+    vector[: len(mine.passages)] = seeds
+    position = {node: i for i, node in enumerate(mine.nodes)}
+    for entry in phrases:
+        vector[position["e:" + entry["phrase"]]] += entry["units"]
+    mass, iterations, change = walk(mine.edges, vector, rules["grid_bits"], rules["transition_bits"],
+                                    rules["max_iterations"])
+    if (section.get("iterations"), section.get("last_change")) != (iterations, change):
+        return [f"iterations {section.get('iterations')} last_change {section.get('last_change')}, "
+                f"recomputed {iterations} and {change}"]
+    order = np.lexsort((np.arange(len(mine.passages)), -mass[: len(mine.passages)]))[:limit]
+    want = [(mine.passages[i], int(mass[i])) for i in order.tolist()]
+    have = [(hit.get("id"), hit.get("mass")) for hit in hits]
+    if have != want:
+        first = next(i for i, pair in enumerate(zip(have + [None] * len(want), want + [None] * len(have)))
+                     if pair[0] != pair[1])
+        return [f"hit {first + 1}: {have[first] if first < len(have) else None} (id, mass), recomputed "
+                f"{want[first] if first < len(want) else None}"]
+    return []
+
+
+def _fact_failures(section: Mapping, mine: Table, cosines: np.ndarray, linking: Mapping, tolerance: float
+                   ) -> list[str]:
+    """The linked facts: the top `facts` by cosine up to near ties, each cosine within the tolerance,
+    each score the floor of its cosine normalized over the page's range (float64, as specified)."""
+    listed = section.get("facts") or []
+    count = min(linking["facts"], len(mine.facts))
+    if len(listed) != count:
+        return [f"{len(listed)} linked facts, recomputed {count}"]
+    if not count:
+        return []
+    low, high = section.get("fact_range") or [None, None]
+    if not (isinstance(low, float) and isinstance(high, float) and abs(low - cosines.min()) <= tolerance
+            and abs(high - cosines.max()) <= tolerance):
+        return [f"fact_range {section.get('fact_range')}, recomputed [{cosines.min()!r}, {cosines.max()!r}]"]
+    position = {rid: i for i, rid in enumerate(mine.facts)}
+    chosen = []
+    for entry in listed:
+        i = position.get(entry.get("id"))
+        if i is None:
+            return [f"linked fact {entry.get('id')!r} is not a fact of the graph"]
+        cosine = entry.get("cosine")
+        if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
+            return [f"linked fact {entry['id']}: cosine {cosine!r}, recomputed {cosines[i]!r}"]
+        scaled = 1.0 if high == low else (cosine - low) / (high - low)
+        score = int(np.floor(scaled * float(1 << linking["fact_score_bits"])))
+        if entry.get("score") != score:
+            return [f"linked fact {entry['id']}: score {entry.get('score')}, recomputed {score}"]
+        chosen.append(i)
+    keys = [(-entry["cosine"], entry["id"]) for entry in listed]
+    if keys != sorted(keys):
+        return ["linked facts are not in cosine-descending, id-ascending order"]
+    weakest = min(cosines[i] for i in chosen)
+    others = np.delete(cosines, chosen)
+    if len(others) and others.max() > weakest + 2 * tolerance:
+        return [f"a fact scoring {others.max()!r} is left out for one scoring {weakest!r}"]
+    return []
+
+
+def _phrase_seeds(listed: Sequence[Mapping], mine: Table, linking: Mapping, passages: Mapping) -> list[dict]:
+    """The phrase seeds the linked facts give, in exact rationals: top `phrases` by weight, ties by phrase."""
+    bits = linking["fact_score_bits"]
+    total: dict[str, Fraction] = {}
+    seen: dict[str, int] = {}
+    for entry in listed:
+        for one in mine.ends[entry["id"]]:
+            if one in mine.holders:
+                total[one] = total.get(one, Fraction(0)) + Fraction(entry["score"], (1 << bits) * mine.holders[one])
+                seen[one] = seen.get(one, 0) + 1
+    weights = sorted(((-(value / seen[one]), one) for one, value in total.items()))[: linking["phrases"]]
+    unit = Fraction(passages["node_weight"]) / (1 << passages["dense_bits"])
+    return [{"phrase": one, "units": int(-weight / unit)} for weight, one in weights]
+
+
+def _dense_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray, limit: int,
+                    tolerance: float) -> list[str]:
+    """No phrase is seeded: the page is the dense order, no walk, up to near ties."""
+    if (section.get("iterations"), section.get("last_change")) != (0, 0):
+        return [f"no phrase seeded, yet iterations {section.get('iterations')}"]
+    order = np.lexsort((np.arange(len(mine.passages)), -dense))[:limit]
+    position = {rid: i for i, rid in enumerate(mine.passages)}
+    if len(hits) != len(order):
+        return [f"{len(hits)} hits, recomputed {len(order)}"]
+    for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
+        j = position.get(hit.get("id"))
+        if hit.get("mass") is not None or j is None or abs(dense[j] - dense[i]) > tolerance:
+            return [f"hit {rank}: {hit.get('id')} on the dense order, recomputed {mine.passages[i]}"]
+    return []

@@ -1,0 +1,134 @@
+"""What the lab holds of HippoRAG 2's graph, derived from the frozen inputs (docs/hipporag2.md,
+"How the lab holds the graph"), and the check that the fixture's section belongs to them.
+
+The fixture's section (builders/embedding/hipporag2_section.py) gives the phrase and fact vectors and the
+synonym edges its builder found; the imported triples of relations.json give the rest. From both,
+this module derives the node memories (phrases, facts), the fact vectors the lab binds, and the
+`states` and `synonym_of` relations, keyed like documents and edges so that prepare writes them,
+and evaluate's snapshots and the audit compare them, as they do the corpus.
+
+The check recomputes the section's phrases, facts and synonym edges itself: the phrases and facts
+from the triples, the synonyms from the stored phrase vectors, exactly, except that a pair whose
+cosine lies within the profile's tolerance of the threshold may be present or absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from builders.embedding import decode_vector
+from builders.hipporag2_graph import fact_text, stated, synonyms
+from builders.hipporag2_graph import triples_of
+from ground.canonical import digest
+from protocols.profiles.hipporag2 import (
+    COSINE_REF, FACT_ENDS, FIXTURE_SECTION, GRAPH_NODE, HIPPORAG2_GRAPH, NODE_FACT, NODE_PHRASE, STATES, SYNONYM_OF,
+    TRIPLES_REF,
+)
+
+GRAPH_METHOD = "hipporag2_graph_v1"
+
+
+def phrase_key(text: str) -> str:
+    """The state key and external id of a phrase node: no document id starts with '~'."""
+    return "~e:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def fact_key(text: str) -> str:
+    return "~f:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+@dataclass
+class GraphNodes:
+    payloads: dict[str, dict] = field(default_factory=dict)  # node key -> memory payload
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # fact key -> float32 vector
+    receipts: dict[str, str] = field(default_factory=dict)
+    edges: list[dict] = field(default_factory=list)  # relations.json-shaped, endpoints by key
+
+
+def graph_nodes(fixture: Mapping, relations: Mapping) -> GraphNodes:
+    """The nodes, vectors and edges of the fixture's HippoRAG 2 section (empty without one)."""
+    section = fixture.get(FIXTURE_SECTION)
+    out = GraphNodes()
+    if section is None:
+        return out
+    by_passage, _ = stated([d["id"] for d in fixture["source"]["documents"]], triples_of(relations))
+    producer = relations["imported"]["producer"]
+    for entry in section["phrases"]:
+        out.payloads[phrase_key(entry["id"])] = {"content": entry["id"], "metadata": {GRAPH_NODE: NODE_PHRASE}}
+    facts = {fact_text(fact): fact for counts in by_passage.values() for fact in counts}
+    for entry in section["facts"]:
+        subject, _, obj = facts[entry["id"]]
+        key = fact_key(entry["id"])
+        out.payloads[key] = {"content": entry["id"], "metadata": {GRAPH_NODE: NODE_FACT, FACT_ENDS[0]: subject,
+                                                                   FACT_ENDS[1]: obj}}
+        out.vectors[key] = decode_vector(entry["vector"])
+        out.receipts[key] = entry["vector_sha256"]
+    for pid, counts in by_passage.items():
+        for fact, count in counts.items():
+            text = fact_text(fact)
+            out.edges.append(_edge(STATES, pid, fact_key(text), f"{TRIPLES_REF}{count}", "external_model", producer))
+    model = fixture["space"]["model"][:200]
+    for a, b, cosine in section["synonyms"]:
+        out.edges.append(_edge(SYNONYM_OF, phrase_key(a), phrase_key(b), f"{COSINE_REF}{cosine!r}",
+                               "model_inference", model))
+    out.edges.sort(key=lambda edge: edge["id"])
+    return out
+
+
+def _edge(kind: str, source: str, target: str, evidence: str, origin: str, model: str) -> dict:
+    return {"id": f"{kind}:" + hashlib.sha256(f"{source}\x00{target}".encode("utf-8")).hexdigest()[:40],
+            "kind": kind, "source": source, "target": target,
+            "provenance": {"origin": origin, "method": GRAPH_METHOD, "method_revision": "1",
+                           "evidence_ref": evidence, "model": model}}
+
+
+def section_failures(fixture: Mapping, relations: Mapping) -> list[str]:
+    """Why the fixture's section does not belong to these relations and its own vectors (none: it does)."""
+    section = fixture.get(FIXTURE_SECTION)
+    if section is None:
+        return []
+    if section["relations_digest"] != digest(relations):
+        return [f"{FIXTURE_SECTION}.relations_digest is not the digest of the relations file"]
+    if any(d["id"].startswith("~") for d in fixture["source"]["documents"]):
+        return ["a document id starts with '~', the prefix of HippoRAG 2's node keys"]
+    by_passage, left_out = stated([d["id"] for d in fixture["source"]["documents"]], triples_of(relations))
+    facts = sorted({fact for counts in by_passage.values() for fact in counts})
+    phrases = sorted({end for subject, _, obj in facts for end in (subject, obj)})
+    faults = []
+    if [e["id"] for e in section["phrases"]] != phrases:
+        faults.append(f"{FIXTURE_SECTION}.phrases are not the imported triples' {len(phrases)} phrases")
+    if [e["id"] for e in section["facts"]] != [fact_text(fact) for fact in facts]:
+        faults.append(f"{FIXTURE_SECTION}.facts are not the imported triples' {len(facts)} facts")
+    if section["left_out"] != left_out:
+        faults.append(f"{FIXTURE_SECTION}.left_out {section['left_out']}, recomputed {left_out}")
+    if not faults:
+        faults += synonym_failures(section)
+    return faults
+
+
+def synonym_failures(section: Mapping, rules: Mapping = HIPPORAG2_GRAPH["synonyms"]) -> list[str]:
+    """The section's synonym edges against the evaluator's own search over its phrase vectors."""
+    phrases = [e["id"] for e in section["phrases"]]
+    if not phrases:
+        return [] if not section["synonyms"] else [f"{FIXTURE_SECTION}.synonyms listed without phrases"]
+    rows = np.stack([decode_vector(e["vector"]) for e in section["phrases"]])
+    found = {(a, b): cosine for a, kept in synonyms(phrases, rows, rules).items() for b, cosine in kept}
+    listed = {(a, b): cosine for a, b, cosine in section["synonyms"]}
+    threshold, near = float(Fraction(rules["threshold"])), float(Fraction(rules["near_threshold"]))
+    faults = []
+    for pair in sorted(set(found) | set(listed)):
+        have, want = listed.get(pair), found.get(pair)
+        if have == want:
+            continue
+        if (have is None or want is None) and abs((have if want is None else want) - threshold) <= near:
+            continue  # a float near tie at the threshold: either reading holds
+        faults.append(f"synonym edge {pair[0]!r} -> {pair[1]!r}: listed {have!r}, recomputed {want!r}")
+        if len(faults) >= 5:
+            break
+    return faults
+
