@@ -421,20 +421,21 @@ def _provenance(value: Any, where: str) -> dict:
 
 
 _GRAPH_EVIDENCE = {STATES: (TRIPLES_REF, re.compile(r"[1-9][0-9]{0,8}")),
-                   SYNONYM_OF: (COSINE_REF, re.compile(r"(0\.[0-9]+(e-[0-9]+)?|1\.0)"))}
+                   SYNONYM_OF: (COSINE_REF, re.compile(r"[01]\.[0-9]+(e-[0-9]+)?"))}
 
 
 def _graph_evidence(kind: str, evidence: str, where: str) -> None:
     """HippoRAG 2's relations carry their weight in their evidence (docs/hipporag2.md): a count of
-    triples, or a cosine in (0, 1] as Python writes a float."""
+    triples, or a cosine as Python writes a float, in (0, 2): a float64 cosine of two unit vectors
+    may exceed 1 by an ulp, and HippoRAG 2 weighs the edge with it unclamped."""
     rule = _GRAPH_EVIDENCE.get(kind)
     if rule is None:
         return
     prefix, number = rule
     if not (evidence.startswith(prefix) and number.fullmatch(evidence[len(prefix):])) or (
-            kind == SYNONYM_OF and not 0.0 < float(evidence[len(prefix):]) <= 1.0):
+            kind == SYNONYM_OF and not 0.0 < float(evidence[len(prefix):]) < 2.0):
         raise _fail("invalid_evidence", f"{where} of a {kind} relation must read {prefix}N "
-                                        f"({'a count from 1' if kind == STATES else 'a cosine in (0, 1]'}), "
+                                        f"({'a count from 1' if kind == STATES else 'a cosine in (0, 2)'}), "
                                         f"got {shown(evidence)}")
 
 

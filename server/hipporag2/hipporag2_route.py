@@ -30,6 +30,25 @@ def dense_digest(dense: np.ndarray) -> str:
     return hashlib.sha256(np.asarray(dense, dtype="<i8").tobytes()).hexdigest()
 
 
+def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarray:
+    """Every fact's cosine as the seeds read it: exact (cosine_exact_v1) wherever it can decide the
+    top `linked` facts or the range's ends, a float32 estimate elsewhere.
+
+    A float32 product of unit vectors is within MARGIN of the exact cosine (the bound of
+    server/retrieval/cosine.py's small-space prefilter), so a row whose estimate is more than
+    2 MARGIN below the `linked`-th best estimate, and more than 2 MARGIN above the lowest, can be
+    neither linked, nor tied with a linked one, nor the minimum or the maximum: the seeds are the
+    ones the exact cosines of every fact give, at the cost of one float32 product."""
+    if not len(rows):
+        return np.zeros(0)
+    margin = 2.0 * (query.space.dimensions + 2) * 2.0 ** -24
+    estimate = (query.space.rows[rows] @ query.unit32).astype(np.float64)
+    kth = np.partition(estimate, len(estimate) - min(linked, len(estimate)))[len(estimate) - min(linked, len(estimate))]
+    exact = np.flatnonzero((estimate >= kth - 2 * margin) | (estimate <= estimate.min() + 2 * margin))
+    estimate[exact] = cosine.exact_cosines(query, rows[exact])
+    return estimate
+
+
 def search_hipporag2(index, body: dict) -> dict:
     """POST .../search/hipporag2: validate, rank on the live index, and build the page (no fence)."""
     name = body["profile"]
@@ -43,12 +62,12 @@ def search_hipporag2(index, body: dict) -> dict:
     limit = validation.integer(body["limit"], "limit", 1, profile["limit_max"])
     with index.lock:
         table = graph_table(index, space_id, profile["pagerank"]["transition_bits"])
-        query = cosine.prepare_query(space, vector)
-        dense = cosine.exact_cosines(query, table.passage_rows) if len(table.passages) else np.zeros(0)
         if not len(table.passages):
             raise ApiError(409, "no_passages", f"scope {index.scope} holds no passage with a vector in {space_id}")
-        facts = cosine.exact_cosines(cosine.Query(index.node_spaces[space_id], query.unit64, query.unit32),
-                                     table.fact_rows) if len(table.facts) else np.zeros(0)
+        query = cosine.prepare_query(space, vector)
+        dense = cosine.exact_cosines(query, table.passage_rows)
+        facts = fact_cosines(cosine.Query(index.node_spaces[space_id], query.unit64, query.unit32), table.fact_rows,
+                             profile["linking"]["facts"])
         found = seeds(facts, dense, table.fact_ends, table.holders, profile)
         ranked = rank(table.walk, table.passages, dense, found, profile, limit)
         hits = []

@@ -111,11 +111,12 @@ class Table:
 def table(checker, transition_bits: int) -> Table:
     key = ("hipporag2", transition_bits)
     if key not in checker.derived:
-        checker.derived[key] = _table(checker.frozen, checker.record_of, transition_bits)
+        # passage vectors from the checker's matrix: a validation worker's inputs hold no document vectors
+        checker.derived[key] = _table(checker.frozen, checker.record_of, checker.vectors.__getitem__, transition_bits)
     return checker.derived[key]
 
 
-def _table(frozen, record_of: Mapping[str, str], transition_bits: int) -> Table:
+def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int) -> Table:
     from builders.hipporag2_graph import add_synonyms, build, fact_text
     from builders.hipporag2_graph import triples_of
     from evaluator.hipporag2_nodes import fact_key
@@ -136,9 +137,8 @@ def _table(frozen, record_of: Mapping[str, str], transition_bits: int) -> Table:
     nodes = [PASSAGE + p for p in passages] + phrases
     by_record = {record_of[fact_key(fact_text(f))]: f for f in graph.facts}
     facts = sorted(by_record)
-    doc_of = {record: doc for doc, record in record_of.items()}
     fact_units = unit_rows([frozen.graph.vectors[fact_key(fact_text(by_record[r]))] for r in facts])
-    passage_units = unit_rows([frozen.doc_vectors[doc_of[r]] for r in passages])
+    passage_units = unit_rows([vector_of(r) for r in passages])  # float64 of the float32 vectors: exact
     return Table(passages, facts, {r: (by_record[r][0], by_record[r][2]) for r in facts}, fact_units, passage_units,
                  {one: len(ids) for one, ids in graph.holders.items()}, nodes,
                  edge_arrays(nodes, renamed, transition_bits), len(renamed))

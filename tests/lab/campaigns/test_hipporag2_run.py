@@ -103,3 +103,10 @@ def test_a_hand_edited_synonym_edge_fails_the_audit(finished, tmp_path):
     # the fixture's synonyms are recomputed from its own phrase vectors when it is loaded
     assert ("synonym edge 'orin river' -> 'orin valley': listed 0.9, recomputed None"
             in audit_of(finished, tmp_path, edit, role="fixture", code=2))
+
+
+def test_the_pages_hold_on_validation_workers_too(finished):
+    """A worker's inputs hold no document vectors (evaluator/verification/shared.py): the verifier
+    reads them from the checker's matrix."""
+    done = lab_cli("audit", "--run-dir", finished, "--workers", "2", check=False)
+    assert done.returncode == 0 and "audit: all checks hold" in done.stdout + done.stderr, done.stdout[-2000:]

@@ -196,3 +196,26 @@ def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():
     far = server_floors.copy()
     far[1] -= 7  # not an ulp: no choice reaches it
     assert verifier.dense_seeds(cosines, 0.0, 1.0, 16, verifier.dense_digest(far)) is None
+
+
+def test_the_fact_prefilter_gives_the_seeds_every_exact_cosine_gives():
+    """server/hipporag2/hipporag2_route.py `fact_cosines`: exact wherever the top facts or the
+    range's ends are decided, near ties and duplicated facts included."""
+    from server.hipporag2.hipporag2_route import fact_cosines
+    from server.retrieval import cosine
+    from server.retrieval.indexes import Binding, SpaceMatrix, unit_row
+
+    rng = np.random.default_rng(7)
+    count, dimensions = 3000, 64
+    space = SpaceMatrix("s", dimensions)
+    base = rng.standard_normal((count, dimensions))
+    for i in range(count):
+        vector = base[i] if i % 5 else base[i - 1] + 1e-7 * rng.standard_normal(dimensions)  # near ties
+        space.put(Binding(None, f"f{i}", 1, "s", "x", i), unit_row(vector.astype(np.float32)), i, True)
+    rows = np.arange(count)
+    for _ in range(30):
+        query = cosine.prepare_query(space, rng.standard_normal(dimensions))
+        exact, fast = cosine.exact_cosines(query, rows), fact_cosines(query, rows, 5)
+        top = lambda values: np.lexsort((np.arange(count), -values))[:5].tolist()  # noqa: E731
+        assert (fast.min(), fast.max(), top(fast)) == (exact.min(), exact.max(), top(exact))
+        assert fast[top(fast)].tolist() == exact[top(exact)].tolist()
