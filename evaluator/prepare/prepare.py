@@ -178,8 +178,8 @@ class StateSaver:
 
 def write_memories(client: LabClient, frozen: Frozen, state: State, doc_ids: list[str]) -> None:
     documents = frozen.documents
-    items = [{"idempotency_key": memory_key(frozen, d), "external_id": d, "payload": stored_payload(frozen, d, documents)}
-             for d in doc_ids]
+    items = [{"idempotency_key": memory_key(frozen, d), "external_id": d,
+              "payload": stored_payload(frozen, d, documents)} for d in doc_ids]
     answer = client.create_memories(items)
     for doc_id, receipt in zip(doc_ids, answer["receipts"], strict=True):
         state["memories"][doc_id] = {"id": receipt["id"], "revision": receipt["revision"]}

@@ -1,7 +1,8 @@
 """From a query's cosines to HippoRAG 2's seeds (protocols/profiles/hipporag2.py, docs/hipporag2.md).
 
-1. Facts: cosine to every fact text, min-max normalized; the top `facts` by cosine (ties by fact)
-   are linked, each with its normalized score on the 2^-32 grid.
+1. Facts: cosine to every fact text, min-max normalized; the top `facts` by cosine (ties by the
+   fact's position: the route holds facts by record id) are linked, each with its normalized
+   score on the 2^-32 grid.
 2. Phrases: each subject and object of a linked fact gets score / the number of passages holding
    it, averaged over its occurrences; the top `phrases` by that weight (ties by phrase) are seeds
    of floor(weight * 20 * 2^16) units.
