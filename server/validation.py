@@ -272,6 +272,13 @@ def _payload(value: Any, where: str) -> dict:
     return {"content": content, "metadata": dict(metadata)}
 
 
+def profile_name(value: Any, profiles: dict) -> str:
+    """A search body's `profile`: one of the route's catalog entries (a list or object is unhashable)."""
+    if not isinstance(value, str) or value not in profiles:
+        raise ApiError(422, "unknown_profile", f"profile must be one of {sorted(profiles)}, got {shown(value)}")
+    return value
+
+
 def _graph_node(metadata: dict, where: str) -> None:
     """A graph node (docs/hipporag2.md) is a phrase, or a fact naming its two phrases."""
     kind = metadata.get(GRAPH_NODE)

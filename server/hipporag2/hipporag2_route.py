@@ -51,10 +51,7 @@ def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarr
 
 def search_hipporag2(index, body: dict) -> dict:
     """POST .../search/hipporag2: validate, rank on the live index, and build the page (no fence)."""
-    name = body["profile"]
-    if not isinstance(name, str) or name not in HIPPORAG2_PROFILES:
-        raise ApiError(422, "unknown_profile",
-                       f"profile must be one of {sorted(HIPPORAG2_PROFILES)}, got {validation.shown(name)}")
+    name = validation.profile_name(body["profile"], HIPPORAG2_PROFILES)
     profile = HIPPORAG2_PROFILES[name]
     space_id = body["space_id"]
     space = validation.bound_space(space_id, index.spaces)

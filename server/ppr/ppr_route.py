@@ -64,10 +64,7 @@ def index_holders(index, kinds) -> dict[str, list[str]]:
 
 def search_ppr(index, body: dict) -> dict:
     """POST .../search/ppr: validate, rank on the live index, and build the page (no fence)."""
-    name = body["profile"]
-    if not isinstance(name, str) or name not in PPR_PROFILES:
-        raise ApiError(422, "unknown_profile",
-                       f"profile must be one of {sorted(PPR_PROFILES)}, got {validation.shown(name)}")
+    name = validation.profile_name(body["profile"], PPR_PROFILES)
     profile = PPR_PROFILES[name]
     query = validation.query_text(body["query"])
     space_id = body["space_id"]

@@ -39,10 +39,7 @@ def parse_request(body: dict, index) -> RescueRequest:
     `server.routes.search` has already checked the body is an object with exactly the route's
     fields; the shared primitives of server/validation.py check each value.
     """
-    name = body["profile"]
-    if not isinstance(name, str) or name not in RESCUE_PROFILES:  # a list or object is unhashable
-        raise ApiError(422, "unknown_profile",
-                       f"profile must be one of {sorted(RESCUE_PROFILES)}, got {validation.shown(name)}")
+    name = validation.profile_name(body["profile"], RESCUE_PROFILES)
     query = validation.query_text(body["query"], min_chars=1)
     space_id = body["space_id"]
     # the rescue route has always answered any space_id it cannot look up, string or not, as unknown

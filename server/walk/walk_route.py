@@ -19,7 +19,6 @@ from ground.canonical import digest
 from protocols.profiles.v1 import V1_PROFILES
 from protocols.routes import ROUTES
 from server import validation
-from server.errors import ApiError
 from server.receipts import vector_sha256
 from server.retrieval import bm25, cosine
 from server.retrieval.fusion import fuse
@@ -41,10 +40,7 @@ WALK_PROFILES = ROUTES["walk"].profiles  # the walks over the title graph, the n
 def parse_request(body: dict, index) -> WalkRequest:
     """Validate a walk body (the fields are already exactly the route's) against the catalog and
     the scope's spaces; 422 on any fault."""
-    name = body["profile"]
-    if not isinstance(name, str) or name not in WALK_PROFILES:  # a list or object is unhashable
-        raise ApiError(422, "unknown_profile",
-                       f"profile must be one of {sorted(WALK_PROFILES)}, got {validation.shown(name)}")
+    name = validation.profile_name(body["profile"], WALK_PROFILES)
     query = validation.query_text(body["query"])
     space_id = body["space_id"]
     space = validation.bound_space(space_id, index.spaces)
