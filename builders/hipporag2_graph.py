@@ -68,14 +68,14 @@ def triples_of(relations: Mapping) -> dict[str, list[list[str]]]:
     return {entry["id"]: entry["triples"] for entry in imported["documents"]}
 
 
-def stated(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequence[str]]]
+def stated(passage_ids: Sequence[str], triples: Mapping[str, Sequence[Sequence[str]]]
            ) -> tuple[dict[str, dict[Fact, int]], dict[str, int]]:
     """passage -> {processed triple: how many of its triples process to it}, passages ascending and
     facts in first-seen order; and the triples left out (an empty subject or object)."""
     out: dict[str, dict[Fact, int]] = {}
     left_out = {"empty_subject_or_object": 0}
     for pid in sorted(passage_ids):
-        for triple in triples_of.get(pid, ()):
+        for triple in triples.get(pid, ()):
             processed = tuple(phrase(part) for part in triple)
             if not processed[0] or not processed[2]:
                 left_out["empty_subject_or_object"] += 1
@@ -85,12 +85,12 @@ def stated(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequenc
     return out, left_out
 
 
-def build(passage_ids: Sequence[str], triples_of: Mapping[str, Sequence[Sequence[str]]]) -> Hipporag2Graph:
+def build(passage_ids: Sequence[str], triples: Mapping[str, Sequence[Sequence[str]]]) -> Hipporag2Graph:
     """The graph without synonym edges: phrases, facts, relation and context edges."""
     stats: dict[tuple[str, str], float] = {}
     holders: dict[str, set[str]] = {}
     facts: set[Fact] = set()
-    by_passage, left_out = stated(passage_ids, triples_of)
+    by_passage, left_out = stated(passage_ids, triples)
     for pid, counts in by_passage.items():
         for (subject, predicate, obj), count in counts.items():
             facts.add((subject, predicate, obj))

@@ -57,7 +57,7 @@ def graph_nodes(fixture: Mapping, relations: Mapping) -> GraphNodes:
     if section is None:
         return out
     by_passage, _ = stated([d["id"] for d in fixture["source"]["documents"]], triples_of(relations))
-    producer = relations["imported"]["producer"]
+    producer = relations["imported"]["producer"][:200]  # a relation names its model in at most 200 characters
     for entry in section["phrases"]:
         out.payloads[phrase_key(entry["id"])] = {"content": entry["id"], "metadata": {GRAPH_NODE: NODE_PHRASE}}
     facts = {fact_text(fact): fact for counts in by_passage.values() for fact in counts}

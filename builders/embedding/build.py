@@ -315,8 +315,8 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
 
 def encode_texts(provider: Provider, texts: list[str], progress: bool = True, batch_size: int = DEFAULT_BATCH_SIZE
                  ) -> np.ndarray:
-    """Short texts encoded as documents are, in fixed batches (a phrase's vector does not depend on
-    its batch for the sentence-transformers provider at float32; tests/builders check it)."""
+    """Short texts (a graph's phrases and facts) encoded as documents are, in fixed batches in the
+    given order: the same texts give the same batches, so a rebuild gives the same bits."""
     meter = Progress("graph texts", len(texts), unit="texts") if progress else None
     rows = []
     for start in range(0, len(texts), batch_size):

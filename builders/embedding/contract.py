@@ -132,7 +132,7 @@ def validate_fixture(value: Any) -> dict:
 
 def _check_hipporag2_graph(f: Fields, value: Any, dimensions: int) -> None:
     """Shape, order and vectors; what the phrases, facts and synonyms must be is checked against the
-    relations they came from by the evaluator (evaluator/verification/verifiers/hipporag2.py)."""
+    relations they came from by the evaluator (evaluator/hipporag2_nodes.py)."""
     entry = f.obj(value, FIXTURE_SECTION, ("relations_digest", "phrases", "facts", "synonyms", "left_out"))
     f.hex64(entry["relations_digest"], join(FIXTURE_SECTION, "relations_digest"))
     for role in ("phrases", "facts"):

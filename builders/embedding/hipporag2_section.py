@@ -14,21 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from builders.embedding.vectors import encode_vector, normalize_rows, vector_sha256
-from builders.hipporag2_graph import Hipporag2Graph, build, fact_text, synonyms, triples_of
+from builders.hipporag2_graph import build, fact_text, synonyms, triples_of
 from ground.canonical import digest
 from protocols.profiles.hipporag2 import FIXTURE_SECTION
 
 Encode = Callable[[list[str]], np.ndarray]  # texts -> one row per text, the encoder's raw output
 
 
-def graph_of(relations: Mapping, passage_ids: Sequence[str]) -> Hipporag2Graph:
-    return build(passage_ids, triples_of(relations))
-
-
 def section(relations: Mapping, passage_ids: Sequence[str], encode: Encode) -> dict:
     """The fixture section: phrases (ascending) and facts (the graph's order) with their vectors,
     and the synonym edges found from the phrase vectors as stored."""
-    graph = graph_of(relations, passage_ids)
+    graph = build(passage_ids, triples_of(relations))
     texts = [fact_text(fact) for fact in graph.facts]
     phrase_rows = _rows(encode, graph.phrases, "phrases")
     fact_rows = _rows(encode, texts, "facts")

@@ -36,6 +36,7 @@ class GraphTable:
     fact_ends: list[tuple[str, str, str]]  # (subject, "", object) per fact
     holders: dict[str, list[str]]  # phrase -> passages (node names are PASSAGE + id)
     walk: Transitions
+    walk_rows: np.ndarray  # each passage's node position in the walk
     edges: int  # undirected edges
 
 
@@ -89,9 +90,10 @@ def _build(index, space_id: str, transition_bits: int) -> GraphTable:
         undirected[pair] = undirected.get(pair, 0.0) + weight
     phrases = sorted({node[len(PHRASE):] for pair in undirected for node in pair if node.startswith(PHRASE)})
     nodes = [PASSAGE + pid for pid in passages] + [PHRASE + one for one in phrases]
+    walk = transitions(nodes, undirected, transition_bits)
     return GraphTable(passages, passage_rows, facts, fact_rows, [(ends[rid][0], "", ends[rid][1]) for rid in facts],
-                      {one: sorted(pids) for one, pids in holders.items()},
-                      transitions(nodes, undirected, transition_bits), len(undirected))
+                      {one: sorted(pids) for one, pids in holders.items()}, walk,
+                      np.arange(len(passages), dtype=np.int64), len(undirected))  # passages are the first nodes
 
 
 def _is_phrase(index, rid: str) -> bool:

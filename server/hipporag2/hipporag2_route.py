@@ -42,7 +42,8 @@ def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarr
     if not len(rows):
         return np.zeros(0)
     margin = 2.0 * (query.space.dimensions + 2) * 2.0 ** -24
-    estimate = (query.space.rows[rows] @ query.unit32).astype(np.float64)
+    # the product over the whole matrix, then the facts' rows: gathering the rows first copied the matrix
+    estimate = (query.space.rows[: query.space.count] @ query.unit32)[rows].astype(np.float64)
     kth = np.partition(estimate, len(estimate) - min(linked, len(estimate)))[len(estimate) - min(linked, len(estimate))]
     exact = np.flatnonzero((estimate >= kth - 2 * margin) | (estimate <= estimate.min() + 2 * margin))
     estimate[exact] = cosine.exact_cosines(query, rows[exact])
@@ -66,10 +67,10 @@ def search_hipporag2(index, body: dict) -> dict:
         facts = fact_cosines(cosine.Query(index.node_spaces[space_id], query.unit64, query.unit32), table.fact_rows,
                              profile["linking"]["facts"])
         found = seeds(facts, dense, table.fact_ends, table.holders, profile)
-        ranked = rank(table.walk, table.passages, dense, found, profile, limit)
+        ranked = rank(table.walk, table.passages, dense, found, profile, limit, table.walk_rows)
         hits = []
         grid = float(1 << profile["pagerank"]["grid_bits"])
-        dense_of = dict(zip(table.passages, dense.tolist()))
+        dense_of = {} if ranked.mass is not None else dict(zip(table.passages, dense.tolist()))
         for i, (rid, mass) in enumerate(ranked.order, start=1):
             record = index.records[rid]
             binding = index.live_binding(space_id, rid)

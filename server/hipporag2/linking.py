@@ -48,9 +48,14 @@ def grid(values: np.ndarray, bits: int) -> np.ndarray:
 
 
 def top_facts(cosines: np.ndarray, count: int) -> list[int]:
-    """The `count` best fact positions by cosine desc, position asc (facts are held sorted)."""
-    order = np.lexsort((np.arange(len(cosines)), -cosines))
-    return order[:count].tolist()
+    """The `count` best fact positions by cosine desc, position asc (facts are held sorted): only
+    the facts at or above the count-th best cosine are sorted, every tie at the cut among them."""
+    if len(cosines) > count:
+        kth = np.partition(cosines, len(cosines) - count)[len(cosines) - count]
+        kept = np.flatnonzero(cosines >= kth)
+    else:
+        kept = np.arange(len(cosines))
+    return kept[np.lexsort((kept, -cosines[kept]))][:count].tolist()
 
 
 def phrase_weights(facts: Sequence[tuple[str, str, str]], linked: Sequence[LinkedFact],

@@ -35,15 +35,16 @@ def seed_vector(walk: Transitions, rows: np.ndarray, seeds: Seeds) -> np.ndarray
 
 
 def rank(walk: Transitions, passages: Sequence[str], dense_cosines: np.ndarray, seeds: Seeds,
-         profile: Mapping, limit: int) -> Ranked:
-    """passages: the graph's passages, in the order of `dense_cosines` and `seeds.dense`."""
+         profile: Mapping, limit: int, rows: np.ndarray | None = None) -> Ranked:
+    """passages: the graph's passages, in the order of `dense_cosines` and `seeds.dense`; rows:
+    their `passage_rows` when the caller keeps them (the route does, once per graph)."""
     if not seeds.phrases:
         order = np.lexsort((np.arange(len(passages)), -dense_cosines))[:limit]
         return Ranked(seeds, None, [(passages[i], None) for i in order.tolist()])
     rules = profile["pagerank"]
     if rules["damping"] != "1/2":
         raise ValueError(f"the integer walk folds a damping of 1/2 into its shift, got {rules['damping']}")
-    rows = passage_rows(walk, passages)
+    rows = passage_rows(walk, passages) if rows is None else rows
     mass = pagerank(walk, reset_vector(seed_vector(walk, rows, seeds), rules["grid_bits"]), rules["max_iterations"])
     values = mass.mass[rows]
     order = np.lexsort((np.arange(len(passages)), -values))[:limit]

@@ -21,6 +21,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from builders.hipporag2_graph import add_synonyms, build, fact_text, triples_of
+from evaluator.hipporag2_nodes import fact_key
+from evaluator.verification import recompute as rc
+from protocols.profiles.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE
+
 SCALE = 1 << 53
 AMBIGUOUS = 1e-9  # in normalized-score units: ulp differences are below 1e-15, the grid step is 2^-16
 MAX_AMBIGUOUS = 10
@@ -117,11 +122,6 @@ def table(checker, transition_bits: int) -> Table:
 
 
 def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int) -> Table:
-    from builders.hipporag2_graph import add_synonyms, build, fact_text
-    from builders.hipporag2_graph import triples_of
-    from evaluator.hipporag2_nodes import fact_key
-    from protocols.profiles.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE
-
     docs = list(frozen.documents)
     graph = build(docs, triples_of(frozen.relations))
     found: dict[str, list[tuple[str, float]]] = {}
@@ -148,8 +148,6 @@ def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     """The route's verifier (evaluator/verification/routes.py): every number of the page from the
     frozen inputs by cosine_exact_v1's rule; a page's cosines within the channel tolerance of ours
     (another build of numpy may sum in another order), every integer exactly."""
-    from evaluator.verification import recompute as rc
-
     profile = checker.profiles[spec["profile"]]
     rules = profile["pagerank"]
     mine = table(checker, rules["transition_bits"])
@@ -211,7 +209,7 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_c
     vector[: len(mine.passages)] = seeds
     position = {node: i for i, node in enumerate(mine.nodes)}
     for entry in phrases:
-        vector[position["e:" + entry["phrase"]]] += entry["units"]
+        vector[position[PHRASE + entry["phrase"]]] += entry["units"]
     mass, iterations, change = walk(mine.edges, vector, rules["grid_bits"], rules["transition_bits"],
                                     rules["max_iterations"])
     if (section.get("iterations"), section.get("last_change")) != (iterations, change):

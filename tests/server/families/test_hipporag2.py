@@ -219,3 +219,13 @@ def test_the_fact_prefilter_gives_the_seeds_every_exact_cosine_gives():
         top = lambda values: np.lexsort((np.arange(count), -values))[:5].tolist()  # noqa: E731
         assert (fast.min(), fast.max(), top(fast)) == (exact.min(), exact.max(), top(exact))
         assert fast[top(fast)].tolist() == exact[top(exact)].tolist()
+
+
+def test_top_facts_sorts_only_the_cut_and_keeps_every_tie_there():
+    from server.hipporag2.linking import top_facts
+
+    rng = np.random.default_rng(3)
+    for size in (1, 4, 5, 6, 50, 2000):
+        cosines = np.round(rng.random(size), 2)  # many exact ties, also at the cut
+        whole = np.lexsort((np.arange(size), -cosines))[:5].tolist()
+        assert top_facts(cosines, 5) == whole
