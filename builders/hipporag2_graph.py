@@ -1,7 +1,9 @@
-"""HippoRAG 2's graph from a passage's triples, as its code builds it (docs/hipporag2.md lists each rule's source).
+"""HippoRAG 2's graph from a passage's triples, as its code builds it (docs/hipporag2.md lists each rule's source),
+or from a passage's NER entities (`build_ner`, hipporag_ner_v1's graph: context and synonym edges only).
 
 Pure: the triples come from an imported graph's section (importer/graph_import.py, triples already
-kept as HippoRAG's loader keeps them) and the phrase vectors from the fixture's encoder.
+kept as HippoRAG's loader keeps them), the entities from the NER graph's pinned NER output
+(builders/ner_graph.py), and the phrase vectors from the fixture's encoder.
 
 - A phrase is an argument after HippoRAG's `text_processing`; a fact is a processed triple.
 - Edge weights are kept per ordered pair, as HippoRAG's `node_to_node_stats` holds them: a
@@ -104,6 +106,44 @@ def build(passage_ids: Sequence[str], triples: Mapping[str, Sequence[Sequence[st
             stats[(PASSAGE + pid, PHRASE + one)] = 1.0
     return Hipporag2Graph(sorted(passage_ids), sorted(holders), sorted(facts),
                           {one: sorted(pids) for one, pids in holders.items()}, stats, left_out)
+
+
+def ner_output_of(relations: Mapping) -> dict:
+    """The pinned NER output of a document_ner_graph_v1 relations file (builders/ner_graph.py)."""
+    ner = relations.get("ner")
+    if not isinstance(ner, Mapping) or "documents" not in ner:
+        raise RefusedInput(f"relations ({relations.get('method', '?')}) hold no NER output: hipporag_ner's graph is "
+                           f"built from document_ner_graph_v1's entities (docs/hipporag2.md)")
+    return dict(ner)
+
+
+def mentioned(passage_ids: Sequence[str], ner_output: Mapping) -> dict[str, dict[str, list[str]]]:
+    """passage -> {phrase: the labels of its entities that process to it, ascending}, passages
+    ascending, phrases ascending; an entity whose phrase is empty names nothing."""
+    wanted = set(passage_ids)
+    out: dict[str, dict[str, list[str]]] = {}
+    for entry in sorted(ner_output["documents"], key=lambda d: d["id"]):
+        if entry["id"] not in wanted:
+            continue
+        labels: dict[str, set[str]] = {}
+        for text, label in entry["entities"]:
+            one = phrase(text)
+            if one:
+                labels.setdefault(one, set()).add(label)
+        if labels:
+            out[entry["id"]] = {one: sorted(labels[one]) for one in sorted(labels)}
+    return out
+
+
+def build_ner(passage_ids: Sequence[str], ner_output: Mapping) -> Hipporag2Graph:
+    """The NER graph without synonym edges: a phrase per entity, a context edge per passage's phrase."""
+    holders: dict[str, list[str]] = {}
+    stats: dict[tuple[str, str], float] = {}
+    for pid, phrases in mentioned(passage_ids, ner_output).items():
+        for one in phrases:
+            holders.setdefault(one, []).append(pid)
+            stats[(PASSAGE + pid, PHRASE + one)] = 1.0
+    return Hipporag2Graph(sorted(passage_ids), sorted(holders), [], holders, stats, {})
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:

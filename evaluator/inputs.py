@@ -16,13 +16,14 @@ from builders.embedding import FixtureError, decode_vector, validate_fixture, ve
 from builders.graph import GraphInputError, project
 from builders.graph_builders import rebuild
 from evaluator.entity_relations import entity_failures
-from evaluator.hipporag2_nodes import GraphNodes, graph_nodes, section_failures
+from evaluator.hipporag2_nodes import GraphNodes, graph_nodes, question_phrases, section_failures
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.graph_file import GRAPH_FILE, passage_policy
+from protocols.profiles.hipporag2 import FIXTURE_SECTION
 from protocols.schema import load_protocol
 
 __all__ = ["Frozen", "InputMismatch", "frozen_received", "frozen_view", "load_frozen", "vector_sha256"]
@@ -93,6 +94,15 @@ class Frozen:
             if entry["id"] == query_id:
                 return sorted({text for text, _ in entry["entities"]})
         raise InputMismatch(f"fixture: query_entities has no query {query_id}")
+
+    def entity_phrases(self, query_id: str, most: int) -> list[tuple[str, np.ndarray]]:
+        """The query's entities as phrases with their vectors (hipporag_ner_v1's linking input, the
+        fixture's hipporag2_graph section); refused when the fixture holds no NER graph section."""
+        if "query_entities" not in self.fixture or "query_phrases" not in self.fixture.get(FIXTURE_SECTION, {}):
+            raise InputMismatch("fixture: no question phrases (build it with lab embed --query-entities "
+                                "--hipporag2-graph over a document_ner_graph_v1 relations file)")
+        phrases = question_phrases(self.fixture["query_entities"], query_id, most)
+        return [(one, self.graph.question_phrases[one]) for one in phrases]
 
     def split_queries(self, split: str) -> list[dict]:
         return sorted((q for q in self.source["queries"] if q["split"] == split), key=lambda q: q["id"])

@@ -30,7 +30,7 @@ from lab.run_record import RunRecord
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from protocols.graph_file import GRAPH_FILE
 from protocols.locks import check_frozen
-from protocols.routes import ENTITIES, route_of
+from protocols.routes import ENTITIES, ENTITY_VECTORS, GRAPH_SECTION_ROUTES, route_of
 from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "
@@ -56,9 +56,10 @@ def embed_arguments(protocol: dict) -> list[str]:
     """The encoder a protocol pins (embedding_space) as `lab embed build` options; none for a
     protocol that pins no space (the builder's default model)."""
     # a protocol with a method whose requests carry the query's entities needs them in the fixture
-    entities = ["--query-entities"] if any(ENTITIES in route_of(m).request for m in protocol["methods"].values()) else []
+    requests = [route_of(m).request for m in protocol["methods"].values()]
+    entities = ["--query-entities"] if any(ENTITIES in r or ENTITY_VECTORS in r for r in requests) else []
     # a protocol with a hipporag2 method needs its graph's phrase and fact vectors (docs/hipporag2.md)
-    if any(m["route"] == "hipporag2" for m in protocol["methods"].values()):
+    if any(m["route"] in GRAPH_SECTION_ROUTES for m in protocol["methods"].values()):
         entities.append("--hipporag2-graph")
     pinned = protocol.get(EMBEDDING_SPACE)
     if pinned is None:

@@ -180,6 +180,19 @@ HIPPORAG2_FAMILY = AddMethodFamily(
     requires={"semantic": "cosine_exact_v1"},
 )
 
+# The same PageRank over the spaCy entity graph of the three samples (docs/hipporag2.md): no LLM at
+# build or query time, HippoRAG 1's entity linking, HippoRAG 2's passage nodes; defaults, no tuning
+HIPPORAG_NER_FAMILY = AddMethodFamily(
+    title_suffix=" (hipporag2 v1: plus HippoRAG 2's whole-graph PageRank over the spaCy entities, entities linked "
+                 "by cosine)",
+    methods={"hipporag_ner": {"route": "hipporag_ner", "profile": "hipporag_ner_v1", "limit": 10}},
+    primary_contrast={"candidate": "hipporag_ner", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+    contrast_metrics=("recall@2", "recall@5"),
+    requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
+              "graph_ppr": "ppr_entity_v1", "semantic": "cosine_exact_v1"},
+    graph_builder="document_ner_graph_v1",
+)
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -349,6 +362,23 @@ SUITE_FIELD_GRAPHS_V1 = SuitePin(  # frozen before any test campaign ran under i
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+SUITE_HIPPORAG2_V1 = SuitePin(  # frozen before any test campaign ran under it (docs/hipporag2.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), hipporag2 v1: does HippoRAG "
+          "2's whole-graph personalized PageRank over spaCy entities (hipporag_ner, hipporag_ner_v1 over "
+          "document_ner_graph_v1: entities linked by cosine, every passage seeded by its dense score, published "
+          "defaults) beat weighted_rrf_v2 on nDCG@10 across datasets? Secondary: against graph_hybrid_balanced, "
+          "graph_ppr and its own dense retriever (semantic) on nDCG@10, and against weighted_rrf_v2 on R@2 and R@5.",
+    datasets=(("musique", "musique-sample-hipporag2-v1.json"), ("hotpotqa", "hotpotqa-sample-hipporag2-v1.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-hipporag2-v1.json")),
+    primary_contrast={"candidate": "hipporag_ner", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=tuple({"candidate": "hipporag_ner", "baseline": baseline, "metric": metric, "label": "secondary"}
+                              for baseline, metric in (("graph_hybrid_balanced", "ndcg@10"), ("graph_ppr", "ndcg@10"),
+                                                       ("semantic", "ndcg@10"), ("weighted_rrf_v2", "recall@2"),
+                                                       ("weighted_rrf_v2", "recall@5"))),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
@@ -485,6 +515,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("suites/suite-field-graphs-v1.json", None, SUITE_FIELD_GRAPHS_V1),
     Declared("datasets/hipporag-musique-openie-v1.json", "hipporag-musique-sample-v1", IMPORTED_GRAPH_FAMILY),
     Declared("datasets/hipporag-musique-openie-hipporag2-v1.json", "hipporag-musique-openie-v1", HIPPORAG2_FAMILY),
+    Declared("datasets/musique-sample-hipporag2-v1.json", "musique-sample-field-graphs-v1", HIPPORAG_NER_FAMILY),
+    Declared("datasets/hotpotqa-sample-hipporag2-v1.json", "hotpotqa-sample-field-graphs-v1", HIPPORAG_NER_FAMILY),
+    Declared("datasets/2wikimultihopqa-sample-hipporag2-v1.json", "2wikimultihopqa-sample-field-graphs-v1",
+             HIPPORAG_NER_FAMILY),
+    Declared("suites/suite-hipporag2-v1.json", None, SUITE_HIPPORAG2_V1),
 )
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ground.fields import Fields, join
 from protocols.profiles.ann import ANN_PROFILES
-from protocols.profiles.hipporag2 import HIPPORAG2_PROFILES
+from protocols.profiles.hipporag2 import HIPPORAG2_PROFILES, HIPPORAG_NER_PROFILES
 from protocols.profiles.imported import IMPORTED_GRAPH_PROFILES, IMPORTED_WALK_PROFILES
 from protocols.profiles.ppr import PPR_PROFILES
 from protocols.profiles.prf import PRF_PROFILES
@@ -34,7 +34,9 @@ VECTOR = "vector"  # the query's vector in the fixture's space, sent as `query_v
 VECTOR_IF_HYBRID_SEED = "vector_if_hybrid_seed"  # the vector, for a method whose seed is "hybrid" only
 VECTOR_FIELDS = ("query_vector", "space_id")
 ENTITIES = "query_entities"  # the query's NER entities from the fixture (docs/field-graphs.md), sent as they are
-_QUERY_PARTS = (TEXT, VECTOR, VECTOR_IF_HYBRID_SEED, ENTITIES)
+# the query's entities as phrases with their vectors from the fixture's hipporag2_graph section (docs/hipporag2.md)
+ENTITY_VECTORS = "entity_vectors"
+_QUERY_PARTS = (TEXT, VECTOR, VECTOR_IF_HYBRID_SEED, ENTITIES, ENTITY_VECTORS)
 _EVERY_METHOD = ("profile", "limit")  # fields every method and every request has
 
 MethodCheck = Callable[[Fields, dict, str, dict], None]  # (fields, method, its path, the protocol's profiles)
@@ -70,17 +72,19 @@ class Route:
         return VECTOR in self.request or (VECTOR_IF_HYBRID_SEED in self.request and method.get("seed") == "hybrid")
 
     def body(self, method: Mapping, text: str, vector: Callable[[], Mapping],
-             entities: Callable[[], list] | None = None) -> dict:
+             entities: Callable[[], list] | None = None, entity_vectors: Callable[[], list] | None = None) -> dict:
         """The request of `method` for one query, in wire order; `vector()` gives the query vector's
-        two fields and `entities()` the query's entities (each called only when the request carries them)."""
+        two fields, `entities()` the query's entities and `entity_vectors()` their phrases with
+        vectors (each called only when the request carries them)."""
         body: dict = {}
         for name in self.request:
             if name == TEXT:
                 body["query"] = text
-            elif name == ENTITIES:
-                if entities is None:
-                    raise ValueError(f"route {self.family}: its requests carry the query's entities")
-                body[ENTITIES] = entities()
+            elif name in (ENTITIES, ENTITY_VECTORS):
+                given = entities if name == ENTITIES else entity_vectors
+                if given is None:
+                    raise ValueError(f"route {self.family}: its requests carry {name}")
+                body[name] = given()
             elif name == VECTOR or (name == VECTOR_IF_HYBRID_SEED and method["seed"] == "hybrid"):
                 body.update(vector())
             elif name != VECTOR_IF_HYBRID_SEED:
@@ -163,7 +167,14 @@ ROUTES: dict[str, Route] = {
     "hipporag2": Route("hipporag2", ("profile", VECTOR, "limit"), profiles=HIPPORAG2_PROFILES,
                        does="links the question to the graph's facts by cosine, seeds their phrases and every "
                             "passage, and ranks passages by a personalized PageRank over the whole graph"),
+    # the same PageRank over the spaCy entities of document_ner_graph_v1, entities linked by cosine (docs/hipporag2.md)
+    "hipporag_ner": Route("hipporag_ner", ("profile", VECTOR, ENTITY_VECTORS, "limit"), profiles=HIPPORAG_NER_PROFILES,
+                          does="links each of the question's named entities to the graph's nearest entity by "
+                               "cosine, seeds those and every passage, and ranks passages by a personalized "
+                               "PageRank over the whole entity graph"),
 }
+# the routes whose fixture needs the hipporag2_graph section (lab embed build --hipporag2-graph)
+GRAPH_SECTION_ROUTES = ("hipporag2", "hipporag_ner")
 FAMILIES = tuple(sorted({route.family for route in ROUTES.values()}))
 
 

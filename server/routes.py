@@ -24,6 +24,7 @@ from server.ann.ann_route import search_ann
 from server.errors import ApiError
 from server.graph.graph_route import search_graph
 from server.hipporag2.hipporag2_route import search_hipporag2
+from server.hipporag2.ner_route import search_hipporag_ner
 from server.hybrid import search_hybrid
 from server.lexical import search_lexical
 from server.ppr.ppr_route import search_ppr
@@ -53,6 +54,7 @@ HANDLERS: dict[str, Handler] = {
     "prf": Handler(search_prf, ROUTES["prf"].profiles),  # server/prf (docs/prf.md)
     "ppr": Handler(search_ppr, ROUTES["ppr"].profiles),  # server/ppr (docs/field-graphs.md)
     "hipporag2": Handler(search_hipporag2, ROUTES["hipporag2"].profiles),  # server/hipporag2 (docs/hipporag2.md)
+    "hipporag_ner": Handler(search_hipporag_ner, ROUTES["hipporag_ner"].profiles),  # server/hipporag2/ner_route.py
 }
 check_bindings("server/routes.py", "handler", HANDLERS)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ground.canonical import digest
 from protocols.profiles.hipporag2 import (
-    COSINE_REF, FACT_ENDS, GRAPH_NODE, NODE_FACT, NODE_PHRASE, STATES, SYNONYM_OF, TRIPLES_REF,
+    COSINE_REF, FACT_ENDS, GRAPH_NODE, MENTIONS, NER_REF, NODE_FACT, NODE_PHRASE, STATES, SYNONYM_OF, TRIPLES_REF,
 )
 from server.errors import ApiError
 from server.receipts import vector_sha256
@@ -60,6 +60,7 @@ RELATION_KINDS = (
     "shares_argument",  # imported_triples_v1 (builders/imported_graph.py, docs/graph-import.md)
     STATES,  # a passage states a fact of HippoRAG 2's graph (docs/hipporag2.md)
     SYNONYM_OF,  # a phrase of HippoRAG 2's graph is another's synonym (docs/hipporag2.md)
+    MENTIONS,  # a passage mentions a phrase of hipporag_ner's entity graph (docs/hipporag2.md)
 )
 # external_model: made by a model outside the lab (an imported LLM graph), named in `model`
 ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion", "external_model")
@@ -428,13 +429,17 @@ def _provenance(value: Any, where: str) -> dict:
 
 
 _GRAPH_EVIDENCE = {STATES: (TRIPLES_REF, re.compile(r"[1-9][0-9]{0,8}")),
-                   SYNONYM_OF: (COSINE_REF, re.compile(r"[01]\.[0-9]+(e-[0-9]+)?"))}
+                   SYNONYM_OF: (COSINE_REF, re.compile(r"[01]\.[0-9]+(e-[0-9]+)?")),
+                   MENTIONS: (NER_REF, re.compile(r"[A-Z_]{1,32}(,[A-Z_]{1,32}){0,31}"))}
+_GRAPH_EVIDENCE_READS = {STATES: "a count from 1", SYNONYM_OF: "a cosine in (0, 2)",
+                         MENTIONS: "NER labels, comma-separated"}
 
 
 def _graph_evidence(kind: str, evidence: str, where: str) -> None:
     """HippoRAG 2's relations carry their weight in their evidence (docs/hipporag2.md): a count of
     triples, or a cosine as Python writes a float, in (0, 2): a float64 cosine of two unit vectors
-    may exceed 1 by an ulp, and HippoRAG 2 weighs the edge with it unclamped."""
+    may exceed 1 by an ulp, and HippoRAG 2 weighs the edge with it unclamped; a mention names the
+    recognizer's labels (its weight is 1)."""
     rule = _GRAPH_EVIDENCE.get(kind)
     if rule is None:
         return
@@ -442,8 +447,7 @@ def _graph_evidence(kind: str, evidence: str, where: str) -> None:
     if not (evidence.startswith(prefix) and number.fullmatch(evidence[len(prefix):])) or (
             kind == SYNONYM_OF and not 0.0 < float(evidence[len(prefix):]) < 2.0):
         raise _fail("invalid_evidence", f"{where} of a {kind} relation must read {prefix}N "
-                                        f"({'a count from 1' if kind == STATES else 'a cosine in (0, 2)'}), "
-                                        f"got {shown(evidence)}")
+                                        f"({_GRAPH_EVIDENCE_READS[kind]}), got {shown(evidence)}")
 
 
 def relation_asserts(body: Any) -> list[RelationAssert]:

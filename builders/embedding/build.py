@@ -308,7 +308,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
 
         with provider.thread_limit():
             fixture[FIXTURE_SECTION] = section(hipporag2_relations, doc_ids, lambda texts: encode_texts(
-                provider, texts, progress))
+                provider, texts, progress), fixture.get("query_entities"))
     generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
     return Build(fixture, generation)
 

@@ -27,7 +27,7 @@ from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from ground.files import load_json
-from protocols.profiles.hipporag2 import FIXTURE_SECTION
+from protocols.profiles.hipporag2 import FIXTURE_SECTION, SECTION_GRAPHS
 
 FIXTURE_FORMAT = "embedding_fixture_v1"
 GENERATION_FORMAT = "embedding_generation_v1"
@@ -133,16 +133,23 @@ def validate_fixture(value: Any) -> dict:
 def _check_hipporag2_graph(f: Fields, value: Any, dimensions: int) -> None:
     """Shape, order and vectors; what the phrases, facts and synonyms must be is checked against the
     relations they came from by the evaluator (evaluator/hipporag2_nodes.py)."""
-    entry = f.obj(value, FIXTURE_SECTION, ("relations_digest", "phrases", "facts", "synonyms", "left_out"))
+    entry = f.obj(value, FIXTURE_SECTION, ("graph", "relations_digest", "phrases", "facts", "synonyms", "left_out"),
+                  optional=("query_phrases",))
+    f.string(entry["graph"], join(FIXTURE_SECTION, "graph"), allowed=SECTION_GRAPHS)
+    if ("query_phrases" in entry) != (entry["graph"] == SECTION_GRAPHS[1]):
+        f.fail(join(FIXTURE_SECTION, "query_phrases"), f"present exactly when the graph is {SECTION_GRAPHS[1]}")
     f.hex64(entry["relations_digest"], join(FIXTURE_SECTION, "relations_digest"))
-    for role in ("phrases", "facts"):
+    for role in ("phrases", "facts", "query_phrases"):
+        if role not in entry:
+            continue
         entries = f.array(entry[role], join(FIXTURE_SECTION, role))
         ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
         if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
             f.fail(join(FIXTURE_SECTION, role), "ids must be distinct non-empty strings")
         _check_vectors(f, entries, join(FIXTURE_SECTION, role), ids, dimensions)
-    if [e["id"] for e in entry["phrases"]] != sorted(e["id"] for e in entry["phrases"]):
-        f.fail(join(FIXTURE_SECTION, "phrases"), "must be in ascending order")
+    for role in ("phrases", "query_phrases"):
+        if [e["id"] for e in entry.get(role, [])] != sorted(e["id"] for e in entry.get(role, [])):
+            f.fail(join(FIXTURE_SECTION, role), "must be in ascending order")
     for i, edge in enumerate(f.array(entry["synonyms"], join(FIXTURE_SECTION, "synonyms"))):
         if not (isinstance(edge, list) and len(edge) == 3 and all(isinstance(x, str) for x in edge[:2])
                 and isinstance(edge[2], float)):

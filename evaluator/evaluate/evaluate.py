@@ -101,7 +101,9 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     """The request of one method for one query, exactly as the protocol fixes it (protocols/routes.py)."""
     return route_of(spec).body(spec, query["question"], lambda: {
         "query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id},
-        lambda: frozen.query_entities(query["id"]))
+        lambda: frozen.query_entities(query["id"]),
+        lambda: [{"phrase": one, "vector": vector_base64(vector)} for one, vector in frozen.entity_phrases(
+            query["id"], frozen.protocol["ranking_profiles"][spec["profile"]]["linking"]["max_entities"])])
 
 
 def check_routes(protocol: Mapping) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from evaluator.verification.verifiers.ann import check_ann
 from evaluator.verification.verifiers.graph import check_graph
 from evaluator.verification.verifiers.hipporag2 import check_hipporag2
+from evaluator.verification.verifiers.hipporag_ner import check_hipporag_ner
 from evaluator.verification.verifiers.hybrid import check_hybrid
 from evaluator.verification.verifiers.lexical import check_lexical
 from evaluator.verification.verifiers.ppr import check_ppr
@@ -38,5 +39,6 @@ VERIFIERS: dict[str, Verifier] = {
     "prf": check_prf,  # evaluator/verification/verifiers/prf.py (docs/prf.md)
     "ppr": check_ppr,  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
     "hipporag2": check_hipporag2,  # evaluator/verification/verifiers/hipporag2.py (docs/hipporag2.md)
+    "hipporag_ner": check_hipporag_ner,  # evaluator/verification/verifiers/hipporag_ner.py (docs/hipporag2.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

@@ -72,6 +72,47 @@ HIPPORAG2 = {
 
 HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2}
 
+# The same PageRank over a graph without an LLM: the phrases are the entities the pinned spaCy NER
+# found in each passage (document_ner_graph_v1's `ner` output), a question's own entities link to
+# their nearest phrase by cosine (HippoRAG 1's `link_node_by_dpr`), and a linked phrase weighs 1 /
+# its passage count (HippoRAG 1's node specificity). docs/hipporag2.md lists each rule's source.
+HIPPORAG_NER_GRAPH = {
+    "phrase": HIPPORAG2_GRAPH["phrase"],
+    "source": "the relations file's pinned NER output (document_ner_graph_v1's `ner`): each entity text of a "
+              "passage, as a phrase",
+    "nodes": "every phrase of a passage's entities, and every passage",
+    "edges": {
+        "relation": "none: the NER output states no relation between two entities",
+        "context": "passage-phrase for each phrase of the passage's entities; weight 1",
+        "synonym": HIPPORAG2_GRAPH["edges"]["synonym"],
+    },
+    "synonyms": HIPPORAG2_GRAPH["synonyms"],
+    "encoding": "node phrases and question phrases by the fixture's document encoder (phrase to phrase)",
+}
+
+HIPPORAG_NER = {
+    "family": "hipporag_ner",
+    "graph": HIPPORAG_NER_GRAPH,
+    "linking": {
+        "entities": "the question's entities of the fixture (query_entities) as phrases, distinct, ascending, "
+                    "the empty one dropped",
+        "max_entities": 64,  # the first 64 by phrase are sent (the route refuses more)
+        "nearest": "each entity's phrase of highest cosine_exact_v1 among the graph's phrases, ties by phrase",
+        "phrase_weight": "1 / the number of passages holding the phrase (HippoRAG 1's node_specificity), once "
+                         "however many entities link it",
+        "phrases": "every linked phrase (HippoRAG 1 keeps them all), weight desc, phrase asc",
+        "filter": "none",
+    },
+    "passages": HIPPORAG2["passages"],
+    "pagerank": HIPPORAG2["pagerank"],
+    "no_linked_phrase": "the dense order",
+    "order": HIPPORAG2["order"],
+    "limit_max": HIPPORAG2["limit_max"],
+    "tie_break": HIPPORAG2["tie_break"],
+}
+
+HIPPORAG_NER_PROFILES: dict[str, dict] = {"hipporag_ner_v1": HIPPORAG_NER}
+
 # How the graph reaches the lab (docs/hipporag2.md, "How the lab holds the graph"): its phrases and
 # facts are memories of the passages' scope marked by GRAPH_NODE, which no other method ranks; a
 # fact's vector is a binding in the protocol's space; a passage `states` a fact (evidence
@@ -82,4 +123,9 @@ NODE_PHRASE, NODE_FACT = "phrase", "fact"
 FACT_ENDS = ("subject", "object")  # metadata keys of a fact memory: its phrases
 STATES, SYNONYM_OF = "states", "synonym_of"  # relation kinds
 TRIPLES_REF, COSINE_REF = "triples:", "cosine:"  # evidence_ref prefixes of the two kinds
+# The NER graph's context edges: a passage `mentions` a phrase (evidence "ner:" + the labels the
+# recognizer gave the entities that process to it, comma-separated, ascending); its phrase vectors
+# are bindings too, since a question's entities link to them.
+MENTIONS, NER_REF = "mentions", "ner:"
 FIXTURE_SECTION = "hipporag2_graph"  # the fixture's phrase and fact vectors and its synonym edges
+SECTION_GRAPHS = ("imported_triples", "ner_entities")  # what a section's graph is built from (its `graph`)

@@ -1,10 +1,11 @@
 """HippoRAG 2's graph as the lab holds it, read from a scope's live index (docs/hipporag2.md).
 
 The scope holds the passages (documents), the graph's phrase and fact nodes (memories marked
-`graph_node`), each fact's vector, and two relation kinds: a passage `states` a fact (evidence
-`triples:N`) and a phrase is `synonym_of` another (evidence `cosine:C`). From the eligible ones:
+`graph_node`), each fact's vector (and, for the NER graph, each phrase's), and three relation
+kinds: a passage `states` a fact (evidence `triples:N`), a passage `mentions` a phrase (evidence
+`ner:LABELS`) and a phrase is `synonym_of` another (evidence `cosine:C`). From the eligible ones:
 
-- a phrase's holders are the passages stating a fact that names it;
+- a phrase's holders are the passages stating a fact that names it or mentioning it;
 - a context edge (passage, phrase) weighs 1 for each phrase a passage holds;
 - a relation edge adds N to (subject, object) and to (object, subject) for a passage stating a
   fact N times, unless subject and object are the same phrase;
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from protocols.profiles.hipporag2 import (
-    COSINE_REF, FACT_ENDS, GRAPH_NODE, NODE_FACT, NODE_PHRASE, PASSAGE, PHRASE, STATES, SYNONYM_OF, TRIPLES_REF,
+    COSINE_REF, FACT_ENDS, GRAPH_NODE, MENTIONS, NER_REF, NODE_FACT, NODE_PHRASE, PASSAGE, PHRASE, STATES, SYNONYM_OF,
+    TRIPLES_REF,
 )
 from server.errors import ApiError
 from server.hipporag2.whole_graph_pagerank import Transitions, transitions
@@ -35,6 +37,8 @@ class GraphTable:
     fact_rows: np.ndarray  # their rows in the node space matrix
     fact_ends: list[tuple[str, str, str]]  # (subject, "", object) per fact
     holders: dict[str, list[str]]  # phrase -> passages (node names are PASSAGE + id)
+    phrases: list[str]  # the held phrases with a live vector, ascending (the NER graph's link targets)
+    phrase_rows: np.ndarray  # their rows in the node space matrix
     walk: Transitions
     walk_rows: np.ndarray  # each passage's node position in the walk
     edges: int  # undirected edges
@@ -76,6 +80,9 @@ def _build(index, space_id: str, transition_bits: int) -> GraphTable:
             count = int(evidence)
             for pair in ((PHRASE + subject, PHRASE + obj), (PHRASE + obj, PHRASE + subject)):
                 stats[pair] = stats.get(pair, 0.0) + count
+    for source, target, _ in _eligible(index, MENTIONS, NER_REF):
+        if source in index.records and _is_phrase(index, target):
+            holders.setdefault(index.nodes[target].content, set()).add(source)
     for one, pids in holders.items():
         for pid in pids:
             stats[(PASSAGE + pid, PHRASE + one)] = 1.0
@@ -91,8 +98,12 @@ def _build(index, space_id: str, transition_bits: int) -> GraphTable:
     phrases = sorted({node[len(PHRASE):] for pair in undirected for node in pair if node.startswith(PHRASE)})
     nodes = [PASSAGE + pid for pid in passages] + [PHRASE + one for one in phrases]
     walk = transitions(nodes, undirected, transition_bits)
+    vectored, rows = _live(node_space, [rid for rid in index.nodes if _is_phrase(index, rid)])
+    linkable = sorted((index.nodes[rid].content, row) for rid, row in zip(vectored, rows.tolist())
+                      if index.nodes[rid].content in holders)
     return GraphTable(passages, passage_rows, facts, fact_rows, [(ends[rid][0], "", ends[rid][1]) for rid in facts],
-                      {one: sorted(pids) for one, pids in holders.items()}, walk,
+                      {one: sorted(pids) for one, pids in holders.items()},
+                      [one for one, _ in linkable], np.array([row for _, row in linkable], dtype=np.int64), walk,
                       np.arange(len(passages), dtype=np.int64), len(undirected))  # passages are the first nodes
 
 

@@ -14,14 +14,13 @@ import hashlib
 
 import numpy as np
 
-from ground.canonical import digest
 from protocols.profiles.hipporag2 import HIPPORAG2_PROFILES
 from server import validation
 from server.errors import ApiError
 from server.hipporag2.graph_table import graph_table
 from server.hipporag2.linking import seeds
+from server.hipporag2.page import graph_size, hits, page, walk_summary
 from server.hipporag2.ranking import rank
-from server.receipts import vector_sha256
 from server.retrieval import cosine
 
 
@@ -68,40 +67,17 @@ def search_hipporag2(index, body: dict) -> dict:
                              profile["linking"]["facts"])
         found = seeds(facts, dense, table.fact_ends, table.holders, profile)
         ranked = rank(table.walk, table.passages, dense, found, profile, limit, table.walk_rows)
-        hits = []
-        grid = float(1 << profile["pagerank"]["grid_bits"])
-        dense_of = {} if ranked.mass is not None else dict(zip(table.passages, dense.tolist()))
-        for i, (rid, mass) in enumerate(ranked.order, start=1):
-            record = index.records[rid]
-            binding = index.live_binding(space_id, rid)
-            # score: the mass's share of the whole on the PageRank order, the cosine on the dense order
-            hits.append({"rank": i, "id": rid, "score": dense_of[rid] if mass is None else mass / grid,
-                         "mass": mass, "revision": record.revision, "payload": record.payload,
-                         "embedding_receipt": None if binding is None else binding.receipt()})
-        missing = len(index.records) - space.live_count()
         section = {
-            "graph": {"passages": len(table.passages), "phrases": len(table.walk.nodes) - len(table.passages),
-                      "facts": len(table.facts), "edges": table.edges},
+            "graph": graph_size(table),
             "facts": [{"id": table.facts[f.index], "revision": index.nodes[table.facts[f.index]].revision,
                        "cosine": f.cosine, "score": f.score} for f in found.facts],
             "fact_range": list(found.fact_range),
             "dense_range": list(found.dense_range),
             "dense_digest": dense_digest(found.dense),
             "phrases": [{"phrase": one, "units": units} for one, units in found.phrases],
-            "iterations": 0 if ranked.mass is None else ranked.mass.iterations,
-            "last_change": 0 if ranked.mass is None else ranked.mass.last_change,
+            **walk_summary(ranked),
         }
-    return {
-        "method": "hipporag2", "profile": name, "profile_digest": digest(profile),
-        "parameters": {"limit": limit, "space_id": space_id},
-        "query_receipt": {"space_id": space_id, "vector_sha256": vector_sha256(vector)},
-        "hits": hits,
-        "hipporag2": section,
-        "coverage": {"source": True, "candidates": True, "graph": True, "embeddings": missing == 0,
-                     "complete": missing == 0},
-        "stop_reasons": [],
-        "work": {"records_examined": len(table.passages) + len(table.facts), "adjacency_examined": 0,
-                 "relations_examined": 0, "nodes_admitted": len(table.walk.nodes), "affinity_lookups": 0,
-                 "affinity_reuses": 0, "candidates_ranked": len(hits), "stale_relations_skipped": 0,
-                 "embeddings_missing": missing, "affinity_missing": 0},
-    }
+        found_hits = hits(index, space_id, table, ranked, dense, profile["pagerank"]["grid_bits"])
+        missing = len(index.records) - space.live_count()
+    return page("hipporag2", name, profile, limit, space_id, vector, found_hits, section, table, missing,
+                len(table.passages) + len(table.facts))

@@ -1,5 +1,7 @@
 """From a query's cosines to HippoRAG 2's seeds (protocols/profiles/hipporag2.py, docs/hipporag2.md).
 
+hipporag2_v1 (`seeds`):
+
 1. Facts: cosine to every fact text, min-max normalized; the top `facts` by cosine (ties by the
    fact's position: the route holds facts by record id) are linked, each with its normalized
    score on the 2^-32 grid.
@@ -8,6 +10,9 @@
    of floor(weight * 20 * 2^16) units.
 3. Passages: every passage's min-max normalized dense cosine, floor(score * 2^16) units (the 1/20
    passage node weight is the unit's factor 20).
+
+hipporag_ner_v1 (`entity_seeds`): each question entity's nearest phrase is a seed of 1 / its
+passage count, once however many entities name it; passages as in 3.
 """
 
 from __future__ import annotations
@@ -87,6 +92,28 @@ def seeds(fact_cosines: np.ndarray, dense_cosines: np.ndarray, facts: Sequence[t
     best = sorted(weights.items(), key=lambda item: (-item[1], item[0]))[: linking["phrases"]]
     unit = Fraction(passages["node_weight"]) / (1 << dense_bits)  # a passage seed's unit, as a weight
     phrases = [(one, int(weight / unit)) for one, weight in best]
-    dense_range = (float(dense_cosines.min()), float(dense_cosines.max()))
-    dense = grid(normalized(dense_cosines, *dense_range), dense_bits)
+    dense_range, dense = passage_seeds(dense_cosines, passages)
     return Seeds(linked, phrases, dense, fact_range, dense_range)
+
+
+def passage_seeds(dense_cosines: np.ndarray, passages: Mapping) -> tuple[tuple[float, float], np.ndarray]:
+    """(the dense range, every passage's seed units): its min-max normalized cosine on the grid."""
+    dense_range = (float(dense_cosines.min()), float(dense_cosines.max()))
+    return dense_range, grid(normalized(dense_cosines, *dense_range), passages["dense_bits"])
+
+
+@dataclass(frozen=True)
+class EntityLink:
+    entity: str  # the question's entity, as a phrase
+    phrase: str  # the graph's phrase nearest to it
+    cosine: float
+
+
+def entity_seeds(links: Sequence[EntityLink], dense_cosines: np.ndarray, holders: Mapping[str, Sequence[str]],
+                 profile: Mapping) -> Seeds:
+    passages = profile["passages"]
+    unit = Fraction(passages["node_weight"]) / (1 << passages["dense_bits"])
+    weights = {link.phrase: Fraction(1, len(holders[link.phrase])) for link in links}
+    best = sorted(weights.items(), key=lambda item: (-item[1], item[0]))
+    dense_range, dense = passage_seeds(dense_cosines, passages)
+    return Seeds([], [(one, int(weight / unit)) for one, weight in best], dense, (0.0, 0.0), dense_range)

@@ -21,10 +21,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from builders.hipporag2_graph import add_synonyms, build, fact_text, triples_of
-from evaluator.hipporag2_nodes import fact_key
+from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
+from evaluator.hipporag2_nodes import fact_key, phrase_key
 from evaluator.verification import recompute as rc
-from protocols.profiles.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE
+from protocols.profiles.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
 
 SCALE = 1 << 53
 AMBIGUOUS = 1e-9  # in normalized-score units: ulp differences are below 1e-15, the grid step is 2^-16
@@ -108,6 +108,8 @@ class Table:
     fact_units: np.ndarray  # unit rows (float32) of the facts, in `facts` order
     passage_units: np.ndarray  # unit rows (float32) of the passages, in `passages` order
     holders: dict[str, int]  # phrase -> how many passages hold it
+    phrases: list[str]  # the NER graph's phrases, ascending (the link targets; none for an imported graph)
+    phrase_units: np.ndarray  # their unit rows, widened to float64 once
     nodes: list[str]
     edges: tuple[np.ndarray, np.ndarray, np.ndarray]
     edge_count: int
@@ -123,7 +125,8 @@ def table(checker, transition_bits: int) -> Table:
 
 def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int) -> Table:
     docs = list(frozen.documents)
-    graph = build(docs, triples_of(frozen.relations))
+    ner = frozen.fixture[FIXTURE_SECTION]["graph"] == SECTION_GRAPHS[1]
+    graph = build_ner(docs, ner_output_of(frozen.relations)) if ner else build(docs, triples_of(frozen.relations))
     found: dict[str, list[tuple[str, float]]] = {}
     for a, b, cosine in frozen.fixture[FIXTURE_SECTION]["synonyms"]:
         found.setdefault(a, []).append((b, cosine))
@@ -139,8 +142,10 @@ def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int
     facts = sorted(by_record)
     fact_units = unit_rows([frozen.graph.vectors[fact_key(fact_text(by_record[r]))] for r in facts])
     passage_units = unit_rows([vector_of(r) for r in passages])  # float64 of the float32 vectors: exact
+    linkable = graph.phrases if ner else []
+    phrase_units = unit_rows([frozen.graph.vectors[phrase_key(one)] for one in linkable]).astype(np.float64)
     return Table(passages, facts, {r: (by_record[r][0], by_record[r][2]) for r in facts}, fact_units, passage_units,
-                 {one: len(ids) for one, ids in graph.holders.items()}, nodes,
+                 {one: len(ids) for one, ids in graph.holders.items()}, linkable, phrase_units, nodes,
                  edge_arrays(nodes, renamed, transition_bits), len(renamed))
 
 
@@ -185,17 +190,26 @@ def exact_cosines(units: np.ndarray, query: np.ndarray) -> np.ndarray:
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_cosines: np.ndarray,
                   dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> list[str]:
     """The first differences between a page and the recomputation (none: the page holds)."""
-    linking, passages, rules = profile["linking"], profile["passages"], profile["pagerank"]
-    graph = {"passages": len(mine.passages), "phrases": len(mine.nodes) - len(mine.passages),
-             "facts": len(mine.facts), "edges": mine.edge_count}
-    if section.get("graph") != graph:
-        return [f"graph {section.get('graph')}, recomputed {graph}"]
-    faults = _fact_failures(section, mine, fact_cosines, linking, tolerance)
+    linking, passages = profile["linking"], profile["passages"]
+    faults = graph_failures(section, mine) or _fact_failures(section, mine, fact_cosines, linking, tolerance)
     if faults:
         return faults
     phrases = _phrase_seeds(section["facts"], mine, linking, passages)
     if section.get("phrases") != phrases:
         return [f"phrases {section.get('phrases')}, recomputed {phrases}"]
+    return ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
+
+
+def graph_failures(section: Mapping, mine: Table) -> list[str]:
+    graph = {"passages": len(mine.passages), "phrases": len(mine.nodes) - len(mine.passages),
+             "facts": len(mine.facts), "edges": mine.edge_count}
+    return [] if section.get("graph") == graph else [f"graph {section.get('graph')}, recomputed {graph}"]
+
+
+def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray,
+                     phrases: Sequence[Mapping], profile: Mapping, limit: int, tolerance: float) -> list[str]:
+    """Given the phrase seeds (already checked): the dense seeds, the walk and the hits."""
+    passages, rules = profile["passages"], profile["pagerank"]
     low, high = section.get("dense_range") or [None, None]
     if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
             and abs(high - dense.max()) <= tolerance):

@@ -65,7 +65,7 @@ def recomputed(ids: dict) -> Table:
     return Table(passages, facts, {f: (by_id[f][0], by_id[f][2]) for f in facts},
                  unit_rows([np.array(by_id[f][3], dtype=np.float32) for f in facts]),
                  unit_rows([np.array(PASSAGES[k][1], dtype=np.float32) for k in sorted(PASSAGES, key=ids.get)]),
-                 {one: len(held) for one, held in graph.holders.items()}, nodes,
+                 {one: len(held) for one, held in graph.holders.items()}, [], np.zeros((0, 0)), nodes,
                  edge_arrays(nodes, undirected, HIPPORAG2["pagerank"]["transition_bits"]), len(undirected))
 
 

@@ -1,0 +1,100 @@
+"""The hipporag_ner route: `POST .../search/hipporag_ner` body -> entity links -> seeds -> PageRank -> page.
+
+The body carries the query's vector and its entities as phrases with their vectors (the fixture's
+hipporag2_graph section encodes them; the lab runs no model). Each entity links to the graph's
+phrase of highest exact cosine (ties by phrase): a float32 product ranks every phrase, and the
+exact cosine (cosine_exact_v1) decides among those within twice the float32 bound of the best, so
+the link is the one exact cosines of every phrase give. The page's `hipporag_ner` section carries
+the links with their cosines, the phrase seeds, the dense range and digest, the iteration count
+and the last step's change (evaluator/verification/verifiers/hipporag_ner.py recomputes each).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from protocols.profiles.hipporag2 import HIPPORAG_NER_PROFILES
+from server import validation
+from server.errors import ApiError
+from server.hipporag2.graph_table import GraphTable, graph_table
+from server.hipporag2.hipporag2_route import dense_digest
+from server.hipporag2.linking import EntityLink, entity_seeds
+from server.hipporag2.page import graph_size, hits, page, walk_summary
+from server.hipporag2.ranking import rank
+from server.receipts import vector_sha256
+from server.retrieval import cosine
+
+MAX_PHRASE_CHARS = 1024
+
+
+def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np.ndarray]]:
+    """The body's `entity_vectors`: at most `most` {phrase, vector}, phrases distinct and ascending."""
+    if not isinstance(value, list) or len(value) > most:
+        raise ApiError(422, "invalid_entity_vectors", f"entity_vectors must be a list of at most {most} "
+                                                      f"{{phrase, vector}} objects")
+    out = []
+    for i, entry in enumerate(value):
+        where = f"entity_vectors[{i}]"
+        if not isinstance(entry, dict) or set(entry) != {"phrase", "vector"}:
+            raise ApiError(422, "invalid_entity_vectors", f"{where} must be an object of exactly phrase and vector")
+        text = entry["phrase"]
+        if not isinstance(text, str) or not 0 < len(text) <= MAX_PHRASE_CHARS:
+            raise ApiError(422, "invalid_entity_vectors", f"{where}.phrase must be a string of 1 to "
+                                                          f"{MAX_PHRASE_CHARS} characters")
+        if out and text <= out[-1][0]:
+            raise ApiError(422, "invalid_entity_vectors", "entity_vectors' phrases must be distinct and ascending")
+        out.append((text, validation.query_vector(entry["vector"], f"{where}.vector", dimensions)))
+    return out
+
+
+def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]]) -> list[EntityLink]:
+    """Each entity's phrase of highest exact cosine, ties by phrase (the table's order)."""
+    if not entities:
+        return []
+    if not len(table.phrases):
+        raise ApiError(409, "no_phrase_vectors", "the scope's graph has no phrase with a vector: hipporag_ner links "
+                                                 "entities to the NER graph's phrases (docs/hipporag2.md)")
+    margin = 2.0 * (node_space.dimensions + 2) * 2.0 ** -24  # the float32 product's bound (cosine.py)
+    queries = [cosine.prepare_query(node_space, vector) for _, vector in entities]
+    estimates = (node_space.rows[: node_space.count] @ np.stack([q.unit32 for q in queries]).T)[table.phrase_rows]
+    links = []
+    for (text, _), query, estimate in zip(entities, queries, estimates.T):
+        close = np.flatnonzero(estimate >= estimate.max() - 2 * margin)
+        exact = cosine.exact_cosines(query, table.phrase_rows[close])
+        first = int(np.lexsort((close, -exact))[0])  # phrases are held ascending: the position breaks ties
+        links.append(EntityLink(text, table.phrases[int(close[first])], float(exact[first])))
+    return links
+
+
+def search_hipporag_ner(index, body: dict) -> dict:
+    """POST .../search/hipporag_ner: validate, link, rank on the live index, and build the page (no fence)."""
+    name = validation.profile_name(body["profile"], HIPPORAG_NER_PROFILES)
+    profile = HIPPORAG_NER_PROFILES[name]
+    space_id = body["space_id"]
+    space = validation.bound_space(space_id, index.spaces)
+    vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
+    entities = entity_vectors(body["entity_vectors"], space.dimensions, profile["linking"]["max_entities"])
+    limit = validation.integer(body["limit"], "limit", 1, profile["limit_max"])
+    with index.lock:
+        table = graph_table(index, space_id, profile["pagerank"]["transition_bits"])
+        if not len(table.passages):
+            raise ApiError(409, "no_passages", f"scope {index.scope} holds no passage with a vector in {space_id}")
+        links = nearest(index.node_spaces[space_id], table, entities)
+        dense = cosine.exact_cosines(cosine.prepare_query(space, vector), table.passage_rows)
+        found = entity_seeds(links, dense, table.holders, profile)
+        ranked = rank(table.walk, table.passages, dense, found, profile, limit, table.walk_rows)
+        section = {
+            "graph": graph_size(table),
+            "entities": [{"entity": link.entity, "vector_sha256": vector_sha256(one), "phrase": link.phrase,
+                          "cosine": link.cosine} for link, (_, one) in zip(links, entities)],
+            "dense_range": list(found.dense_range),
+            "dense_digest": dense_digest(found.dense),
+            "phrases": [{"phrase": one, "units": units} for one, units in found.phrases],
+            **walk_summary(ranked),
+        }
+        found_hits = hits(index, space_id, table, ranked, dense, profile["pagerank"]["grid_bits"])
+        missing = len(index.records) - space.live_count()
+    return page("hipporag_ner", name, profile, limit, space_id, vector, found_hits, section, table, missing,
+                len(table.passages) + len(table.phrases))
