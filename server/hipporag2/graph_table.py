@@ -53,6 +53,14 @@ def graph_table(index, space_id: str, transition_bits: int) -> GraphTable:
     return cached[1]
 
 
+def passages_table(index, space_id: str, transition_bits: int) -> GraphTable:
+    """The table, refused (409) when no passage has a vector in the space."""
+    table = graph_table(index, space_id, transition_bits)
+    if not len(table.passages):
+        raise ApiError(409, "no_passages", f"scope {index.scope} holds no passage with a vector in {space_id}")
+    return table
+
+
 def _live(space, ids) -> tuple[list[str], np.ndarray]:
     kept = [rid for rid in sorted(ids) if rid in space.bindings and space.live[space.bindings[rid].row]]
     return kept, np.array([space.bindings[rid].row for rid in kept], dtype=np.int64)

@@ -10,23 +10,15 @@ the dense order, when no fact links a phrase).
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from protocols.profiles.hipporag2 import HIPPORAG2_PROFILES
-from server import validation
-from server.errors import ApiError
-from server.hipporag2.graph_table import graph_table
+from server.hipporag2.graph_table import passages_table
 from server.hipporag2.linking import seeds
-from server.hipporag2.page import graph_size, hits, page, walk_summary
+from server.hipporag2.page import graph_size, hits, page, seeds_and_walk
 from server.hipporag2.ranking import rank
+from server.hipporag2.request import parsed
 from server.retrieval import cosine
-
-
-def dense_digest(dense: np.ndarray) -> str:
-    """SHA-256 of the dense seeds as little-endian int64, in ascending passage id order."""
-    return hashlib.sha256(np.asarray(dense, dtype="<i8").tobytes()).hexdigest()
 
 
 def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarray:
@@ -51,16 +43,9 @@ def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarr
 
 def search_hipporag2(index, body: dict) -> dict:
     """POST .../search/hipporag2: validate, rank on the live index, and build the page (no fence)."""
-    name = validation.profile_name(body["profile"], HIPPORAG2_PROFILES)
-    profile = HIPPORAG2_PROFILES[name]
-    space_id = body["space_id"]
-    space = validation.bound_space(space_id, index.spaces)
-    vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
-    limit = validation.integer(body["limit"], "limit", 1, profile["limit_max"])
+    name, profile, space_id, space, vector, limit = parsed(index, body, HIPPORAG2_PROFILES)
     with index.lock:
-        table = graph_table(index, space_id, profile["pagerank"]["transition_bits"])
-        if not len(table.passages):
-            raise ApiError(409, "no_passages", f"scope {index.scope} holds no passage with a vector in {space_id}")
+        table = passages_table(index, space_id, profile["pagerank"]["transition_bits"])
         query = cosine.prepare_query(space, vector)
         dense = cosine.exact_cosines(query, table.passage_rows)
         facts = fact_cosines(cosine.Query(index.node_spaces[space_id], query.unit64, query.unit32), table.fact_rows,
@@ -72,10 +57,7 @@ def search_hipporag2(index, body: dict) -> dict:
             "facts": [{"id": table.facts[f.index], "revision": index.nodes[table.facts[f.index]].revision,
                        "cosine": f.cosine, "score": f.score} for f in found.facts],
             "fact_range": list(found.fact_range),
-            "dense_range": list(found.dense_range),
-            "dense_digest": dense_digest(found.dense),
-            "phrases": [{"phrase": one, "units": units} for one, units in found.phrases],
-            **walk_summary(ranked),
+            **seeds_and_walk(ranked),
         }
         found_hits = hits(index, space_id, table, ranked, dense, profile["pagerank"]["grid_bits"])
         missing = len(index.records) - space.live_count()

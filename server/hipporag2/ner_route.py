@@ -18,11 +18,11 @@ import numpy as np
 from protocols.profiles.hipporag2 import HIPPORAG_NER_PROFILES
 from server import validation
 from server.errors import ApiError
-from server.hipporag2.graph_table import GraphTable, graph_table
-from server.hipporag2.hipporag2_route import dense_digest
+from server.hipporag2.graph_table import GraphTable, passages_table
 from server.hipporag2.linking import EntityLink, entity_seeds
-from server.hipporag2.page import graph_size, hits, page, walk_summary
+from server.hipporag2.page import graph_size, hits, page, seeds_and_walk
 from server.hipporag2.ranking import rank
+from server.hipporag2.request import parsed
 from server.receipts import vector_sha256
 from server.retrieval import cosine
 
@@ -70,17 +70,10 @@ def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]
 
 def search_hipporag_ner(index, body: dict) -> dict:
     """POST .../search/hipporag_ner: validate, link, rank on the live index, and build the page (no fence)."""
-    name = validation.profile_name(body["profile"], HIPPORAG_NER_PROFILES)
-    profile = HIPPORAG_NER_PROFILES[name]
-    space_id = body["space_id"]
-    space = validation.bound_space(space_id, index.spaces)
-    vector = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
+    name, profile, space_id, space, vector, limit = parsed(index, body, HIPPORAG_NER_PROFILES)
     entities = entity_vectors(body["entity_vectors"], space.dimensions, profile["linking"]["max_entities"])
-    limit = validation.integer(body["limit"], "limit", 1, profile["limit_max"])
     with index.lock:
-        table = graph_table(index, space_id, profile["pagerank"]["transition_bits"])
-        if not len(table.passages):
-            raise ApiError(409, "no_passages", f"scope {index.scope} holds no passage with a vector in {space_id}")
+        table = passages_table(index, space_id, profile["pagerank"]["transition_bits"])
         links = nearest(index.node_spaces[space_id], table, entities)
         dense = cosine.exact_cosines(cosine.prepare_query(space, vector), table.passage_rows)
         found = entity_seeds(links, dense, table.holders, profile)
@@ -89,10 +82,7 @@ def search_hipporag_ner(index, body: dict) -> dict:
             "graph": graph_size(table),
             "entities": [{"entity": link.entity, "vector_sha256": vector_sha256(one), "phrase": link.phrase,
                           "cosine": link.cosine} for link, (_, one) in zip(links, entities)],
-            "dense_range": list(found.dense_range),
-            "dense_digest": dense_digest(found.dense),
-            "phrases": [{"phrase": one, "units": units} for one, units in found.phrases],
-            **walk_summary(ranked),
+            **seeds_and_walk(ranked),
         }
         found_hits = hits(index, space_id, table, ranked, dense, profile["pagerank"]["grid_bits"])
         missing = len(index.records) - space.live_count()

@@ -6,6 +6,7 @@ None on the dense order (its score the cosine), so the evaluator can check eithe
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -34,9 +35,18 @@ def graph_size(table: GraphTable) -> dict:
             "facts": len(table.facts), "edges": table.edges}
 
 
-def walk_summary(ranked: Ranked) -> dict:
-    """The iteration count and the last step's change (both 0 on the dense order)."""
-    return {"iterations": 0 if ranked.mass is None else ranked.mass.iterations,
+def dense_digest(dense: np.ndarray) -> str:
+    """SHA-256 of the dense seeds as little-endian int64, in ascending passage id order."""
+    return hashlib.sha256(np.asarray(dense, dtype="<i8").tobytes()).hexdigest()
+
+
+def seeds_and_walk(ranked: Ranked) -> dict:
+    """The section's tail: the dense range and digest, the phrase seeds, the iteration count and
+    the last step's change (both 0 on the dense order)."""
+    found = ranked.seeds
+    return {"dense_range": list(found.dense_range), "dense_digest": dense_digest(found.dense),
+            "phrases": [{"phrase": one, "units": units} for one, units in found.phrases],
+            "iterations": 0 if ranked.mass is None else ranked.mass.iterations,
             "last_change": 0 if ranked.mass is None else ranked.mass.last_change}
 
 
