@@ -76,11 +76,12 @@ def graph_builder_pin(graph: Path, graph_format: str, producer: str, allow: list
 def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
                  version: str, title: str | None = None, dataset: dict | None = None,
                  template: Path | None = None, check: Callable[[dict, Path], object] | None = None,
-                 graph_builder: dict | None = None) -> dict:
+                 graph_builder: dict | None = None, ner_graph: bool = False) -> dict:
     """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
     import would refuse. With `graph_builder` (graph_builder_pin) the protocol imports that graph
     and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
-    IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY)."""
+    IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). With `ner_graph` it builds document_ner_graph_v1 and
+    adds hipporag_ner (HIPPORAG_NER_FAMILY without graph_ppr, which the layout's template lacks)."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -116,6 +117,13 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
                          primary_contrast={**IMPORTED_GRAPH_FAMILY.primary_contrast, "label": "confirmatory"})
         # and HippoRAG 2 over the same graph (docs/hipporag2.md), the title kept
         protocol = replace(HIPPORAG2_FAMILY, title_suffix="").derive(family.derive(protocol, version), version)
+    if ner_graph:
+        from dataclasses import replace
+
+        from protocols.registry import HIPPORAG_NER_FAMILY
+
+        requires = {k: v for k, v in HIPPORAG_NER_FAMILY.requires.items() if k != "graph_ppr"}
+        protocol = replace(HIPPORAG_NER_FAMILY, requires=requires, title_suffix=" (NER graph)").derive(protocol, version)
     protocol = validate_protocol(protocol)
     if check is not None:
         check(protocol, questions.parent)

@@ -235,6 +235,9 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow", action="append", default=[], metavar="RULE",
                         help=f"with --graph: a passage rule to count instead of refuse (repeatable): "
                              f"{', '.join(PASSAGE_RULES)}")
+    parser.add_argument("--ner-graph", action="store_true",
+                        help="build the spaCy entity graph (document_ner_graph_v1) and add HippoRAG 2's PageRank "
+                             "over it, hipporag_ner (docs/hipporag2.md); not with --graph")
 
 
 def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
@@ -247,6 +250,8 @@ def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None 
     graph_flags = (args.graph_format, args.producer) + tuple(args.allow)
     if args.graph is None and any(graph_flags):
         raise RefusedInput("--graph-format, --producer and --allow go with --graph")
+    if args.graph is not None and args.ner_graph:
+        raise RefusedInput("--graph and --ner-graph are two graphs: a protocol imports one or builds the other")
     if args.graph is not None and not (args.graph_format and args.producer):
         raise RefusedInput("--graph needs --graph-format and --producer (docs/graph-import.md)")
     builder = (graph_builder_pin(args.graph, args.graph_format, args.producer, args.allow)
@@ -258,7 +263,7 @@ def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None 
         questions=args.questions, corpus=args.corpus, layout=args.layout, test=args.test,
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
-                 "attribution": args.attribution}, check=check, graph_builder=builder)
+                 "attribution": args.attribution}, check=check, graph_builder=builder, ner_graph=args.ner_graph)
     locks.check_frozen(args.output, protocol)  # its name is not the lab's, nor one frozen beside it
     save(args.output, protocol)
     frozen = locks.freeze(args.output, protocol)

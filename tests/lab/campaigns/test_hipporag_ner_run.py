@@ -1,5 +1,5 @@
 """hipporag_ner as a user meets it (docs/hipporag2.md): the own-data page's question and passages
-under a protocol of `lab protocol new` given the NER graph and hipporag_ner, through `lab run` with
+under a protocol of `lab protocol new --ner-graph`, through `lab run` with
 the real model, the real spaCy pipeline and a real lab; then `lab audit` failing on a hand-edited
 phrase seed, entity link, mass, iteration count or synonym edge."""
 
@@ -27,19 +27,25 @@ def finished(tmp_path_factory) -> Path:
     (folder / "data" / "corpus.json").write_text(own["hipporag_*"], encoding="utf-8")
     lab_cli("protocol", "new", "--questions", folder / "data" / "questions.json", "--corpus",
             folder / "data" / "corpus.json", "--layout", "hipporag_musique_v1", "--test", "all",
-            "--output", folder / "mine-v1.json")
-    protocol = json.loads((folder / "mine-v1.json").read_text(encoding="utf-8"))
-    protocol["protocol_version"] = "mine-ner-v1"
-    protocol["graph_builder"] = {"method": "document_ner_graph_v1"}
-    protocol["methods"]["hipporag_ner"] = {"route": "hipporag_ner", "profile": "hipporag_ner_v1", "limit": 10}
-    protocol["ranking_profiles"]["hipporag_ner_v1"] = HIPPORAG_NER
-    (folder / "mine-ner-v1.json").write_text(json.dumps(protocol, indent=2), encoding="utf-8")
+            "--output", folder / "mine-ner-v1.json", "--ner-graph")
+    protocol = json.loads((folder / "mine-ner-v1.json").read_text(encoding="utf-8"))
+    assert protocol["graph_builder"] == {"method": "document_ner_graph_v1"}
+    assert protocol["ranking_profiles"]["hipporag_ner_v1"] == HIPPORAG_NER
+    assert protocol["evaluation"]["primary_contrast"]["candidate"] == "hipporag_ner"
     run_dir = folder / "runs" / "ner"
     done = lab_cli("run", "--protocol", folder / "mine-ner-v1.json", "--data-dir", folder / "data",
                    "--run-dir", run_dir, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "== audit: exit 0" in done.stderr  # the stage's own output goes to its process
     return run_dir
+
+
+def test_ner_graph_and_an_imported_graph_are_refused_together(tmp_path):
+    done = lab_cli("protocol", "new", "--questions", tmp_path / "q.json", "--layout", "musique_v1", "--test", "all",
+                   "--output", tmp_path / "x.json", "--ner-graph", "--graph", tmp_path / "g.json", "--graph-format",
+                   "lab_triples_v1", "--producer", "me", check=False)
+    assert done.returncode == 2 and "--graph and --ner-graph" in done.stderr
+    assert not (tmp_path / "x.json").exists()
 
 
 def row_of(report: dict) -> dict:
