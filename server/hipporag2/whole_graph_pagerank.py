@@ -78,11 +78,15 @@ def reset_vector(seeds: np.ndarray, grid_bits: int) -> np.ndarray:
 def pagerank(walk: Transitions, reset: np.ndarray, max_iterations: int) -> Mass:
     shift = walk.transition_bits + 1  # the damping 1/2 folded into the shift
     kept = reset >> 1
-    mass, change = reset, 0
+    mass = reset
     for step in range(1, max_iterations + 1):
-        following = kept + ((walk.incoming @ mass) >> shift)
-        change = int(np.abs(following - mass).sum())
+        following = walk.incoming @ mass
+        following >>= shift
+        following += kept
+        # equality is the only question before the bound, and cheaper than the change it implies
+        if np.array_equal(following, mass):
+            return Mass(following, step, 0)
+        if step == max_iterations:
+            return Mass(following, step, int(np.abs(following - mass).sum()))
         mass = following
-        if change == 0:
-            return Mass(mass, step, 0)
-    return Mass(mass, max_iterations, change)
+    return Mass(mass, 0, 0)

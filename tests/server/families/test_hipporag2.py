@@ -186,6 +186,23 @@ def test_the_verifiers_walk_is_another_algorithm_with_the_same_bits(seed):
     assert np.array_equal(mass, server.mass) and (iterations, change) == (server.iterations, server.last_change)
 
 
+@pytest.mark.parametrize(("seeds", "bound", "stops_at"), [
+    ([1, 0, 0, 0], 60, 37), ([3, 1, 0, 2], 60, 12), ([1, 1, 1, 1], 60, 10),  # a fixed point before the bound
+    ([1, 0, 0, 0], 20, 20), ([3, 1, 0, 2], 5, 5), ([3, 1, 0, 2], 0, 0),  # the bound first: its change is printed
+])
+def test_the_walk_stops_at_its_fixed_point_or_its_bound_as_the_verifier_does(seeds, bound, stops_at):
+    from evaluator.verification.verifiers import hipporag2 as verifier
+
+    nodes = ["a", "b", "c", "d"]
+    edges = {("a", "b"): 1.0, ("b", "c"): 2.0, ("c", "d"): 1.0, ("a", "d"): 0.5}
+    vector = np.array(seeds, dtype=np.int64)
+    server = pagerank(transitions(nodes, edges, 26), reset_vector(vector, 36), bound)
+    mass, iterations, change = verifier.walk(verifier.edge_arrays(nodes, edges, 26), vector, 36, 26, bound)
+    assert np.array_equal(mass, server.mass) and (iterations, change) == (server.iterations, server.last_change)
+    assert server.iterations == stops_at
+    assert (server.last_change == 0) == (stops_at < bound or bound == 0)
+
+
 def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():
     from evaluator.verification.verifiers import hipporag2 as verifier
 
