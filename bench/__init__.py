@@ -23,7 +23,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "hipporag2-pagerank": ("bench.peers.hipporag2_pagerank", "HippoRAG 2's whole-graph PageRank beside igraph's (prpack): p50 ratio and top-10 agreement"),
     "validate": ("bench.bench_validate", "ms per page of the independent checks of a finished run, in process and on Dask"),
     "compare-campaigns": ("bench.design.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),
-    "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples from a fresh lab"),
+    "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples (--search: a page of every search route) from a fresh lab"),
     "graph-v3-dev": ("bench.design.graph_v3_dev", "graph-v3 design harness over development queries only"),
     "graph-v4-dev": ("bench.design.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
     "prf-dev": ("bench.design.prf_dev", "PRF design harness (RM3, Rocchio, their fusion) over development queries only"),

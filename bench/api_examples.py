@@ -1,21 +1,29 @@
-"""Generate the store-route examples of docs/api.md by calling a real, fresh lab.
+"""Generate the examples of docs/api.md by calling a real, fresh lab.
 
 Prints Markdown to stdout (each request and the server's actual answer); tokens are replaced by
-`<token>`. The search routes' section of docs/api.md is maintained separately.
+`<token>`. With `--search`, a page of every search route instead ("A page of every route"): one
+scope holds five passages with 3-d vectors, two title-graph relations, two entity relations, and a
+small HippoRAG 2 graph (three phrase nodes, two fact nodes, their vectors, `states` and `mentions`
+relations); each route of the registry (protocols/routes.py) is then asked once with limit 2 and
+`include_payload: false`.
 
     lab bench api-examples > /tmp/api-examples.md
+    lab bench api-examples --search > /tmp/search-examples.md
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
 
 from evaluator.connection.client import LabClient
 from evaluator.connection.lab_process import start_lab
+from protocols.route import ENTITIES, ENTITY_VECTORS, TEXT, VECTOR, VECTOR_IF_HYBRID_SEED
+from protocols.routes import ROUTES
 
 SPACE = {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "revision": "sha256:example",
          "dimensions": 4}
@@ -30,9 +38,118 @@ def _show(value, tokens: list[str]) -> str:
     return text
 
 
+SEARCH_SPACE = {**SPACE, "dimensions": 3}
+TOOL = {"origin": "tool_observation", "method": "example", "method_revision": "1", "model": None}
+PASSAGES = {
+    "seine": ("Seine\nThe Seine flows through Paris.", [0.9, 0.3, 0.1]),
+    "paris": ("Paris\nParis is the capital of France.", [0.7, 0.6, 0.2]),
+    "france": ("France\nFrance is a country in Europe.", [0.2, 0.9, 0.3]),
+    "loire": ("Loire\nThe Loire is the longest river in France.", [0.8, 0.1, 0.5]),
+    "lyon": ("Lyon\nLyon lies on the Rhone.", [0.3, 0.2, 0.9]),
+}
+PHRASES = {"seine": [0.9, 0.2, 0.1], "paris": [0.6, 0.7, 0.1], "france": [0.1, 0.9, 0.4]}
+FACTS = {("seine", "flows through", "paris"): ("seine", [0.8, 0.5, 0.1]),
+         ("paris", "capital of", "france"): ("paris", [0.4, 0.8, 0.2])}
+QUESTION = ("Which river flows through the capital of France?", [0.8, 0.5, 0.2])
+METHOD_FIELDS = {"seed": "hybrid", "expansion": {"max_depth": 2}, "graph_mode": "force", "min_score": -1.0}
+
+
+def _items(values: list[dict]) -> dict:
+    return {"items": values}
+
+
+def build_world(client: LabClient) -> dict:
+    """The scope's records; returns the space id."""
+    s = f"/api/v1/scopes/{client.scope}"
+    docs = [{"idempotency_key": key, "external_id": key,
+             "payload": {"content": text, "metadata": {"title": text.split(chr(10))[0]}}}
+            for key, (text, _) in PASSAGES.items()]
+    nodes = [{"idempotency_key": f"phrase-{p}", "external_id": f"~e:{p}",
+              "payload": {"content": p, "metadata": {"graph_node": "phrase"}}} for p in PHRASES]
+    nodes += [{"idempotency_key": f"fact-{s_}-{o}", "external_id": f"~f:{s_}-{o}",
+               "payload": {"content": str((s_, r, o)), "metadata": {"graph_node": "fact", "subject": s_, "object": o}}}
+              for s_, r, o in FACTS]
+    made = client.request("POST", f"{s}/memories", _items(docs + nodes)).json()["receipts"]
+    ids = {item["external_id"]: receipt["id"] for item, receipt in zip(docs + nodes, made)}
+    vectors = [(ids[key], vector) for key, (_, vector) in PASSAGES.items()]
+    vectors += [(ids[f"~e:{p}"], vector) for p, vector in PHRASES.items()]
+    vectors += [(ids[f"~f:{s_}-{o}"], vector) for (s_, _, o), (_, vector) in FACTS.items()]
+    bound = client.request("POST", f"{s}/embeddings", _items([
+        {"idempotency_key": f"emb-{rid}", "record_id": rid, "revision": 1, "space": SEARCH_SPACE, "vector": vector}
+        for rid, vector in vectors])).json()["receipts"]
+
+    def relation(key: str, kind: str, source: str, target: str, evidence: str) -> dict:
+        return {"idempotency_key": key, "external_id": key, "kind": kind, "source": {"id": ids[source], "revision": 1},
+                "target": {"id": ids[target], "revision": 1}, "provenance": {**TOOL, "evidence_ref": evidence}}
+
+    relations = [relation("r1", "semantic_related", "seine", "paris", "title:Paris"),
+                 relation("r2", "semantic_related", "paris", "france", "title:France"),
+                 relation("r3", "shares_entity", "seine", "paris", "entity:Paris"),
+                 relation("r4", "shares_entity", "paris", "france", "entity:France")]
+    relations += [relation(f"states-{s_}-{o}", "states", passage, f"~f:{s_}-{o}", "triples:1")
+                  for (s_, _, o), (passage, _) in FACTS.items()]
+    relations += [relation(f"mentions-{p}", "mentions", p, f"~e:{p}", "ner:GPE") for p in PHRASES]
+    client.request("POST", f"{s}/relations", _items(relations))
+    return {"space_id": bound[0]["space_id"]}
+
+
+def body(route: str, space_id: str) -> dict:
+    """The request of the route's first profile for the example question, in wire order."""
+    declared = ROUTES[route]
+    text, vector = QUESTION
+    out: dict = {}
+    for name in declared.request:
+        if name == TEXT:
+            out["query"] = text
+        elif name in (VECTOR, VECTOR_IF_HYBRID_SEED):
+            out.update(query_vector=vector, space_id=space_id)
+        elif name == ENTITIES:
+            out["query_entities"] = ["France", "Paris"]
+        elif name == ENTITY_VECTORS:
+            out["entity_vectors"] = [{"phrase": "france", "vector": PHRASES["france"]},
+                                     {"phrase": "paris", "vector": PHRASES["paris"]}]
+        elif name == "profile":
+            out["profile"] = next(iter(declared.profiles))
+        elif name == "limit":
+            out["limit"] = 2
+        else:
+            out[name] = METHOD_FIELDS[name]
+    return {**out, "include_payload": False}
+
+
+def _dumps(value) -> str:
+    """Indented JSON with each short list of numbers or strings on one line."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return re.sub(r"\[\n\s+((?:(?:-?[0-9.e+-]+|\"[^\"\n]*\"),\n\s+){0,7}(?:-?[0-9.e+-]+|\"[^\"\n]*\"))\n\s+\]",
+                  lambda m: "[" + re.sub(r",\n\s+", ", ", m.group(1)) + "]", text)
+
+
+def search_examples(tmp: Path) -> list[str]:
+    lab = start_lab(tmp / "db", tmp / "access.json")
+    client = LabClient(lab.access)
+    out = []
+    try:
+        space_id = build_world(client)["space_id"]
+        for route in ROUTES:
+            request = body(route, space_id)
+            response = client.request("POST", f"/api/v1/scopes/{client.scope}/search/{route}", request)
+            out.append(f"#### Search: {route}\n\n```http\nPOST /api/v1/scopes/{client.scope}/search/{route}\n"
+                       f"Authorization: Bearer <token>\n\n{_dumps(request)}\n```\n")
+            out.append(f"`{response.status_code}`\n\n```json\n{_dumps(response.json())}\n```\n")
+    finally:
+        client.close()
+        lab.stop()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="lab bench api-examples", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
+    parser = argparse.ArgumentParser(prog="lab bench api-examples", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--search", action="store_true", help="a page of every search route instead")
+    if parser.parse_args(argv).search:
+        with tempfile.TemporaryDirectory() as tmp:
+            print("\n".join(search_examples(Path(tmp))))
+        return 0
     out: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         lab = start_lab(Path(tmp) / "db", Path(tmp) / "access.json")

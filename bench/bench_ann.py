@@ -10,7 +10,7 @@ Vectors are generated directly (384-d, float32 unit rows, fixed seeds): `random`
 directions (the hardest case for a graph index: no structure at all), `clustered` = a mixture of
 size/100 Gaussian topics plus noise (closer to real text embeddings, which live near a
 low-dimensional manifold). Queries are held-out vectors of the same distribution. The lane runs
-in process exactly as the server runs it (server/ann: faiss HNSW from record-id order, every hit
+in process exactly as the server runs it (server/families/ann: faiss HNSW from record-id order, every hit
 rescored with the exact cosine); "exact" is `cosine_exact_v1` (server/retrieval/cosine.py, the
 int8-prefiltered exact scan) on the same index. recall@10 = |ANN top 10 ∩ exact top 10| / 10.
 Memory = growth of this process's RSS while the HNSW index is built (the graph plus faiss's own
@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
 
-from server.ann.engine import build  # noqa: E402
-from protocols.profiles.ann import ANN_PROFILES  # noqa: E402
+from server.families.ann.engine import build  # noqa: E402
+from protocols.families.ann import ANN_PROFILES  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402
 from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
 
@@ -96,7 +96,7 @@ def lab_lane(n: int, distribution: str, queries: int) -> dict:
     ann_mib = (process.memory_info().rss - rss0) / 2**20
     import faiss
     index_bytes = len(faiss.serialize_index(built.index))  # the graph and faiss's float32 copy, exactly
-    from server.ann.engine import HnswIndex
+    from server.families.ann.engine import HnswIndex
     lane = HnswIndex(PROFILE)
     ann_ms, exact_ms, ann_cpu, exact_cpu, recalls = [], [], [], [], []
     for q in qs:

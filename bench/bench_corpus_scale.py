@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 
 from builders.embedding import BuildOptions, build, decode_vector, open_provider
-from builders.graph import build_for_source
+from builders.title_graph import build_for_source
 from importer import import_source
 from protocols.new import new_protocol
-from protocols.profiles.ann import ANN_PROFILES
-from server.ann.engine import build as build_hnsw
+from protocols.families.ann import ANN_PROFILES
+from server.families.ann.engine import build as build_hnsw
 from server.retrieval.indexes import Indexes
 
 REPO = Path(__file__).resolve().parents[1]

@@ -79,7 +79,7 @@ class SourceOrder(Batching):
 
 def imported_source(sample: Path) -> tuple[dict, str]:
     from importer import import_source
-    from builders.graph import build_for_source
+    from builders.title_graph import build_for_source
 
     with tempfile.TemporaryDirectory() as tmp:
         out, rel = Path(tmp) / "source.json", Path(tmp) / "relations.json"

@@ -234,7 +234,7 @@ def stage(name: str, args: list, results: dict, lab: RssSampler | None = None,
 
 def rebuild_graph(source_path: Path, relations_path: Path) -> None:
     """The graph stage on its own: rebuild relations.json from source.json, compare with the import's."""
-    from builders.graph import build_for_source
+    from builders.title_graph import build_for_source
 
     source = load_json(source_path, "source")
     rebuilt = build_for_source(source, digest(source))

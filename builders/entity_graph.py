@@ -1,6 +1,6 @@
 """`document_entity_graph_v1`: the title graph plus edges between paragraphs that share a rare name.
 
-The title graph (`document_title_graph_v1`, builders/graph.py) links a paragraph to a document only
+The title graph (`document_title_graph_v1`, builders/title_graph.py) links a paragraph to a document only
 when it mentions that document's *whole* title. Many bridges of a multi-hop question are not
 written that way: two paragraphs name the same director ("directed by Raoul Walsh") and neither is
 his page. This builder reads names from capitalization alone (builders/names.py) and adds one
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from builders import graph as title_graph
+from builders import title_graph
 from builders.names import JOINERS, LEADING, MIN_SINGLE_CHARS, name_runs, run_keys
 from ground.canonical import digest
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from builders import entity_graph, graph, imported_graph, ner_graph
+from builders import entity_graph, imported_graph, ner_graph, title_graph
 
 BUILDERS: dict[str, ModuleType] = {
-    graph.METHOD: graph,  # document_title_graph_v1 (docs/design.md §5.1)
+    title_graph.METHOD: title_graph,  # document_title_graph_v1 (docs/design.md §5.1)
     entity_graph.METHOD: entity_graph,  # document_entity_graph_v1 (docs/graph-v4.md)
     ner_graph.METHOD: ner_graph,  # document_ner_graph_v1 (docs/field-graphs.md)
     imported_graph.METHOD: imported_graph,  # imported_triples_v1 (docs/graph-import.md)
@@ -26,7 +26,7 @@ SOURCE_BUILDERS: dict[str, Callable[..., dict]] = {name: module.build_for_source
 
 def builder(method: object) -> ModuleType:
     if not isinstance(method, str) or method not in BUILDERS:
-        raise graph.GraphInputError(f"no graph builder {method!r}; builders: {', '.join(BUILDERS)}")
+        raise title_graph.GraphInputError(f"no graph builder {method!r}; builders: {', '.join(BUILDERS)}")
     return BUILDERS[method]
 
 
@@ -34,7 +34,7 @@ def rebuild(relations_file: dict) -> dict:
     """Rebuild a relations.json value, with the builder it names, from the projection and source
     digest it records."""
     if not isinstance(relations_file, dict) or "projection" not in relations_file or "source_digest" not in relations_file:
-        raise graph.GraphInputError("relations file has no projection or source_digest to rebuild from")
+        raise title_graph.GraphInputError("relations file has no projection or source_digest to rebuild from")
     module = builder(relations_file.get("method"))
     if hasattr(module, "rebuild_file"):  # a builder with a pinned model output (or imported graph) rebuilds from it
         return module.rebuild_file(relations_file)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from builders import graph as title_graph
+from builders import title_graph
 from builders.ner import normalize
 from ground.canonical import digest
 from ground.fast_canonical import digest_finite

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from builders import entity_graph, ner
-from builders import graph as title_graph
+from builders import title_graph
 from ground.canonical import digest
 
 METHOD = "document_ner_graph_v1"

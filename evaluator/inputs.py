@@ -13,17 +13,16 @@ from functools import cached_property
 import numpy as np
 
 from builders.embedding import FixtureError, decode_vector, validate_fixture, vector_sha256
-from builders.graph import GraphInputError, project
+from builders.embedding.sections import SECTIONS, LabRecords
+from builders.title_graph import GraphInputError, project
 from builders.graph_builders import rebuild
 from evaluator.entity_relations import entity_failures
-from evaluator.hipporag2_nodes import GraphNodes, graph_nodes, question_phrases, section_failures
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
 from protocols.graph_file import GRAPH_FILE, passage_policy
-from protocols.profiles.hipporag2 import FIXTURE_SECTION
 from protocols.schema import load_protocol
 
 __all__ = ["Frozen", "InputMismatch", "frozen_received", "frozen_view", "load_frozen", "vector_sha256"]
@@ -54,23 +53,28 @@ class Frozen:
         return {doc["id"]: doc for doc in self.source["documents"]}
 
     @cached_property
-    def graph(self) -> GraphNodes:
-        """HippoRAG 2's node memories, fact vectors and edges, when the fixture has its section."""
-        return graph_nodes(self.fixture, self.relations)
+    def records(self) -> LabRecords:
+        """What the lab holds beyond documents: the node memories, vectors and relations of every
+        fixture section a method family brings (builders/embedding/sections/)."""
+        held = LabRecords()
+        for name, section in SECTIONS.items():
+            if name in self.fixture:
+                held.add(section.records(self.fixture, self.relations))
+        return held
 
     def lab_vector(self, key: str) -> np.ndarray:
-        """The vector the lab binds to a document or a fact node."""
+        """The vector the lab binds to a document or a node memory."""
         vector = self.doc_vectors.get(key)
-        return self.graph.vectors[key] if vector is None else vector
+        return self.records.vectors[key] if vector is None else vector
 
     def lab_receipt(self, key: str) -> str:
         receipt = self.doc_receipts.get(key)
-        return self.graph.receipts[key] if receipt is None else receipt
+        return self.records.receipts[key] if receipt is None else receipt
 
     @property
     def lab_edges(self) -> list[dict]:
-        """Every relation the lab holds: the graph file's, then HippoRAG 2's (docs/hipporag2.md)."""
-        return self.relations["relations"] + self.graph.edges
+        """Every relation the lab holds: the graph file's, then the fixture sections'."""
+        return self.relations["relations"] + self.records.edges
 
     @property
     def queries(self) -> dict[str, dict]:
@@ -95,14 +99,16 @@ class Frozen:
                 return sorted({text for text, _ in entry["entities"]})
         raise InputMismatch(f"fixture: query_entities has no query {query_id}")
 
-    def entity_phrases(self, query_id: str, most: int) -> list[tuple[str, np.ndarray]]:
-        """The query's entities as phrases with their vectors (hipporag_ner_v1's linking input, the
-        fixture's hipporag2_graph section); refused when the fixture holds no NER graph section."""
-        if "query_entities" not in self.fixture or "query_phrases" not in self.fixture.get(FIXTURE_SECTION, {}):
-            raise InputMismatch("fixture: no question phrases (build it with lab embed --query-entities "
-                                "--hipporag2-graph over a document_ner_graph_v1 relations file)")
-        phrases = question_phrases(self.fixture["query_entities"], query_id, most)
-        return [(one, self.graph.question_phrases[one]) for one in phrases]
+    def entity_phrases(self, section: str, query_id: str, most: int) -> list[tuple[str, np.ndarray]]:
+        """The query's entity phrases with their vectors, the first `most`, from the fixture section
+        a route's family names (its requests' `entity_vectors`, protocols/route.py)."""
+        if section not in self.fixture:
+            raise InputMismatch(f"fixture: no {section} section (build it with lab embed build "
+                                f"--{section.replace('_', '-')})")
+        try:
+            return SECTIONS[section].query_phrases(self.fixture, self.records, query_id, most)
+        except RefusedInput as exc:
+            raise InputMismatch(str(exc)) from None
 
     def split_queries(self, split: str) -> list[dict]:
         return sorted((q for q in self.source["queries"] if q["split"] == split), key=lambda q: q["id"])
@@ -135,7 +141,7 @@ def frozen_received(protocol: dict, fixture: dict, relations: dict, digests: dic
 
 def frozen_view(protocol: dict, fixture: dict, relations: dict, digests: dict[str, str]) -> Frozen:
     """What a validation worker reads from the files its caller shared
-    (evaluator/verification/shared.py): the fixture without its document vectors (their matrix is
+    (evaluator/verification/worker_inputs.py): the fixture without its document vectors (their matrix is
     mapped beside it), the relations without their projection. Their digests cannot be recomputed
     from a part, so they are the caller's, bound to the files by the files' SHA-256."""
     frozen = Frozen(protocol=protocol, fixture=fixture, relations=relations, digests=dict(digests))
@@ -177,9 +183,10 @@ def verify(frozen: Frozen) -> None:
     if protocol["graph_builder"]["method"] != relations.get("method"):
         raise InputMismatch(f"relations: method {relations.get('method')!r} is not the protocol's graph builder")
     _verify_imported_pin(protocol["graph_builder"], relations)
-    faults = section_failures(fixture, relations)
-    if faults:
-        raise InputMismatch("fixture: its HippoRAG 2 section does not hold: " + "; ".join(faults))
+    for name, section in SECTIONS.items():
+        faults = section.failures(fixture, relations) if name in fixture else []
+        if faults:
+            raise InputMismatch(f"fixture: its {name} section does not hold: " + "; ".join(faults))
     if frozen.generation is not None:
         generation = frozen.generation
         digests["generation"] = digest_finite(generation)

@@ -19,7 +19,7 @@ FILES = {
     "record": "run.json",             # lab run: how the run was started and the stages it finished
     "data": "data",                   # generated source data (synthetic runs only)
     "source": "source.json",          # importer: documents, queries, judgments, provenance
-    "relations": "relations.json",    # builders/graph.py: the typed graph
+    "relations": "relations.json",    # builders/title_graph.py: the typed graph
     "fixture": "fixture.json",        # builders/embedding: vectors and receipts
     "generation": "generation.json",  # builders/embedding: per-input encode measurements
     "db": "lab-db",                   # the lab server's RocksDB directory

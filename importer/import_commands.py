@@ -1,7 +1,7 @@
 """The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py): `synth`, and the
 flags and output of `import`.
 
-`import` also builds the typed graph (builders/graph.py), which the importer may not import
+`import` also builds the typed graph (builders/title_graph.py), which the importer may not import
 (docs/design.md §2: importer imports protocols only), so its Command is declared in lab/cross_stage_commands.py with the
 graph builder passed in; everything else about it is here.
 """
@@ -25,7 +25,7 @@ IMPORT_DESCRIPTION = f"""Import the files a protocol pins into source.json and b
 
 Verifies every file's SHA-256 against the protocol, selects the queries by the frozen SHA-256
 ordering, and writes source.json (documents, queries, judgments, provenance) and relations.json
-(builders/graph.py). A protocol that pins an external graph (graph_builder.graph_file) has it read
+(builders/title_graph.py). A protocol that pins an external graph (graph_builder.graph_file) has it read
 from --graph-dir (default: --data-dir), matched to the corpus and counted (docs/graph-import.md).
 The protocol's row_format says how the files read (MuSiQue, HotpotQA
 distractor, 2WikiMultihopQA). Both outputs are refused if they exist (exit 2). Prints the query

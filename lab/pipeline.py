@@ -30,7 +30,9 @@ from lab.run_record import RunRecord
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from protocols.graph_file import GRAPH_FILE
 from protocols.locks import check_frozen
-from protocols.routes import ENTITIES, ENTITY_VECTORS, GRAPH_SECTION_ROUTES, route_of
+from protocols.route import section_flag
+from protocols.route import ENTITIES, ENTITY_VECTORS
+from protocols.routes import PROFILES, route_of
 from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "
@@ -56,11 +58,10 @@ def embed_arguments(protocol: dict) -> list[str]:
     """The encoder a protocol pins (embedding_space) as `lab embed build` options; none for a
     protocol that pins no space (the builder's default model)."""
     # a protocol with a method whose requests carry the query's entities needs them in the fixture
-    requests = [route_of(m).request for m in protocol["methods"].values()]
-    entities = ["--query-entities"] if any(ENTITIES in r or ENTITY_VECTORS in r for r in requests) else []
-    # a protocol with a hipporag2 method needs its graph's phrase and fact vectors (docs/hipporag2.md)
-    if any(m["route"] in GRAPH_SECTION_ROUTES for m in protocol["methods"].values()):
-        entities.append("--hipporag2-graph")
+    routes = [route_of(m) for m in protocol["methods"].values()]
+    entities = ["--query-entities"] if any(ENTITIES in r.request or ENTITY_VECTORS in r.request for r in routes) else []
+    # a method whose family brings data of its own needs its fixture section (protocols/route.py)
+    entities += [section_flag(section) for section in sorted({r.data.section for r in routes if r.data.section})]
     pinned = protocol.get(EMBEDDING_SPACE)
     if pinned is None:
         return entities
@@ -85,10 +86,8 @@ def synthetic_files(protocol: dict, path: Path) -> None:
 def check_catalog_copy(protocol: dict, path: Path) -> None:
     """The protocol's copy of each ranking profile is the one the lab serves (what evaluate checks
     against the live catalog, asked here before anything is written)."""
-    from server.routes import CATALOG
-
     for name, frozen in sorted(protocol["ranking_profiles"].items()):
-        served = CATALOG.get(name)
+        served = PROFILES.get(name)
         if served is None:
             raise RefusedInput(f"protocol {path}: ranking profile {name} is not one this lab serves")
         if digest(served) != digest(frozen):

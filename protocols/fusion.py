@@ -4,7 +4,7 @@ A profile (or a profile's `base`) that fuses ranked channel lists names its rule
 `fusion`; the value is read, not decorative. The schema refuses a name this table does not declare
 (protocols/schema.py), and each side binds the rules it implements in its own table, checked at
 import against this one the way `check_bindings` checks routes: the server its fusers
-(server/retrieval/fusion.py, server/rescue/rescue_method.py), the evaluator its independent recomputations
+(server/retrieval/fusion.py, server/families/rescue/rescue_method.py), the evaluator its independent recomputations
 (evaluator/verification/recompute.py, evaluator/verification/verifiers/rescue.py). So a profile saying
 "combsum" is refused when the protocol loads, and a rule can be neither served unverified nor
 verified unserved. (A `fusion` that is an object, as in the rescue and walk families, holds a

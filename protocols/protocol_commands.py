@@ -42,6 +42,13 @@ def _data_dir(parser: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------------------------- list and show
 
 
+def _routes(args: argparse.Namespace) -> int:
+    from protocols.routes import route_table
+
+    print(route_table())
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     rows = [(entry.name, entry.parent or "-", entry.step.summary()) for entry in registry.DECLARED]
     widths = [max(len(row[i]) for row in rows + [("name", "parent", "")]) for i in range(2)]
@@ -320,6 +327,11 @@ COMMANDS: tuple[Command, ...] = (
                                      "      data/musique_train_corpus.json --layout hipporag_musique_v1 --test all\n"
                                      "      --output mine-v1.json"),
                         configure=_new_configure, run=_new),
+                Command("routes", "print the table of search routes the docs hold, made from the registry",
+                        description=("Print the search routes of protocols/routes.py as the Markdown table that\n"
+                                     "docs/api.md, docs/contracts.md and docs/retrieval.md hold between its markers\n"
+                                     "(tests/protocols/test_route_table.py holds every copy to it)."),
+                        run=_routes),
                 Command("derive", "apply a declared protocol's step to another protocol file",
                         description=("Apply the step that makes a declared protocol to another parent (a test\n"
                                      "cohort, a twin): `lab protocol derive graph-multihop-protocol-v2\n"

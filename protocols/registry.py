@@ -9,7 +9,7 @@ committed parent and compares bytes; `lab protocol list` and `lab protocol show 
 lineage.
 
 A committed file is frozen: past reports bind its digest. Editing a step's parameters, a step's
-code or a frozen profile (protocols/profiles/) makes the check fail on every file it made; a
+code or a frozen profile (protocols/families/) makes the check fail on every file it made; a
 changed derivation is a new version: a new file and a new entry here (docs/protocols.md).
 """
 
@@ -382,7 +382,7 @@ SUITE_HIPPORAG2_V1 = SuitePin(  # frozen before any test campaign ran under it (
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
-# pointers; the 2Wiki corpus is also the real file in ../shared, tests/server/families/test_hipporag.py). Each keeps
+# pointers; the 2Wiki corpus is also the real file in ../shared, tests/importer/test_hipporag_layout.py). Each keeps
 # its dataset's v3 sample protocol: the eight v1 methods, graph_walk and suite-graph-v3's primary
 # contrast. All three are test-only and committed before anyone ran them.
 

@@ -23,7 +23,8 @@ from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_
 from protocols.fusion import check_profile_rules
 from protocols.graph_file import IMPORTED_BUILDER, check_graph_builder
 from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
-from protocols.routes import FAMILIES, ROUTES, check_expansion
+from protocols.route import SEARCH_LIMIT
+from protocols.routes import FAMILIES, ROUTES
 
 TEST_ONLY = "test_only"
 
@@ -38,10 +39,6 @@ GRAPH_BUILDERS = ("document_title_graph_v1", "document_entity_graph_v1", "docume
 # ones, builders/imported_graph.py the title graph's)
 BUILDER_INCLUDES = {"document_ner_graph_v1": ("document_entity_graph_v1",),
                     IMPORTED_BUILDER: ("document_title_graph_v1",)}
-RELATION_KINDS = ("same_entity", "semantic_related", "supports", "temporal_before", "causal_claim",
-                  "contradicts")
-# kinds a typed-path profile may weigh beyond RELATION_KINDS: an imported graph's (docs/graph-import.md)
-OPTIONAL_RELATION_KINDS = ("shares_argument",)
 TOP_KEYS = ("protocol_version", "title", "dataset", "source_files", "selection", "protocol_seed",
             "graph_builder", "evaluation", "methods", "ranking_profiles")
 # `row_format` is optional: absent means MuSiQue (the frozen MuSiQue protocols predate it).
@@ -148,6 +145,7 @@ def _check_expected_ids(f: Fields, ids: Any, path: str, counts: dict, row_format
 
 
 def _check_profiles(f: Fields, profiles: Any) -> dict:
+    """Each profile names a family of ROUTES, whose declaration checks it further (its `check_profile`)."""
     f.mapping(profiles, "ranking_profiles")
     for name, profile in profiles.items():
         path = join("ranking_profiles", name)
@@ -155,52 +153,24 @@ def _check_profiles(f: Fields, profiles: Any) -> dict:
         family = f.string(profile["family"], join(path, "family"), allowed=FAMILIES)
         f.string(profile["tie_break"], join(path, "tie_break"))
         check_profile_rules(f, profile, path, profiles)  # a fusion rule no side implements stops the load
-        if family == "hybrid":
-            _check_hybrid_profile(f, profile, path, profiles)
-        elif family == "graph":
-            _check_graph_profile(f, profile, path, profiles)
+        check = ROUTES[family].check_profile
+        if check is not None:
+            check(f, profile, path, profiles)
     return profiles
 
 
 def _check_relations_needed(f: Fields, profiles: dict, method: str) -> None:
-    """A profile that follows the relations of one builder (its own `relations`, its `graph`'s or its
-    walk's `entity_step`'s) needs the protocol to build them; without them the method would
-    silently rank as another one."""
+    """A profile that follows the relations of one builder (a `relations` field of its own or of one
+    of its sections) needs the protocol to build them; without them the method would silently rank
+    as another one."""
     built = (method,) + BUILDER_INCLUDES.get(method, ())
     for name, profile in profiles.items():
-        for part in ("", "graph", "entity_step"):
-            holder = profile.get(part) if part else profile
-            if isinstance(holder, dict) and "relations" in holder and holder["relations"] not in built:
+        holders = [("", profile)] + [(key, value) for key, value in profile.items() if isinstance(value, dict)]
+        for part, holder in holders:
+            if "relations" in holder and holder["relations"] not in built:
                 path = join(join("ranking_profiles", name), part) if part else join("ranking_profiles", name)
                 f.fail(join(path, "relations"), f"follows the relations of {holder['relations']!r}, but "
                                                 f"graph_builder.method is {method!r}")
-
-
-def _check_hybrid_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:
-    f.obj(profile, path, ("channels", "k"), extra=True)
-    channels = f.mapping(profile["channels"], join(path, "channels"))
-    for channel, entry in channels.items():
-        where = join(join(path, "channels"), channel)
-        f.obj(entry, where, ("profile", "weight", "depth"))
-        f.string(entry["profile"], join(where, "profile"), allowed=sorted(profiles))
-        f.number(entry["weight"], join(where, "weight"), low=0.0)
-        f.integer(entry["depth"], join(where, "depth"), minimum=1)
-    f.integer(profile["k"], join(path, "k"), minimum=1)
-
-
-def _check_graph_profile(f: Fields, profile: dict, path: str, profiles: dict) -> None:
-    f.obj(profile, path, ("seed_profiles", "base_depth", "anchors", "expansion_defaults",
-                          "kind_weights"), extra=True)
-    seeds = f.mapping(profile["seed_profiles"], join(path, "seed_profiles"))
-    for seed, target in seeds.items():
-        f.string(target, join(join(path, "seed_profiles"), seed), allowed=sorted(profiles))
-    f.integer(profile["base_depth"], join(path, "base_depth"), minimum=1)
-    f.integer(profile["anchors"], join(path, "anchors"), minimum=1)
-    check_expansion(f, profile["expansion_defaults"], join(path, "expansion_defaults"))
-    weights = f.obj(profile["kind_weights"], join(path, "kind_weights"), RELATION_KINDS,
-                    optional=OPTIONAL_RELATION_KINDS)
-    for kind in weights:
-        f.number(weights[kind], join(join(path, "kind_weights"), kind), low=0.0)
 
 
 def _check_methods(f: Fields, methods: Any, profiles: dict) -> dict:
@@ -290,9 +260,7 @@ def _check_metric_names(f: Fields, evaluation: dict) -> None:
                    f"{name!r} is not a metric this evaluation reports; known: {', '.join(known)}")
 
 
-# The lab's page limit for a search (the server's LIMITS["search_limit"] upper bound, kept equal by a
-# test: protocols sit below the server and may not import it).
-SEARCH_LIMIT_MAX = 100
+SEARCH_LIMIT_MAX = SEARCH_LIMIT[1]  # the most any method may return (protocols/route.py)
 
 
 def _check_depth(f: Fields, evaluation: dict, methods: dict, k: int) -> int:

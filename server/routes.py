@@ -1,65 +1,59 @@
 """The search routes the lab serves: every route of protocols/routes.py bound to its handler, once.
 
-protocols/routes.py declares what a request of each route carries; this table binds, per route,
-the handler that answers it, the catalog entries of its profile family and the request fields the
-handler may do without (a default applies: the route's first profile, min_score -1, a graph
-profile's expansion defaults). From the two the route's accepted fields are derived; a route
+protocols/routes.py declares what a request of each route carries, which fields it may leave out
+and how far its limit goes; this table binds, per route, the handler that answers it. A route
 declared there and not bound here (or the reverse) stops the import.
 
 `search(index, route, body)` is the whole interface with the app (docs/contracts.md, "Inside the
 server"): the app has already authenticated, parsed JSON and admitted the request; it adds `fence`
-and the timing header. This module sits above every method family (one package each:
-server/lexical.py, server/semantic.py, server/hybrid.py, server/graph/, server/rescue, server/walk, server/ann,
-server/prf, server/ppr, server/hipporag2); none of them imports it.
+and the timing header. One path for every route: the body's fields against the route's, the
+profile and limit admitted the one way (server/retrieval/request.py), the scope's lock taken once,
+then the family's handler (one package or module each in server/families/, none of which imports
+this table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from protocols.routes import ROUTES, check_bindings
+from protocols.routes import PROFILES, ROUTES, check_bindings
 from server import validation
-from server.ann.ann_route import search_ann
 from server.errors import ApiError
-from server.graph.graph_route import search_graph
-from server.hipporag2.hipporag2_route import search_hipporag2
-from server.hipporag2.ner_route import search_hipporag_ner
-from server.hybrid import search_hybrid
-from server.lexical import search_lexical
-from server.ppr.ppr_route import search_ppr
-from server.prf.prf_route import search_prf
-from server.rescue.rescue_route import search_rescue
+from server.families.ann.ann_route import search_ann
+from server.families.graph.graph_route import search_graph
+from server.families.hipporag2.hipporag2_route import search_hipporag2
+from server.families.hipporag2.ner_route import search_hipporag_ner
+from server.families.hybrid import search_hybrid
+from server.families.lexical import search_lexical
+from server.families.ppr.ppr_route import search_ppr
+from server.families.prf.prf_route import search_prf
+from server.families.rescue.rescue_route import search_rescue
+from server.families.semantic import search_semantic
+from server.families.walk.walk_route import search_walk
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import invalid
-from server.semantic import search_semantic
-from server.walk.walk_route import search_walk
+from server.retrieval.request import Search, admit, invalid, profile_digests
 
-
-@dataclass(frozen=True)
-class Handler:
-    search: Callable[[ScopeIndex, dict], dict]  # (index, body with the route's fields) -> page without fence
-    profiles: Mapping[str, dict]  # its family's catalog entries, as protocols/routes.py binds them
-    defaults: tuple[str, ...] = ()  # request fields it may do without
-
+Handler = Callable[[ScopeIndex, Search], dict]  # (index, admitted search) -> page without fence
 
 HANDLERS: dict[str, Handler] = {
-    "lexical": Handler(search_lexical, ROUTES["lexical"].profiles, defaults=("profile",)),
-    "semantic": Handler(search_semantic, ROUTES["semantic"].profiles, defaults=("profile", "min_score")),
-    "hybrid": Handler(search_hybrid, ROUTES["hybrid"].profiles),
-    "graph": Handler(search_graph, ROUTES["graph"].profiles, defaults=("expansion",)),
-    "rescue": Handler(search_rescue, ROUTES["rescue"].profiles),  # server/rescue (docs/rescue.md)
-    "ann": Handler(search_ann, ROUTES["ann"].profiles, defaults=("profile",)),  # server/ann (docs/scale.md)
-    "walk": Handler(search_walk, ROUTES["walk"].profiles),  # server/walk (docs/graph-v3.md)
-    "prf": Handler(search_prf, ROUTES["prf"].profiles),  # server/prf (docs/prf.md)
-    "ppr": Handler(search_ppr, ROUTES["ppr"].profiles),  # server/ppr (docs/field-graphs.md)
-    "hipporag2": Handler(search_hipporag2, ROUTES["hipporag2"].profiles),  # server/hipporag2 (docs/hipporag2.md)
-    "hipporag_ner": Handler(search_hipporag_ner, ROUTES["hipporag_ner"].profiles),  # server/hipporag2/ner_route.py
+    "lexical": search_lexical,
+    "semantic": search_semantic,
+    "hybrid": search_hybrid,
+    "graph": search_graph,
+    "rescue": search_rescue,
+    "ann": search_ann,
+    "walk": search_walk,
+    "prf": search_prf,
+    "ppr": search_ppr,
+    "hipporag2": search_hipporag2,
+    "hipporag_ner": search_hipporag_ner,
 }
 check_bindings("server/routes.py", "handler", HANDLERS)
 
 PAGE_OPTIONS = frozenset({"include_payload"})  # optional on every route: what the page carries, never the ranking
 NAMES = tuple(ROUTES)  # the routes, in the order error messages list them
+UNKNOWN_ROUTE = "unknown_route"  # the one 404 code of a search route the lab does not serve
 
 
 @dataclass(frozen=True)
@@ -69,28 +63,22 @@ class Fields:
 
 
 def _fields(route: str) -> Fields:
-    always, sometimes = ROUTES[route].wire_fields()
-    defaults = set(HANDLERS[route].defaults)
-    if not defaults <= always:
-        raise RuntimeError(f"server/routes.py: the {route} handler defaults {sorted(defaults - always)}, "
-                           f"which protocols/routes.py does not declare for the route")
-    return Fields(tuple(sorted(always - defaults)), tuple(sorted(defaults | sometimes | PAGE_OPTIONS)))
+    declared = ROUTES[route]
+    always, sometimes = declared.wire_fields()
+    optional = set(declared.optional)
+    if not optional <= always:
+        raise RuntimeError(f"protocols/routes.py: route {route} lets requests leave out {sorted(optional - always)}, "
+                           f"which it does not declare")
+    return Fields(tuple(sorted(always - optional)), tuple(sorted(optional | sometimes | PAGE_OPTIONS)))
 
 
 FIELDS: dict[str, Fields] = {route: _fields(route) for route in NAMES}
+DIGESTS: dict[str, dict[str, str]] = {route: profile_digests(ROUTES[route]) for route in NAMES}
+CATALOG: dict[str, dict] = PROFILES  # GET /api/v1/catalog: every profile the lab serves
 
 
-def _catalog() -> dict[str, dict]:
-    catalog: dict[str, dict] = {}
-    for route in NAMES:
-        for name, profile in HANDLERS[route].profiles.items():
-            if name in catalog:
-                raise RuntimeError(f"server/routes.py: profile {name} is bound to two routes")
-            catalog[name] = profile
-    return catalog
-
-
-CATALOG: dict[str, dict] = _catalog()  # GET /api/v1/catalog: every profile the lab serves
+def unknown_route(route: str) -> ApiError:
+    return ApiError(404, UNKNOWN_ROUTE, f"no search route {route!r}; routes: {', '.join(NAMES)}")
 
 
 def _include_payload(body: dict) -> bool:
@@ -103,14 +91,15 @@ def _include_payload(body: dict) -> bool:
 def search(index: ScopeIndex, route: str, body: dict) -> dict:
     """The page of one search (without `fence`); ApiError 404 for an unknown route, 422 for a bad body."""
     if route not in HANDLERS:
-        raise ApiError(404, "unknown_route", f"no search route {route!r}; routes: {', '.join(NAMES)}")
+        raise unknown_route(route)
     fields = FIELDS[route]
     body = validation.fields(body, f"{route} search body", fields.required, fields.optional)
     include_payload = _include_payload(body)
     if "include_payload" in body:
         body = {k: v for k, v in body.items() if k not in PAGE_OPTIONS}
+    admitted = admit(ROUTES[route], DIGESTS[route], body)
     with index.lock:
-        page = HANDLERS[route].search(index, body)
+        page = HANDLERS[route](index, admitted)
     if not include_payload:  # a thinner page for callers that keep their own texts; same ranking
         for hit in page["hits"]:
             hit["payload"] = None

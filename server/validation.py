@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ground.canonical import digest
-from protocols.profiles.hipporag2 import (
-    COSINE_REF, FACT_ENDS, GRAPH_NODE, MENTIONS, NER_REF, NODE_FACT, NODE_PHRASE, STATES, SYNONYM_OF, TRIPLES_REF,
-)
+from protocols.route import GRAPH_NODE
+from protocols.route import SEARCH_LIMIT
+from protocols.routes import NODE_KINDS, RELATION_KINDS as DECLARED_RELATIONS
 from server.errors import ApiError
 from server.receipts import vector_sha256
 
@@ -39,8 +39,9 @@ LIMITS = {
     "vector_dimensions": 4096,
     "credential_ttl_seconds": 86400,
     "concurrent_retrievals": 2,
-    # Retrieval limits, validated by server/graph/graph_route.py; reported here so health has one source.
-    "search_limit": [1, 100],
+    # Retrieval limits: a search's page (protocols/route.py) and a graph expansion's budget
+    # (server/families/graph/graph_route.py); reported here so health has one source.
+    "search_limit": list(SEARCH_LIMIT),
     "max_depth": [0, 3],
     "max_nodes": 1024,
     "max_edges": 4096,
@@ -58,10 +59,7 @@ RELATION_KINDS = (
     "shares_name",  # document_entity_graph_v1 (builders/entity_graph.py, docs/graph-v4.md)
     "shares_entity",  # document_ner_graph_v1 (builders/ner_graph.py, docs/field-graphs.md)
     "shares_argument",  # imported_triples_v1 (builders/imported_graph.py, docs/graph-import.md)
-    STATES,  # a passage states a fact of HippoRAG 2's graph (docs/hipporag2.md)
-    SYNONYM_OF,  # a phrase of HippoRAG 2's graph is another's synonym (docs/hipporag2.md)
-    MENTIONS,  # a passage mentions a phrase of hipporag_ner's entity graph (docs/hipporag2.md)
-)
+) + tuple(DECLARED_RELATIONS)  # the kinds method families bring, each with its evidence rule (protocols/route.py)
 # external_model: made by a model outside the lab (an imported LLM graph), named in `model`
 ORIGINS = ("tool_observation", "model_inference", "human_statement", "imported_assertion", "external_model")
 MODEL_ORIGINS = ("model_inference", "external_model")  # the origins whose `model` names the model
@@ -273,24 +271,17 @@ def _payload(value: Any, where: str) -> dict:
     return {"content": content, "metadata": dict(metadata)}
 
 
-def profile_name(value: Any, profiles: dict) -> str:
-    """A search body's `profile`: one of the route's catalog entries (a list or object is unhashable)."""
-    if not isinstance(value, str) or value not in profiles:
-        raise ApiError(422, "unknown_profile", f"profile must be one of {sorted(profiles)}, got {shown(value)}")
-    return value
-
-
 def _graph_node(metadata: dict, where: str) -> None:
-    """A graph node (docs/hipporag2.md) is a phrase, or a fact naming its two phrases."""
+    """A node memory (protocols/route.py) is of a kind a family declares, naming what that kind names."""
     kind = metadata.get(GRAPH_NODE)
     if kind is None:
         return
-    if kind not in (NODE_PHRASE, NODE_FACT):
-        raise _fail("invalid_graph_node", f"{where}.metadata.{GRAPH_NODE} must be {NODE_PHRASE!r} or {NODE_FACT!r}, "
-                                          f"got {shown(kind)}")
-    ends = [name for name in FACT_ENDS if metadata.get(name)]
-    if kind == NODE_FACT and len(ends) != len(FACT_ENDS):
-        raise _fail("invalid_graph_node", f"{where}.metadata: a fact node names its {' and '.join(FACT_ENDS)} phrases "
+    declared = NODE_KINDS.get(kind) if isinstance(kind, str) else None
+    if declared is None:
+        raise _fail("invalid_graph_node", f"{where}.metadata.{GRAPH_NODE} must be one of "
+                                          f"{', '.join(repr(name) for name in NODE_KINDS)}, got {shown(kind)}")
+    if not all(metadata.get(name) for name in declared.names):
+        raise _fail("invalid_graph_node", f"{where}.metadata: a {kind} node names its {' and '.join(declared.names)} "
                                           f"(non-empty strings)")
 
 
@@ -428,26 +419,13 @@ def _provenance(value: Any, where: str) -> dict:
     }
 
 
-_GRAPH_EVIDENCE = {STATES: (TRIPLES_REF, re.compile(r"[1-9][0-9]{0,8}")),
-                   SYNONYM_OF: (COSINE_REF, re.compile(r"[01]\.[0-9]+(e-[0-9]+)?")),
-                   MENTIONS: (NER_REF, re.compile(r"[A-Z_]{1,32}(,[A-Z_]{1,32}){0,31}"))}
-_GRAPH_EVIDENCE_READS = {STATES: "a count from 1", SYNONYM_OF: "a cosine in (0, 2)",
-                         MENTIONS: "NER labels, comma-separated"}
-
-
-def _graph_evidence(kind: str, evidence: str, where: str) -> None:
-    """HippoRAG 2's relations carry their weight in their evidence (docs/hipporag2.md): a count of
-    triples, or a cosine as Python writes a float, in (0, 2): a float64 cosine of two unit vectors
-    may exceed 1 by an ulp, and HippoRAG 2 weighs the edge with it unclamped; a mention names the
-    recognizer's labels (its weight is 1)."""
-    rule = _GRAPH_EVIDENCE.get(kind)
-    if rule is None:
-        return
-    prefix, number = rule
-    if not (evidence.startswith(prefix) and number.fullmatch(evidence[len(prefix):])) or (
-            kind == SYNONYM_OF and not 0.0 < float(evidence[len(prefix):]) < 2.0):
-        raise _fail("invalid_evidence", f"{where} of a {kind} relation must read {prefix}N "
-                                        f"({_GRAPH_EVIDENCE_READS[kind]}), got {shown(evidence)}")
+def _declared_evidence(kind: str, evidence: str, where: str) -> None:
+    """A relation kind a family declares carries its weight in its evidence: refused unless it reads
+    as the family's rule says (protocols/route.py)."""
+    rule = DECLARED_RELATIONS.get(kind)
+    if rule is not None and not rule.holds(evidence):
+        raise _fail("invalid_evidence", f"{where} of a {kind} relation must read {rule.prefix}N ({rule.reads}), "
+                                        f"got {shown(evidence)}")
 
 
 def relation_asserts(body: Any) -> list[RelationAssert]:
@@ -466,7 +444,7 @@ def relation_asserts(body: Any) -> list[RelationAssert]:
         if source["id"] == target["id"]:
             raise _fail("self_relation", f"{where} relates {source['id']} to itself")
         provenance = _provenance(item["provenance"], f"{where}.provenance")
-        _graph_evidence(kind, provenance["evidence_ref"], f"{where}.provenance.evidence_ref")
+        _declared_evidence(kind, provenance["evidence_ref"], f"{where}.provenance.evidence_ref")
         value = {"idempotency_key": key, "external_id": external_id, "kind": kind, "source": source,
                  "target": target, "provenance": provenance}
         out.append(RelationAssert(key, external_id, kind, source, target, provenance, digest(value)))

@@ -4,7 +4,7 @@ Prototypes, label-free: each reads the query text, the query vector, document ti
 vectors and relations, never a judgment. Each returns the ranking (record ids, best first, at most
 100) and the set of records its expansion proposed (for the "where are the misses" shares).
 Scores are exact rationals (fractions) and ties break on record id, as the server's methods do.
-The method frozen from them (seeded_walk_v1) runs through the server's code (`server/walk/`), not through these.
+The method frozen from them (seeded_walk_v1) runs through the server's code (`server/families/walk/`), not through these.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from bench.design.graph_v3_data import DevCorpus, DevQuery
-from protocols.profiles.v1 import V1_PROFILES as PROFILES
+from protocols.routes import PROFILES
 from server.retrieval.bm25 import bm25, query_terms
 from server.retrieval.cosine import cosine, prepare_query
 from server.retrieval.fusion import fuse
@@ -165,7 +165,7 @@ def multi_hop(corpus: DevCorpus, query: DevQuery, gate: str) -> bool:
     if gate == "long":
         return len(query_terms(query.question)) >= 12
     if gate == "relational":
-        from protocols.profiles.rescue import RELATION_CUES
+        from protocols.families.rescue import RELATION_CUES
         return bool(set(query_terms(query.question)) & set(RELATION_CUES))
     raise ValueError(gate)
 
@@ -271,7 +271,7 @@ FAMILIES: dict[str, Callable[..., Candidate]] = {"reform": reformulate, "ppr": p
 CANDIDATES: dict[str, Candidate] = {
     "weighted_rrf_v2": route("hybrid", profile="weighted_rrf_v2"),
     "graph_hybrid_balanced": route("graph", profile="typed_path_balanced_v1", seed="hybrid"),
-    "seeded_walk_v1": route("walk", profile="seeded_walk_v1"),  # the frozen method, served by server/walk/
+    "seeded_walk_v1": route("walk", profile="seeded_walk_v1"),  # the frozen method, served by server/families/walk/
 }
 
 

@@ -215,7 +215,7 @@ def served(route: str, **fields) -> Candidate:
 FAMILIES: dict[str, Callable[..., Candidate]] = {"ewalk": ewalk, "lanes": lanes, "hop": hop, "twalk": twalk}
 
 CANDIDATES: dict[str, Candidate] = {name: (lambda c, q, f=fn: f(c.dev, q)) for name, fn in v3.CANDIDATES.items()}
-# the frozen method, served by server/walk/ over the frozen builder's relations in the index
+# the frozen method, served by server/families/walk/ over the frozen builder's relations in the index
 CANDIDATES["entity_walk_v1"] = served("walk", profile="entity_walk_v1")
 
 

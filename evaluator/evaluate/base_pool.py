@@ -4,7 +4,7 @@ and checked against the evaluator's independent recomputation like every page.
 
 A protocol's methods run at limit 10; the section needs the base's top 100, so the base method is
 asked once more per query with limit 100 (the hybrid route's largest). The page must pass the
-hybrid check at that limit (evaluator/verification/verify.py `check_hybrid`) and its first hits
+hybrid check at that limit (evaluator/verification/fused_lists.py `check_fused`) and its first hits
 must be the verified row of the base method; the pool is stored as document ids in the report
 (`base_pools`), which the seal covers and from which export and audit derive the section.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from evaluator.derived.reach import DEPTH, base_method, base_spec
-from evaluator.verification.verifiers.hybrid import check_hybrid_hits
+from evaluator.verification.fused_lists import check_fused
 from evaluator.verification.verify import Checker, Failure
 
 
@@ -43,8 +43,9 @@ def check_base_pools(pages: Iterable[tuple[str, dict]], checker: Checker, protoc
     for query_id, page in pages:
         hits = page.get("hits") or []
         failures: list[Failure] = []
-        check_hybrid_hits(checker, queries[query_id], hits, spec,
-                          lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
+        fused, order, lists = checker.fused(queries[query_id], spec["profile"])
+        check_fused(hits, spec["limit"], checker.profiles[spec["profile"]], fused, order, lists,
+                    lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
         if failures:
             raise BasePoolError(f"base pool check failed: {failures[0]}", failures[0].as_dict())
         records = [hit["id"] for hit in hits]

@@ -98,12 +98,14 @@ class Paths:
 
 
 def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
-    """The request of one method for one query, exactly as the protocol fixes it (protocols/routes.py)."""
-    return route_of(spec).body(spec, query["question"], lambda: {
+    """The request of one method for one query, exactly as the protocol fixes it (protocols/route.py)."""
+    route = route_of(spec)
+    profile = frozen.protocol["ranking_profiles"][spec["profile"]]
+    return route.body(spec, query["question"], lambda: {
         "query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id},
         lambda: frozen.query_entities(query["id"]),
         lambda: [{"phrase": one, "vector": vector_base64(vector)} for one, vector in frozen.entity_phrases(
-            query["id"], frozen.protocol["ranking_profiles"][spec["profile"]]["linking"]["max_entities"])])
+            route.data.section, query["id"], route.entity_limit(profile))])
 
 
 def check_routes(protocol: Mapping) -> None:

@@ -45,7 +45,7 @@ def configure_judge(parser: argparse.ArgumentParser) -> None:
 
 
 def run_judge(args: argparse.Namespace) -> int:
-    from evaluator.judge.write import judge_command
+    from evaluator.judge.judge_run import judge_command
 
     paths = judge_command(args.run_dir, args.name, args.output_dir, run=args.run, retriever=args.retriever,
                           send_vector=args.send_vector, timeout=args.timeout,

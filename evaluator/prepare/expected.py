@@ -26,9 +26,9 @@ def memory_payload(doc: dict) -> dict:
 
 
 def stored_payload(frozen: Frozen, key: str, documents: dict) -> dict:
-    """What the lab holds for a document or a HippoRAG 2 node (evaluator/hipporag2_nodes.py)."""
+    """What the lab holds for a document or a node memory (a fixture section's, builders/embedding/sections/)."""
     doc = documents.get(key)
-    return frozen.graph.payloads[key] if doc is None else memory_payload(doc)
+    return frozen.records.payloads[key] if doc is None else memory_payload(doc)
 
 
 def relation_body(rel: dict, state: State) -> dict:

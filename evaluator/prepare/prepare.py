@@ -137,8 +137,8 @@ def run_batches(client: LabClient, frozen: Frozen, state: State, state_path: Pat
     # the documents, then HippoRAG 2's nodes and fact vectors when the fixture has them (docs/hipporag2.md)
     docs = list(frozen.documents)
     edges = [r["id"] for r in frozen.lab_edges]
-    plan = batches("memories", docs + list(frozen.graph.payloads)) + \
-        batches("embeddings", docs + list(frozen.graph.vectors)) + batches("relations", edges)
+    plan = batches("memories", docs + list(frozen.records.payloads)) + \
+        batches("embeddings", docs + list(frozen.records.vectors)) + batches("relations", edges)
     # counted in items (memories + embeddings + relations), batches already done count as done
     progress = Progress("prepare", sum(len(b.keys) for b in plan), unit="items")
     saver = StateSaver(state_path)

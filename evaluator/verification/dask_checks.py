@@ -39,7 +39,7 @@ from distributed import WorkerPlugin, get_worker
 
 from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.check_placement import ClusterOptions, ClusterRefused, check_options, same_host
-from evaluator.verification.shared import INPUTS, Shared, open_shared, write_shared
+from evaluator.verification.worker_inputs import INPUTS, Shared, open_shared, write_shared
 from evaluator.verification.verify import CACHED_QUERY_BYTES, Checker, Failure
 from ground.canonical import digest
 from ground.dask_scheduler import connect, start_local
@@ -129,7 +129,7 @@ class PageChecks:
 
 class CheckerPlugin(WorkerPlugin):
     """Gives every worker a campaign's state and either the reference of the inputs its caller
-    shared on this host (evaluator/verification/shared.py: mapped, checked by their digests) or the
+    shared on this host (evaluator/verification/worker_inputs.py: mapped, checked by their digests) or the
     frozen inputs themselves (a cluster that may span machines), and builds its `Checker` there; the
     worker refuses inputs whose digests are not the caller's."""
 

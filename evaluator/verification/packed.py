@@ -3,7 +3,7 @@ its row norms, and BM25's document lengths and postings as compressed columns (d
 "Workers that share their inputs").
 
 A `Checker` scores from these arrays whether they were built in this process (`pack`) or mapped
-read-only from the files a caller wrote for its workers (evaluator/verification/shared.py), so the
+read-only from the files a caller wrote for its workers (evaluator/verification/worker_inputs.py), so the
 arithmetic is the same code over the same values in both cases. Per-document Python objects (one
 float64 array, one term counter per document) cost more than the arrays themselves at 40,000
 documents and could not be shared between processes.

@@ -1,12 +1,15 @@
-"""Independent recomputation of every retrieval method from the frozen inputs (docs/design.md §7).
+"""Independent recomputation of the channels every method stands on, from the frozen inputs
+(docs/design.md §7): BM25, exact cosine, their fusion and the relations as edges.
 
-Nothing here is shared with `server/`: the tokenizer, BM25, cosine, fusion and path strengths are
-written again from the specification, so a page that agrees with them was checked, not echoed.
+Nothing here is shared with `server/`: the tokenizer, BM25, cosine and fusion are written again
+from the specification, so a page that agrees with them was checked, not echoed. What one family
+alone computes is recomputed beside its verifier (verifiers/), the fused base lists' near ties in
+fused_lists.py.
 
 - BM25 and cosine are computed in float64 (cosine from the fixture's float32 vectors), so they
   agree with the server's floats only up to rounding: channel orders are compared with a tolerance
   and a near-tie may be ordered either way (`near_tie` below), never a real difference.
-- Fusion and final graph scores are rank-derived, so they are exact rationals (GMP's, through
+- Fusion scores are rank-derived, so they are exact rationals (GMP's, through
   `evaluator.verification.exact`) and compared exactly.
 - A query's scores are one float64 array over the records in a fixed order (`Scores`), read as a
   mapping: no per-record dict is built, which at 40,000 documents cost more than the scoring.
@@ -31,7 +34,6 @@ from protocols.fusion import check_fusion_bindings
 # cosine, another summation order for BM25): far below any real score difference
 BM25_TOLERANCE = 1e-9
 COSINE_TOLERANCE = 2e-6
-CHANNEL_TOLERANCE = {"lexical": BM25_TOLERANCE, "semantic": COSINE_TOLERANCE}
 
 
 class Scores(Mapping):
@@ -272,6 +274,12 @@ def count_at_least(scores: Mapping[str, float], min_score: float | None) -> int:
     return int(np.count_nonzero(np.fromiter(scores.values(), dtype=np.float64, count=len(scores)) >= min_score))
 
 
+@functools.lru_cache(maxsize=4096)
+def constant(value: float | int) -> Rational:
+    """A profile's number as an exact rational, converted once (profiles hold a few dozen)."""
+    return rational(value)
+
+
 def rrf(channels: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int) -> dict[str, dict]:
     """Exact weighted reciprocal rank fusion: per record, 1-based channel ranks and exact score."""
     fused: dict[str, dict] = {}
@@ -298,35 +306,11 @@ def fused_order(fused: Mapping[str, Mapping]) -> list[str]:
     return sorted(fused, key=lambda rid: (-fused[rid]["score"], rid))
 
 
-def final_graph_score(base_rank: int | None, graph_rank: int | None, profile: Mapping) -> Rational:
-    rule = profile["final_score"]
-    return _final_graph_score(base_rank, graph_rank, rule["base_weight"], rule["graph_weight"], rule["offset"])
-
-
-@functools.lru_cache(maxsize=65536)
-def _final_graph_score(base_rank: int | None, graph_rank: int | None, base_weight, graph_weight, offset) -> Rational:
-    # a function of two ranks and the rule: the same pairs recur on every page
-    score = ZERO
-    if base_rank is not None:
-        score += constant(base_weight) / (offset + base_rank)
-    if graph_rank is not None:
-        score += constant(graph_weight) / (offset + graph_rank)
-    return score
-
-
 def parse_fraction(text: str, where: str) -> Rational:
     return parse(text, where)
 
 
-# ---- graph paths -------------------------------------------------------------------------------
-#
-# The expansion follows docs/design.md §7 and the budget rules the lab documents: breadth-first from the
-# anchors in rank order, level by level; each frontier node's positive-weight adjacency (both
-# directions, every kind) is examined in relation-id order; an examined entry costs one unit of
-# max_scan, a newly admitted edge one unit of max_edges, a newly reached node one unit of max_nodes;
-# the first budget that would be exceeded stops everything; reaching max_depth while a node of the
-# last level still has a positive-weight relation that was not admitted is `depth_limit`. Strengths are exact rationals of the
-# recomputed float64 cosines, so structural ties (the same node, lexical affinity 1) stay ties.
+# ---- relations ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -335,28 +319,6 @@ class Edge:
     kind: str
     source: str
     target: str
-
-
-@dataclass(frozen=True)
-class Path:
-    """A walk from an anchor: exact strength, anchor rank and steps (relation id, direction, to)."""
-
-    anchor: str
-    anchor_rank: int
-    strength: Rational
-    steps: tuple[tuple[str, str, str], ...]
-
-    @property
-    def hops(self) -> int:
-        return len(self.steps)
-
-
-@dataclass
-class Expansion:
-    depth_of: dict[str, int]
-    edges: dict[str, Edge]  # admitted, in admission order
-    stop_reasons: list[str]
-    adjacency_examined: int = 0
 
 
 def adjacency(edges: Iterable[Edge]) -> dict[str, list[tuple[str, str, str, str]]]:
@@ -368,107 +330,6 @@ def adjacency(edges: Iterable[Edge]) -> dict[str, list[tuple[str, str, str, str]
     for entries in out.values():
         entries.sort()
     return out
-
-
-def expand(anchors: Sequence[str], adj: Mapping[str, list], edges: Mapping[str, Edge], weights: Mapping[str, float],
-           limits: Mapping[str, int]) -> Expansion:
-    result = Expansion(depth_of={a: 0 for a in anchors}, edges={}, stop_reasons=[])
-    frontier = list(anchors)
-
-    def positive(node):
-        return [e for e in adj.get(node, ()) if weights.get(e[2], 0.0) > 0]
-
-    for depth in range(1, limits["max_depth"] + 1):
-        following = []
-        for node in frontier:
-            for relation_id, _direction, _kind, other in positive(node):
-                if result.adjacency_examined == limits["max_scan"]:
-                    result.stop_reasons.append("scan_limit")
-                    return result
-                result.adjacency_examined += 1
-                if relation_id in result.edges:
-                    continue
-                if len(result.edges) == limits["max_edges"]:
-                    result.stop_reasons.append("edge_limit")
-                    return result
-                if other not in result.depth_of:
-                    if len(result.depth_of) == limits["max_nodes"]:
-                        result.stop_reasons.append("node_limit")
-                        return result
-                    result.depth_of[other] = depth
-                    following.append(other)
-                result.edges[relation_id] = edges[relation_id]
-        frontier = following
-    # depth_limit: a node of the last level still has a positive-weight relation left unadmitted
-    if any(entry[0] not in result.edges for node in frontier for entry in positive(node)):
-        result.stop_reasons.append("depth_limit")
-    return result
-
-
-@functools.lru_cache(maxsize=4096)
-def constant(value: float | int) -> Rational:
-    """A profile's number as an exact rational, converted once (profiles hold a few dozen)."""
-    return rational(value)
-
-
-def affinity(cosine: float | None, profile: Mapping, lexical_seed: bool) -> Rational:
-    rule = profile["affinity"]
-    if lexical_seed:
-        return constant(rule["lexical_seed_affinity"])
-    value = rule["missing_embedding_cosine"] if cosine is None else cosine
-    return constant(rule["base"]) + constant(rule["scale"]) * rational(max(value, 0.0))
-
-
-def step_factor(kind: str, destination_affinity: Rational, profile: Mapping) -> Rational:
-    return constant(profile["step_factor"]) * constant(profile["kind_weights"].get(kind, 0.0)) * destination_affinity
-
-
-def anchor_strength(rank: int, profile: Mapping) -> Rational:
-    rule = profile["anchor_strength"]
-    return constant(rule["numerator"]) / (rule["offset"] + rank)
-
-
-def better(a: Path, b: Path) -> bool:
-    """Path preference: strength desc, hops asc, anchor rank asc, relation ids in order."""
-    if a.strength != b.strength:
-        return a.strength > b.strength
-    key_a = (-a.strength, a.hops, a.anchor_rank, tuple(s[0] for s in a.steps))
-    key_b = (-b.strength, b.hops, b.anchor_rank, tuple(s[0] for s in b.steps))
-    return key_a < key_b
-
-
-def strongest_paths(anchors: Sequence[str], expansion: Expansion, affinities: Mapping[str, Rational],
-                    profile: Mapping, max_depth: int) -> dict[str, Path]:
-    """Strongest walk of at most max_depth admitted edges to every reachable node.
-
-    Layer j holds the best walk of exactly j steps to each node; a best (j+1)-step walk extends a
-    best j-step walk, since every factor is positive.
-    """
-    incident: dict[str, list[tuple[Edge, str, str]]] = {}
-    for edge in expansion.edges.values():
-        incident.setdefault(edge.source, []).append((edge, "forward", edge.target))
-        incident.setdefault(edge.target, []).append((edge, "backward", edge.source))
-    layer = {a: Path(a, r, anchor_strength(r, profile), ()) for r, a in enumerate(anchors, start=1)}
-    best = dict(layer)
-    for _ in range(max_depth):
-        following: dict[str, Path] = {}
-        for node, path in layer.items():
-            for edge, direction, other in incident.get(node, ()):
-                factor = step_factor(edge.kind, affinities[other], profile)
-                walk = Path(path.anchor, path.anchor_rank, path.strength * factor,
-                            path.steps + ((edge.relation_id, direction, other),))
-                if other not in following or better(walk, following[other]):
-                    following[other] = walk
-        for node, walk in following.items():
-            if node not in best or better(walk, best[node]):
-                best[node] = walk
-        layer = following
-    return best
-
-
-def graph_order(paths: Mapping[str, Path]) -> list[str]:
-    """Graph rank: strength desc, hops asc, anchor rank asc, record id asc."""
-    return sorted(paths, key=lambda rid: (-paths[rid].strength, paths[rid].hops, paths[rid].anchor_rank, rid))
 
 
 def near_tie(a: float, b: float, tolerance: float) -> bool:

@@ -1,20 +1,24 @@
 """The independent verifier of every route, bound once (the evaluator's side of protocols/routes.py).
 
 A verifier recomputes a page from the frozen inputs and reports each difference through `fail`:
-`verifier(checker, query, page, spec, fail)`, where `checker` is the page's `Checker`
+`check(checker, query, page, spec, fail)`, where `checker` is the page's `Checker`
 (evaluator/verification/verify.py: the recomputed channels and the checks every page shares, which
 it has already run), `spec` the protocol's method and `fail(rank, field, message)` records a
-failure. None of them imports the server: each recomputes, with its own code, what the server
-computed. A route declared in protocols/routes.py without a verifier here (or the reverse) stops
-the import, so no campaign can send a request whose page nothing checks.
+failure. A route whose pages must agree with another method's page of the same query declares that
+rule too (`cross(query_id, method, pages, methods, profiles) -> [Failure]`, run once the query's
+pages are in). None of them imports the server: each recomputes, with its own code, what the
+server computed. A route declared in protocols/routes.py without a verifier here (or the reverse)
+stops the import, so no campaign can send a request whose page nothing checks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
+from evaluator.verification.failure import Fail, Failure
 from evaluator.verification.verifiers.ann import check_ann
-from evaluator.verification.verifiers.graph import check_graph
+from evaluator.verification.verifiers.graph import check_graph, graph_anchor_failures
 from evaluator.verification.verifiers.hipporag2 import check_hipporag2
 from evaluator.verification.verifiers.hipporag_ner import check_hipporag_ner
 from evaluator.verification.verifiers.hybrid import check_hybrid
@@ -23,22 +27,30 @@ from evaluator.verification.verifiers.ppr import check_ppr
 from evaluator.verification.verifiers.prf import check_prf
 from evaluator.verification.verifiers.rescue import check_rescue
 from evaluator.verification.verifiers.semantic import check_semantic
-from evaluator.verification.verifiers.walk import check_walk
+from evaluator.verification.verifiers.walk import check_walk, walk_seed_failures
 from protocols.routes import check_bindings
 
-Verifier = Callable[[object, Mapping, Mapping, Mapping, Callable], None]
+Check = Callable[[object, Mapping, Mapping, Mapping, Fail], None]
+Cross = Callable[[str, str, Mapping[str, Mapping], Mapping[str, Mapping], Mapping], list[Failure]]
+
+
+@dataclass(frozen=True)
+class Verifier:
+    check: Check
+    cross: Cross | None = None
+
 
 VERIFIERS: dict[str, Verifier] = {
-    "lexical": check_lexical,
-    "semantic": check_semantic,
-    "hybrid": check_hybrid,
-    "graph": check_graph,
-    "rescue": check_rescue,  # evaluator/verification/verifiers/rescue.py (docs/rescue.md)
-    "ann": check_ann,  # evaluator/verification/verifiers/ann.py (docs/scale.md)
-    "walk": check_walk,  # evaluator/verification/verifiers/walk.py (docs/graph-v3.md)
-    "prf": check_prf,  # evaluator/verification/verifiers/prf.py (docs/prf.md)
-    "ppr": check_ppr,  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
-    "hipporag2": check_hipporag2,  # evaluator/verification/verifiers/hipporag2.py (docs/hipporag2.md)
-    "hipporag_ner": check_hipporag_ner,  # evaluator/verification/verifiers/hipporag_ner.py (docs/hipporag2.md)
+    "lexical": Verifier(check_lexical),
+    "semantic": Verifier(check_semantic),
+    "hybrid": Verifier(check_hybrid),
+    "graph": Verifier(check_graph, graph_anchor_failures),
+    "rescue": Verifier(check_rescue),  # evaluator/verification/verifiers/rescue.py (docs/rescue.md)
+    "ann": Verifier(check_ann),  # evaluator/verification/verifiers/ann.py (docs/scale.md)
+    "walk": Verifier(check_walk, walk_seed_failures),  # evaluator/verification/verifiers/walk.py (docs/graph-v3.md)
+    "prf": Verifier(check_prf),  # evaluator/verification/verifiers/prf.py (docs/prf.md)
+    "ppr": Verifier(check_ppr),  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
+    "hipporag2": Verifier(check_hipporag2),  # evaluator/verification/verifiers/hipporag2.py (docs/hipporag2.md)
+    "hipporag_ner": Verifier(check_hipporag_ner),  # evaluator/verification/verifiers/hipporag_ner.py (docs/hipporag2.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

@@ -11,7 +11,7 @@ validates it and encodes it with `ground.files.encode`); it reads nothing beyond
 | sample pin | `dataset_pin.py` | a template rebased onto a shared sample (file hash read and checked against its MANIFEST.json) |
 | dataset pin | `dataset_pin.py` | a template rebased onto files whose hashes are given (the synthetic corpus) |
 | full cohort | `full_cohort.py` | a split widened to every eligible row, its ids pinned from the dev metadata |
-| add a method family | `method_family.py` | the parent plus methods, their frozen profiles (protocols/profiles/), contrast and analyses |
+| add a method family | `method_family.py` | the parent plus methods, their frozen profiles (protocols/families/), contrast and analyses |
 | embedding twin | `embedding_twin.py` | the parent with its embedding space pinned |
 | deeper evaluation | `deeper_evaluation.py` | the parent judged deeper: `evaluation.depth`, every method's limit, more recall cutoffs |
 | design cohort | `design_cohort.py` | the parent's test split kept, every other row as development |

@@ -17,10 +17,7 @@ from dataclasses import dataclass, field
 
 from ground.errors import RefusedInput
 from protocols.derivations import Inputs
-from protocols.routes import ROUTES
-
-# every family's catalog entries, as the route table declares them (protocols/routes.py)
-FROZEN_PROFILES = {name: profile for route in ROUTES.values() for name, profile in route.profiles.items()}
+from protocols.routes import PROFILES as FROZEN_PROFILES  # every family's catalog entries
 
 
 @dataclass(frozen=True)

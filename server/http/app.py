@@ -306,8 +306,8 @@ async def running_digest(request: Request) -> Response:
 async def search(request: Request) -> Response:
     scope = _authorize(request)
     route = request.path_params["method"]
-    if route not in search_routes.HANDLERS:
-        raise ApiError(404, "unknown_search_method", f"search methods are {', '.join(search_routes.NAMES)}")
+    if route not in search_routes.HANDLERS:  # before the body is read: one 404 for every unknown route
+        raise search_routes.unknown_route(route)
     body = await _body(request)
     lab = _lab(request)
     if lab.retrievals >= validation.LIMITS["concurrent_retrievals"]:

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from protocols.families.lexical import BM25_V1
 from server.retrieval.indexes import ScopeIndex
-from protocols.profiles.v1 import V1_PROFILES
 from server.retrieval.tokenize import bm25_tokens
 
-_PROFILE = V1_PROFILES["bm25_v1"]
-K1 = _PROFILE["k1"]
-B = _PROFILE["b"]
+K1 = BM25_V1["k1"]
+B = BM25_V1["b"]
 
 
 @dataclass(frozen=True)
@@ -90,31 +89,39 @@ def top_positive(scores: np.ndarray, id_rank: np.ndarray, limit: int, positive: 
     return candidates[order[:limit]]
 
 
-def bm25(index: ScopeIndex, query: str, limit: int) -> LexicalRanking:
-    terms = query_terms(query)
+def term_scores(index: ScopeIndex, terms: list[tuple[str, float | None]]) -> np.ndarray:
+    """Per slot, the sum over `terms`, in their order, of each term's bm25_v1 score times its
+    weight (None: the score itself, as plain BM25 adds it; RM3's expanded query weighs its terms)."""
     inverted = index.lexical
     slots_total = len(index.slot_ids)
     scores = np.zeros(slots_total, dtype=np.float64)
-    if inverted.documents and inverted.total_length:
-        for term in terms:
-            postings = inverted.postings(term)
-            if postings is None:
-                continue
-            slots, tfs = postings
-            weights = inverted.term_derived(term, "bm25_v1",
-                                            lambda: _term_weights(index, term, slots, tfs, slots_total))
-            if not weights.dense:
-                scores[slots] += weights.values
-            elif len(weights.values) == slots_total:
-                scores += weights.values
-            else:  # slots were added without a text change (cached per index version): scatter
-                scores[slots] += weights.values[slots]
-    # every term score is positive (idf > 0, tf >= 1), so the matched documents are the nonzero ones
+    if not (inverted.documents and inverted.total_length):
+        return scores
+    for term, weight in terms:
+        postings = inverted.postings(term)
+        if postings is None:
+            continue
+        slots, tfs = postings
+        weights = inverted.term_derived(term, "bm25_v1", lambda: _term_weights(index, term, slots, tfs, slots_total))
+        values = weights.values if weight is None else weight * weights.values
+        if not weights.dense:
+            scores[slots] += values
+        elif len(values) == slots_total:
+            scores += values
+        else:  # slots were added without a text change (cached per index version): scatter
+            scores[slots] += values[slots]
+    return scores
+
+
+def ranked(index: ScopeIndex, scores: np.ndarray, limit: int, terms: list[str]) -> LexicalRanking:
+    """The `limit` best of per-slot scores; every term score is positive (idf > 0, tf >= 1), so the
+    matched documents are the nonzero ones."""
     matched = int(np.count_nonzero(scores))
     chosen = top_positive(scores, index.id_rank(), limit, matched)
-    return LexicalRanking(
-        ids=[index.slot_ids[s] for s in chosen.tolist()],
-        scores=scores[chosen].tolist(),
-        matched=matched,
-        terms=terms,
-    )
+    return LexicalRanking(ids=[index.slot_ids[s] for s in chosen.tolist()], scores=scores[chosen].tolist(),
+                          matched=matched, terms=terms)
+
+
+def bm25(index: ScopeIndex, query: str, limit: int) -> LexicalRanking:
+    terms = query_terms(query)
+    return ranked(index, term_scores(index, [(term, None) for term in terms]), limit, terms)

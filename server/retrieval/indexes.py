@@ -14,9 +14,9 @@ One `ScopeIndex` per scope holds:
 - per relation kind and direction, adjacency lists sorted by relation id; eligibility (both
   endpoints at their asserted revisions) is checked when a list is read, so stale relations are
   kept, as in the store, and ignored by retrieval;
-- the graph nodes apart: a memory whose metadata names a `graph_node` (HippoRAG 2's phrases and
-  facts, docs/hipporag2.md) is no document, so no method ranks it and no count includes it; its
-  vectors sit in a space matrix of their own.
+- the graph nodes apart: a memory whose metadata names a `graph_node` (a node memory a method
+  family brings, protocols/route.py) is no document, so no method ranks it and no count
+  includes it; its vectors sit in a space matrix of their own.
 Searches and writes take the scope's lock, so a search always sees one consistent state.
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.profiles.hipporag2 import GRAPH_NODE
+from protocols.route import GRAPH_NODE
 from server.receipts import vector_sha256
 from server.retrieval.tokenize import bm25_tokens
 
@@ -240,7 +240,7 @@ class ScopeIndex:
         # (kind, direction) -> node id -> [(relation id, other endpoint id)] sorted by relation id
         self.adjacency: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
         self._id_rank: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))
-        # indexes other method families derive from this one (e.g. server/ann), keyed by their owner
+        # indexes other method families derive from this one (e.g. server/families/ann), keyed by their owner
         self.derived_indexes: dict[tuple, object] = {}
         self.writes = 0  # records and relations written: a derived table is stale when it moved
 

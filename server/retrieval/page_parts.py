@@ -1,15 +1,17 @@
 """The parts every search page is built from (the page layout of docs/contracts.md).
 
-Public so that every method family lays its page out the same way: the v1 routes
-(server/graph/graph_route.py) and the ANN lane (server/ann/ann_route.py) build their pages only from
-these; a family with fields of its own (rescue, walk) adds them to the same layout.
+Every family's page is `page(...)`: the envelope (method, profile and its digest, parameters, the
+query vector's receipt, hits, coverage, stop reasons, work) around the hits the family ranked, and
+the family's own top-level fields (anchors and relations of a graph method, a walk's or a
+PageRank's section) passed by name. Hits and their channels come from the builders below.
 """
 
 from __future__ import annotations
 
 from server.retrieval import exact
+from server.retrieval.fusion import Fused
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import VectorQuery
+from server.retrieval.request import Search, VectorQuery
 
 
 def coverage(graph: bool = True, embeddings: bool = True) -> dict:
@@ -51,17 +53,27 @@ def missing_embeddings(index: ScopeIndex, vq: VectorQuery) -> int:
     return len(index.records) - vq.query.space.live_count()
 
 
-def page(route: str, profile: str, profile_digest: str, parameters: dict, vq: VectorQuery | None,
-         hits: list[dict], coverage: dict, work: dict, anchors: list | None = None,
-         relations: list | None = None, stop_reasons: list | None = None) -> dict:
-    """The page (without `fence`, which the app adds under the same lock)."""
-    return {"method": route, "profile": profile, "profile_digest": profile_digest,
-            "parameters": parameters, "query_receipt": None if vq is None else vq.receipt, "hits": hits,
-            "anchors": anchors or [], "relations": relations or [], "coverage": coverage,
-            "stop_reasons": stop_reasons or [], "work": work}
+def page(search: Search, parameters: dict, receipt: dict | None, hits: list[dict], coverage: dict, work: dict,
+         stop_reasons: list | tuple = (), **sections) -> dict:
+    """The page (without `fence`, which the app adds under the same lock); `sections`: the family's
+    own top-level fields, by name."""
+    return {"method": search.route, "profile": search.profile_name, "profile_digest": search.profile_digest,
+            "parameters": parameters, "query_receipt": receipt, "hits": hits, **sections, "coverage": coverage,
+            "stop_reasons": list(stop_reasons), "work": work}
 
 
 def rational_channel(rank: int | None, raw: float | None, part: tuple[int, int]) -> dict:
     """A channel whose contribution is an exact rational (rank-derived scores)."""
     return {"rank": rank, "raw_score": raw, "contribution": exact.to_float(part),
             "contribution_exact": exact.to_text(part)}
+
+
+def fused_channels(entry: Fused | None, names: tuple[str, ...] = ("lexical", "semantic")) -> dict:
+    """A fused hit's channels: each one's rank, raw score and exact contribution (zero where the
+    channel did not rank it, or the hit is not in the fused list at all)."""
+    channels = {}
+    for name in names:
+        part = None if entry is None else entry.channels.get(name)
+        channels[name] = (rational_channel(part.rank, part.raw_score, part.contribution) if part
+                          else rational_channel(None, None, (0, 1)))
+    return channels

@@ -1,29 +1,61 @@
-"""What a search route reads from its body, the same way on every route that reads it.
+"""What a search route reads from its body, the same way on every route.
 
 The route table (server/routes.py) has already checked that the body holds exactly the route's
-fields; these helpers check the values: the profile against the route's catalog entries, numbers
-within their bounds, the query vector against the scope's bound spaces. Each fault is a 422 with
-a precise message (docs/contracts.md).
+fields. `admit` then checks what every route's body holds alike, one way and with one message per
+fault for all of them: the profile among the route's catalog entries (absent, when the route lets
+it be: the first), and the limit within the route's declared rule (protocols/route.py). The
+family's handler reads its own fields with the helpers below: the query text, numbers within
+bounds, the query vector against the scope's bound spaces. Each fault is a 422 with a precise
+message (docs/contracts.md).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ground.canonical import digest
+from protocols.route import Route
 from server import validation
 from server.errors import ApiError
 from server.receipts import vector_sha256
 from server.retrieval.cosine import Query, prepare_query
 from server.retrieval.indexes import ScopeIndex
-from server.validation import LIMITS
-
-# One source for the limits: server/validation.py's LIMITS, which health reports.
-SEARCH_LIMIT = tuple(LIMITS["search_limit"])  # (1, 100)
 
 
 def invalid(message: str, code: str = "wrong_type") -> ApiError:
     return ApiError(422, code, message)
+
+
+@dataclass(frozen=True)
+class Search:
+    """An admitted search: its route, its profile (name, entry, digest) and limit, and the body the
+    family's handler reads its own fields from."""
+
+    route: str
+    profile_name: str
+    profile: dict
+    profile_digest: str
+    limit: int
+    body: dict
+
+
+def profile_digests(route: Route) -> dict[str, str]:
+    """The digest a page of each profile carries (computed once per route, at import)."""
+    return {name: digest(profile) for name, profile in route.profiles.items()}
+
+
+def admit(route: Route, digests: Mapping[str, str], body: dict) -> Search:
+    """The body's profile and limit, checked as every route checks them."""
+    allowed = tuple(route.profiles)
+    name = body.get("profile", allowed[0])
+    if not isinstance(name, str) or name not in route.profiles:
+        raise invalid(f"unknown profile {validation.shown(name)} for the {route.family} route; "
+                      f"expected one of {', '.join(allowed)}", "unknown_profile")
+    profile = route.profiles[name]
+    limit = validation.integer(body["limit"], "limit", *route.limit(profile))
+    return Search(route.family, name, profile, digests[name], limit, body)
 
 
 def number(value: object, name: str, low: float, high: float) -> float:
@@ -38,13 +70,8 @@ def number(value: object, name: str, low: float, high: float) -> float:
     return value
 
 
-def profile_name(body: dict, route: str, allowed: tuple[str, ...]) -> str:
-    """The body's profile among the route's `allowed` catalog entries; absent: the first."""
-    name = body.get("profile", allowed[0])
-    if not isinstance(name, str) or name not in allowed:
-        raise invalid(f"unknown profile {validation.shown(name)} for the {route} route; "
-                      f"expected one of {', '.join(allowed)}", "unknown_profile")
-    return name
+def query_text(search: Search, min_chars: int = 0) -> str:
+    return validation.query_text(search.body["query"], min_chars)
 
 
 @dataclass(frozen=True)

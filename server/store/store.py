@@ -43,7 +43,7 @@ from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from ground.canonical import canonical, digest
 from ground.running_digest import FAMILIES as CONTENT_FAMILIES, RunningDigest
-from protocols.profiles.hipporag2 import GRAPH_NODE
+from protocols.route import GRAPH_NODE
 from server.errors import ApiError
 from server.validation import EmbeddingAttach, MemoryCreate, MemoryUpdate, RelationAssert
 

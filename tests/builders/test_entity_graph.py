@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from builders import entity_graph
-from builders.graph import GraphInputError, build_relations as title_relations, project
+from builders.title_graph import GraphInputError, build_relations as title_relations, project
 from builders.graph_builders import SOURCE_BUILDERS, rebuild
 from builders.names import name_runs, text_keys
 from evaluator.entity_relations import entity_failures, recompute_links

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from builders.graph import GraphInputError, build_relations, project, rebuild, verify_relations
+from builders.title_graph import GraphInputError, build_relations, project, rebuild, verify_relations
 from builders.normalize import normalize_text, title_is_eligible
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest
@@ -223,7 +223,7 @@ def test_output_does_not_depend_on_the_hash_seed():
     from tests.conftest import REPO
     # `-c` puts the working directory (the repository) first on the path: `tests` imports from there
     script = ("from tests.builders.test_graph_builder import _random_corpus, SOURCE; "
-              "from builders.graph import build_relations; from ground import digest; "
+              "from builders.title_graph import build_relations; from ground import digest; "
               "print(digest(build_relations(_random_corpus(5), SOURCE)))")
     expected = digest(build_relations(_random_corpus(5), SOURCE))
     for seed in ("0", "1", "2"):

@@ -8,9 +8,9 @@ import copy
 
 import pytest
 
-from builders import graph as title_graph
+from builders import title_graph
 from builders import imported_graph
-from builders.graph import GraphInputError
+from builders.title_graph import GraphInputError
 from builders.graph_builders import rebuild
 from evaluator.entity_relations import entity_failures
 from ground.artifacts import document_id

@@ -11,7 +11,9 @@ from bm25s.tokenization import Tokenized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaluator.verification import fused_lists
 from evaluator.verification import recompute as rc
+from evaluator.verification.verifiers import typed_paths as tp
 
 BALANCED = {
     "kind_weights": {"same_entity": 1.0, "semantic_related": 1.0, "contradicts": 0.0},
@@ -88,11 +90,11 @@ def graph():
 
 def test_strongest_paths_by_hand():
     edges, adj = graph()
-    expansion = rc.expand(["A", "B"], adj, edges, BALANCED["kind_weights"], LIMITS)
+    expansion = tp.expand(["A", "B"], adj, edges, BALANCED["kind_weights"], LIMITS)
     assert set(expansion.depth_of) == {"A", "B", "C", "D", "F"}  # contradicts (weight 0) is never followed
     assert set(expansion.edges) == {"rel-1", "rel-2", "rel-3", "rel-5"} and expansion.stop_reasons == []
     aff = {"A": Fraction(1), "B": Fraction(1), "C": Fraction(3, 4), "D": Fraction(1, 2), "F": Fraction(1, 2)}
-    paths = rc.strongest_paths(["A", "B"], expansion, aff, BALANCED, 2)
+    paths = tp.strongest_paths(["A", "B"], expansion, aff, BALANCED, 2)
     assert paths["A"].strength == Fraction(1, 3) and paths["B"].strength == Fraction(1, 4)
     assert paths["C"].strength == Fraction(1, 3) * Fraction(1, 2) * Fraction(3, 4)
     # D: via B in one step (1/4 * 1/2 * 1/2 = 1/16) beats A-C-D (1/8 * 1/2 * 1/2 = 1/32)
@@ -100,38 +102,38 @@ def test_strongest_paths_by_hand():
     assert paths["F"].steps == (("rel-5", "backward", "F"),)
     assert paths["F"].strength == Fraction(1, 3) * Fraction(1, 2) * Fraction(1, 2)  # 1/12
     # graph rank: strength desc: A 1/3, B 1/4, C 1/8, F 1/12, D 1/16
-    assert rc.graph_order(paths) == ["A", "B", "C", "F", "D"]
+    assert tp.graph_order(paths) == ["A", "B", "C", "F", "D"]
 
 
 def test_expansion_budgets_stop_and_are_reported():
     edges, adj = graph()
     weights = BALANCED["kind_weights"]
-    assert rc.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_nodes": 3}).stop_reasons == ["node_limit"]
-    scan = rc.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_scan": 2})
+    assert tp.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_nodes": 3}).stop_reasons == ["node_limit"]
+    scan = tp.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_scan": 2})
     assert scan.stop_reasons == ["scan_limit"] and scan.adjacency_examined == 2
-    assert rc.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_edges": 1}).stop_reasons == ["edge_limit"]
-    shallow = rc.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_depth": 1})
+    assert tp.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_edges": 1}).stop_reasons == ["edge_limit"]
+    shallow = tp.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_depth": 1})
     assert shallow.stop_reasons == ["depth_limit"] and "C" in shallow.depth_of
-    zero = rc.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_depth": 0})
+    zero = tp.expand(["A", "B"], adj, edges, weights, {**LIMITS, "max_depth": 0})
     assert set(zero.depth_of) == {"A", "B"} and zero.edges == {}
 
 
 def test_depth_zero_final_order_is_the_base_order():
     base = ["A", "B", "C", "D", "E", "F"]
     anchors = base[:4]
-    expansion = rc.expand(anchors, {}, {}, BALANCED["kind_weights"], {**LIMITS, "max_depth": 0})
-    paths = rc.strongest_paths(anchors, expansion, {a: Fraction(1) for a in anchors}, BALANCED, 0)
-    graph_rank = {rid: r for r, rid in enumerate(rc.graph_order(paths), start=1)}
-    final = {rid: rc.final_graph_score(r, graph_rank.get(rid), BALANCED) for r, rid in enumerate(base, start=1)}
+    expansion = tp.expand(anchors, {}, {}, BALANCED["kind_weights"], {**LIMITS, "max_depth": 0})
+    paths = tp.strongest_paths(anchors, expansion, {a: Fraction(1) for a in anchors}, BALANCED, 0)
+    graph_rank = {rid: r for r, rid in enumerate(tp.graph_order(paths), start=1)}
+    final = {rid: tp.final_graph_score(r, graph_rank.get(rid), BALANCED) for r, rid in enumerate(base, start=1)}
     assert sorted(final, key=lambda rid: (-final[rid], rid)) == base
 
 
 def test_affinity_and_factor_are_exact():
-    assert rc.affinity(-0.3, BALANCED, lexical_seed=False) == Fraction(1, 2)
-    assert rc.affinity(0.5, BALANCED, lexical_seed=False) == Fraction(3, 4)
-    assert rc.affinity(None, BALANCED, lexical_seed=False) == Fraction(1, 2)
-    assert rc.affinity(0.9, BALANCED, lexical_seed=True) == 1
-    assert rc.step_factor("contradicts", Fraction(1), BALANCED) == 0
+    assert tp.affinity(-0.3, BALANCED, lexical_seed=False) == Fraction(1, 2)
+    assert tp.affinity(0.5, BALANCED, lexical_seed=False) == Fraction(3, 4)
+    assert tp.affinity(None, BALANCED, lexical_seed=False) == Fraction(1, 2)
+    assert tp.affinity(0.9, BALANCED, lexical_seed=True) == 1
+    assert tp.step_factor("contradicts", Fraction(1), BALANCED) == 0
     assert rc.parse_fraction("3/80", "x") == Fraction(3, 80)
     with pytest.raises(ValueError, match="exact rational"):
         rc.parse_fraction("0.1", "score_exact")
@@ -167,12 +169,14 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
     import copy
 
     from evaluator.verification.verifiers.rescue import expected_rescue, lane_budget_cut
-    from server.rescue import rescue_route as rescue_page
+    from ground.canonical import digest
+    from protocols.families.rescue import RESCUE_PROFILES
+    from server.families.rescue.rescue_route import search_rescue
+    from server.retrieval.request import Search
     from tests.server.families.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for
 
-    profile = copy.deepcopy(rescue_page.RESCUE_PROFILES["graph_rescue_v1"])
+    profile = copy.deepcopy(RESCUE_PROFILES["graph_rescue_v1"])
     profile["lane"].update(max_scan=max_scan, max_nodes=max_nodes)
-    monkeypatch.setitem(rescue_page.RESCUE_PROFILES, "graph_rescue_v1", profile)
     docs, relations = hand_corpus()
     vectors = vectors_for(docs)
     index = hand_index(docs, relations, vectors)
@@ -181,8 +185,8 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
     outcomes = set()
     for query in QUERIES:
         qvec = np.ones(8, dtype=np.float32)
-        page = rescue_page.search_rescue(index, {"profile": "graph_rescue_v1", "query": query, "space_id": "space-t",
-                                                 "query_vector": [1.0] * 8, "limit": 150, "graph_mode": "force"})
+        body = {"query": query, "space_id": "space-t", "query_vector": [1.0] * 8, "graph_mode": "force"}
+        page = search_rescue(index, Search("rescue", "graph_rescue_v1", profile, digest(profile), 150, body))
         lexical = rc.ordered(bm25.scores(query), 100)
         semantic = rc.ordered(rc.cosines(qvec, {k: v.astype(np.float64) for k, v in vectors.items()}), 100)
         want = expected_rescue(query, lexical, semantic, {d["id"]: d["title"] for d in docs}, edges, profile, "force")
@@ -197,20 +201,18 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
 
 
 def test_a_near_tie_explains_a_swap_but_never_a_missing_hit():
-    from evaluator.verification.verify import Checker
 
     lists = {"lexical": [("a", 2.0), ("b", 2.0 + 1e-12), ("c", 1.0)], "semantic": []}
     tolerance = {"lexical": 1e-9, "semantic": 2e-6}
-    assert Checker._explained_by_near_ties(["b", "a", "c"], ["a", "b", "c"], lists, tolerance)
-    assert not Checker._explained_by_near_ties(["b", "a"], ["a", "b", "c"], lists, tolerance)  # c left out
-    assert not Checker._explained_by_near_ties(["c", "b", "a"], ["a", "b", "c"], lists, tolerance)  # c is no tie
+    assert fused_lists.explained_by_near_ties(["b", "a", "c"], ["a", "b", "c"], lists, tolerance)
+    assert not fused_lists.explained_by_near_ties(["b", "a"], ["a", "b", "c"], lists, tolerance)  # c left out
+    assert not fused_lists.explained_by_near_ties(["c", "b", "a"], ["a", "b", "c"], lists, tolerance)  # c is no tie
 
 
 def test_a_near_tie_swap_that_moves_a_third_document_past_the_cut_is_the_fusion_of_the_reported_lists():
     """Seen at full scale on a base pool (limit 100): two near-equal cosines swapped by the server's
     float32 arithmetic change both fused scores, and the lower one then ties a lexical hit that
     wins on id, so a document in no near tie crosses the page's cut."""
-    from evaluator.verification.verify import Checker
 
     semantic = [("a1", 0.9), ("a2", 0.8), ("a3", 0.7), ("a4", 0.6), ("a5", 0.5), ("t", 0.4000001), ("c", 0.4),
                 ("a8", 0.3)]
@@ -227,18 +229,18 @@ def test_a_near_tie_swap_that_moves_a_third_document_past_the_cut_is_the_fusion_
     hits = [{"id": rid, "channels": {"semantic": {"rank": ranks[rid]}}} for rid in ["a1", "a2", "a3", "a4", "a5", "c"]]
     hits.append({"id": "m", "channels": {"lexical": {"rank": 1}}})
     have = [h["id"] for h in hits]
-    assert not Checker._explained_by_near_ties(have, want, lists, tolerance)  # m is in no near tie
-    reported = Checker._lists_as_reported(hits, lists)
+    assert not fused_lists.explained_by_near_ties(have, want, lists, tolerance)  # m is in no near tie
+    reported = fused_lists.lists_as_reported(hits, lists)
     assert reported["semantic"] == ["a1", "a2", "a3", "a4", "a5", "c", "t", "a8"]
     assert order(reported) == have
     # two hits claiming one channel rank fit no list
-    assert Checker._lists_as_reported(hits + [{"id": "a8", "channels": {"semantic": {"rank": 6}}}], lists) is None
+    assert fused_lists.lists_as_reported(hits + [{"id": "a8", "channels": {"semantic": {"rank": 6}}}], lists) is None
     # a stored base pool keeps ids only: the audit searches the near-tie swaps instead
     profile = {"fusion": "weighted_reciprocal_rank", "k": k,
                "channels": {c: {"weight": w} for c, w in weights.items()}}
-    assert Checker._reached_by_near_tie_swaps(have, lists, tolerance, profile, 7)
-    assert Checker._reached_by_near_tie_swaps(want, lists, tolerance, profile, 7)
-    assert not Checker._reached_by_near_tie_swaps(["a2", "a1", *have[2:]], lists, tolerance, profile, 7)  # no tie
+    assert fused_lists.reached_by_near_tie_swaps(have, lists, tolerance, profile, 7)
+    assert fused_lists.reached_by_near_tie_swaps(want, lists, tolerance, profile, 7)
+    assert not fused_lists.reached_by_near_tie_swaps(["a2", "a1", *have[2:]], lists, tolerance, profile, 7)  # no tie
 
 
 def test_near_tie_neighbours_pair_only_adjacent_rounding_ties():

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from builders.graph import build_relations
+from builders.title_graph import build_relations
 from evaluator.connection.client import LabClient
 from ground.canonical import digest
 from tests.conftest import lab_cli

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.graph import build_for_source
+from builders.title_graph import build_for_source
 from ground.canonical import digest, sha256_bytes
 from ground.files import load_json
 from importer import import_source, synthetic

@@ -1,10 +1,12 @@
-"""docs/extend-a-method.md is true: a method family added through exactly its steps works.
+"""docs/extend-a-method.md is true: method families added through exactly its steps work.
 
-The page's numbered steps name the files a new family touches. A copy of the repository gets the
-toy family `coord` (tests/toy_family/) written into exactly those files; nothing else may change.
-In that copy the layering contracts still hold, and a campaign with the toy method runs against a
-real lab (tests/toy_family/campaign_check.py, run by pytest inside the copy, on this session's
-generated and embedded inputs).
+The page's numbered steps name the files a new family touches: steps 1 to 6 for any family, 7 and 8
+for a family with data of its own. A copy of the repository gets two toy families written into exactly
+those files: `coord` (tests/toy_family/coord_*.py, no data of its own: steps 1 to 6) and `titlesim`
+(tests/toy_family/titlesim_*.py, titles as node memories from a fixture section: steps 1 to 8);
+nothing else may change. In that copy the layering contracts still hold, and a campaign with both toy
+methods runs against a real lab (tests/toy_family/campaign_check.py, run by pytest inside the copy, on
+this session's generated and embedded inputs).
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from tests.project.test_layering import lint
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "extend-a-method.md"
 TOY = REPO / "tests" / "toy_family"
-FAMILY = "coord"
 COPIED = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "tests")
 STEP = re.compile(r"^(\d+)\. \*\*`([^`]+)`\*\*( \(new\))?:", re.M)
-COUNT = re.compile(r"^## The steps: (\d+) files, (\d+) of them new$", re.M)
+KIND = re.compile(r"^## A family (without|with) data of its own: (\d+) files, (\d+) of them new$", re.M)
+WITHOUT_DATA = 6  # the steps every family takes; a family with data takes the rest too
 
 
 @dataclass(frozen=True)
@@ -44,47 +46,65 @@ class Entry:
     """A step that adds one entry to a table (and the import it needs)."""
     table: str
     entry: str
-    import_line: str | None = None
+    import_line: str
 
 
-# What each documented step writes for the toy family, keyed by the file the page names.
-STEPS = {
-    "protocols/routes.py": Entry(
-        "ROUTES: dict[str, Route] = {",
-        '    "coord": Route("coord", ("profile", TEXT, "limit", "min_terms"),\n'
-        '                   lambda f, method, path, profiles: f.integer(method["min_terms"], join(path, "min_terms"),\n'
-        '                                                               minimum=1),\n'
-        '                   profiles={"coord_v1": {"family": "coord", "score": "distinct_query_terms_held",\n'
-        '                                          "tie_break": "record_id_asc",\n'
-        '                                          "tokenizer": "maximal_unicode_letter_digit_runs_lowercased"}}),'),
-    "server/coord.py": New("coord_server.py"),
-    "server/routes.py": Entry("HANDLERS: dict[str, Handler] = {", '    "coord": Handler(search_coord, ROUTES["coord"].profiles),',
-                              "from server.coord import search_coord"),
-    "evaluator/verification/verifiers/coord.py": New("coord_verifier.py"),
-    "evaluator/verification/routes.py": Entry("VERIFIERS: dict[str, Verifier] = {", '    "coord": check_coord,',
-                                              "from evaluator.verification.verifiers.coord import check_coord"),
+def registry_steps(family: str, handler: str, verifier: str) -> dict:
+    return {
+        "protocols/routes.py": Entry("FAMILIES_IN_ORDER = (", f"    {family},",
+                                     f"from protocols.families import {family}"),
+        "server/routes.py": Entry("HANDLERS: dict[str, Handler] = {", f'    "{family}": {handler},',
+                                  f"from server.families.{family} import {handler}"),
+        "evaluator/verification/routes.py": Entry("VERIFIERS: dict[str, Verifier] = {",
+                                                  f'    "{family}": Verifier({verifier}),',
+                                                  f"from evaluator.verification.verifiers.{family} import {verifier}"),
+    }
+
+
+# What each documented step writes for each toy family, keyed by the file the page names.
+TOYS = {
+    "coord": {
+        "protocols/families/<family>.py": New("coord_declaration.py"),
+        "server/families/<family>.py": New("coord_server.py"),
+        "evaluator/verification/verifiers/<family>.py": New("coord_verifier.py"),
+        **registry_steps("coord", "search_coord", "check_coord"),
+    },
+    "titlesim": {
+        "protocols/families/<family>.py": New("titlesim_declaration.py"),
+        "server/families/<family>.py": New("titlesim_server.py"),
+        "evaluator/verification/verifiers/<family>.py": New("titlesim_verifier.py"),
+        **registry_steps("titlesim", "search_titlesim", "check_titlesim"),
+        "builders/embedding/sections/<family>.py": New("titlesim_section.py"),
+        "builders/embedding/sections/__init__.py": Entry(
+            "SECTIONS: dict[str, Section] = {section.name: section for section in (", "    titlesim.SECTION,",
+            "from builders.embedding.sections import titlesim"),
+    },
 }
+WITH_DATA = {"coord": False, "titlesim": True}
 
 
 def documented_steps() -> list[tuple[str, bool]]:
-    """(file, new) for each numbered step of the page, `<family>` read as the toy's name."""
+    """(file, new) for each numbered step of the page, `<family>` as written."""
     steps = STEP.findall(PAGE.read_text())
     assert [int(number) for number, _, _ in steps] == list(range(1, len(steps) + 1)), steps
-    return [(path.replace("<family>", FAMILY), bool(new)) for _, path, new in steps]
+    return [(path, bool(new)) for _, path, new in steps]
+
+
+def steps_of(family: str) -> list[tuple[str, bool]]:
+    steps = documented_steps()
+    return steps if WITH_DATA[family] else steps[:WITHOUT_DATA]
 
 
 def add_entry(text: str, step: Entry) -> str:
     """The entry as the table's last, its import first in the import block."""
     head, sep, rest = text.partition(step.table + "\n")
     assert sep, f"no table {step.table!r}"
-    body, close, tail = rest.partition("\n}\n")
-    assert close, f"table {step.table!r} does not end with a closing brace on its own line"
-    text = head + sep + body + "\n" + step.entry + close + tail
-    if step.import_line:
-        future = "from __future__ import annotations\n\n"
-        assert future in text
-        text = text.replace(future, future + step.import_line + "\n", 1)
-    return text
+    close = re.search(r"\n[)\]}]+\n", rest)
+    assert close, f"table {step.table!r} does not end with its closing bracket on a line of its own"
+    text = head + sep + rest[: close.start()] + "\n" + step.entry + rest[close.start():]
+    future = "from __future__ import annotations\n\n"
+    assert future in text
+    return text.replace(future, future + step.import_line + "\n", 1)
 
 
 def changed_files(copy: Path) -> dict[str, bool]:
@@ -102,45 +122,46 @@ def changed_files(copy: Path) -> dict[str, bool]:
 
 def test_the_page_counts_its_steps():
     steps = documented_steps()
-    files, new = map(int, COUNT.search(PAGE.read_text()).groups())
-    assert (len(steps), sum(is_new for _, is_new in steps)) == (files, new)
-    assert len(steps) <= 5  # the goal the page is held to
+    kinds = {kind: (int(files), int(new)) for kind, files, new in KIND.findall(PAGE.read_text())}
+    assert kinds == {"without": (WITHOUT_DATA, sum(new for _, new in steps[:WITHOUT_DATA])),
+                     "with": (len(steps), sum(new for _, new in steps))}
     verifiers = [path for path, is_new in steps if is_new and path.startswith("evaluator/verification/")]
-    assert verifiers == [f"evaluator/verification/verifiers/{FAMILY}.py"]  # one of them is the verifier
-    for table in ("`ROUTES`", "`HANDLERS`", "`VERIFIERS`"):  # the tables the steps fill are the page's
+    assert verifiers == ["evaluator/verification/verifiers/<family>.py"]  # one of them is the verifier
+    for table in ("`FAMILIES_IN_ORDER`", "`HANDLERS`", "`VERIFIERS`", "`SECTIONS`"):  # the tables the steps fill
         assert table in PAGE.read_text()
 
 
 @pytest.fixture(scope="module")
 def toy_copy(tmp_path_factory) -> Path:
-    """The repository's code, with the toy family added through the page's steps."""
+    """The repository's code, with both toy families added through the page's steps."""
     copy = tmp_path_factory.mktemp("toy-family") / "repo"
     for name in COPIED:
         shutil.copytree(REPO / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     shutil.copyfile(REPO / "pyproject.toml", copy / "pyproject.toml")
-    steps = dict(documented_steps())
-    assert {path: isinstance(step, New) for path, step in STEPS.items()} == steps
-    for path, step in STEPS.items():
-        target = copy / path
-        if isinstance(step, New):
-            assert not target.exists()
-            shutil.copyfile(TOY / step.source, target)
-        else:
-            target.write_text(add_entry(target.read_text(), step))
+    for family, steps in TOYS.items():
+        assert {path: isinstance(step, New) for path, step in steps.items()} == dict(steps_of(family))
+        for path, step in steps.items():
+            target = copy / path.replace("<family>", family)
+            if isinstance(step, New):
+                assert not target.exists()
+                shutil.copyfile(TOY / step.source, target)
+            else:
+                target.write_text(add_entry(target.read_text(), step))
     return copy
 
 
 def test_the_documented_steps_are_the_only_changes(toy_copy):
-    assert changed_files(toy_copy) == dict(documented_steps())
+    want = {path.replace("<family>", family): new for family in TOYS for path, new in steps_of(family)}
+    assert changed_files(toy_copy) == want
 
 
-def test_the_layering_holds_with_the_toy_family(toy_copy):
+def test_the_layering_holds_with_the_toy_families(toy_copy):
     done = lint(toy_copy)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
-def test_the_toy_family_serves_and_verifies_a_campaign(toy_copy, tmp_path_factory):
+def test_the_toy_families_serve_and_verify_a_campaign(toy_copy, tmp_path_factory):
     inputs = built_inputs(tmp_path_factory)
     env = {**os.environ, "PYTHONPATH": str(toy_copy),
            "TOY_FAMILY_INPUTS": json.dumps({name: str(value) for name, value in asdict(inputs).items()})}

@@ -1,4 +1,4 @@
-"""The inputs the validation workers of one host share (evaluator/verification/shared.py,
+"""The inputs the validation workers of one host share (evaluator/verification/worker_inputs.py,
 docs/scale.md): two workers of a local cluster map the same read-only files, a worker refuses a
 shared file changed after the caller wrote it, and the packed arrays score exactly as the
 per-document structures they replace."""
@@ -15,7 +15,7 @@ from evaluator.inputs import InputMismatch, load_frozen
 from evaluator.verification import recompute as rc
 from evaluator.verification.dask_checks import WORKER_ATTRIBUTE, CheckerPlugin, ClusterChecks
 from evaluator.verification.packed import PackedBm25, pack
-from evaluator.verification.shared import open_shared, write_shared
+from evaluator.verification.worker_inputs import open_shared, write_shared
 from evaluator.verification.verify import Checker
 from ground.files import load_json
 from tests.evaluation_fixtures import built_inputs, prepared_lab

@@ -48,11 +48,11 @@ def test_docs_layering_names_every_contract():
     ("server/retrieval/page_parts.py", "from server import routes", "server-layers"),
     ("server/retrieval/page_parts.py", "from server import routes", "no-circles"),
     # the server leaning on another stage's code instead of its own
-    ("server/store/store.py", "import builders.graph", "server-imports-protocols-only"),
+    ("server/store/store.py", "import builders.title_graph", "server-imports-protocols-only"),
     # a page check reaching into the campaign that runs it
     ("evaluator/verification/verify.py", "import evaluator.evaluate.evaluate", "evaluator-layers"),
     # a verifier reading the server code it checks (also a stage breach: both contracts say so)
-    ("evaluator/verification/verifiers/ppr.py", "import server.ppr.pagerank", "verifiers-recompute-alone"),
+    ("evaluator/verification/verifiers/ppr.py", "import server.families.ppr.pagerank", "verifiers-recompute-alone"),
     # a route's verifier reaching into the shared Checker that dispatches to it
     ("evaluator/verification/verifiers/lexical.py", "import evaluator.verification.verify", "verification-layers"),
     # the fixture contract depending on how one encoder happens to run

@@ -17,9 +17,8 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.verifiers import rescue as rescue_verifier
 from protocols.committed import committed_file
 from protocols.fusion import FUSION_RULES, check_fusion_bindings
-from protocols.profiles.v1 import V1_PROFILES
+from protocols.routes import PROFILES
 from protocols.schema import ProtocolError, validate_protocol
-from server.rescue import rescue_method
 from server.retrieval import fusion
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,7 +62,7 @@ def test_lab_import_refuses_combsum_before_writing(tmp_path):
 
 
 def test_each_side_implements_exactly_the_declared_rules():
-    for table in (fusion.FUSERS, rc.FUSERS, rescue_method.BASE_FUSERS, rescue_verifier.BASE_FUSERS):
+    for table in (fusion.FUSERS, rc.FUSERS, rescue_verifier.BASE_FUSERS):
         assert list(table) == list(FUSION_RULES)
     with pytest.raises(RuntimeError, match=r"side implements no fusion rule \['weighted_reciprocal_rank'\]"):
         check_fusion_bindings("side", {})
@@ -74,7 +73,7 @@ def test_each_side_implements_exactly_the_declared_rules():
 def test_the_server_rule_and_the_verifier_recomputation_agree():
     lexical, semantic = ["a", "b", "c", "d"], ["c", "e", "a"]
     for name in ("weighted_rrf_v1", "weighted_rrf_v2"):
-        profile = V1_PROFILES[name]
+        profile = PROFILES[name]
         served = fusion.fuse(profile["fusion"], profile, {"lexical": (lexical, [4.0, 3.0, 2.0, 1.0]),
                                                           "semantic": (semantic, [0.9, 0.8, 0.7])})
         weights = {c: spec["weight"] for c, spec in profile["channels"].items()}

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ground.canonical import canonical, digest
-from protocols.profiles.v1 import V1_PROFILES as PROFILES
+from protocols.routes import PROFILES
 from server.errors import ApiError
-from server.graph.typed_paths import Anchor, Limits, affinities, expand, strongest_paths
+from server.families.graph.typed_paths import Anchor, Limits, affinities, expand, strongest_paths
 from server.retrieval.cosine import exact_cosines, prepare_query
 from server.retrieval.fusion import fuse
 from server.retrieval.indexes import Indexes, ScopeIndex
@@ -67,7 +67,7 @@ def vec_list(v: np.ndarray) -> list[float]:
 def sample():
     """(index, documents, queries, doc vectors, query vectors, relations) over the shared sample."""
     require_shared(SAMPLE_DIR)
-    from builders.graph import build_relations
+    from builders.title_graph import build_relations
 
     pairs: dict[tuple[str, str], None] = {}
     questions = []
@@ -705,7 +705,7 @@ _RESCUE = {"profile": "graph_rescue_v1", "query": "x", "query_vector": [1.0] * 8
     ("rescue", {**_RESCUE, "query": ""}, "out_of_range"),
     ("rescue", {**_RESCUE, "limit": 151}, "out_of_range"),
     ("rescue", {**_RESCUE, "limit": 2.0}, "wrong_type"),
-    ("rescue", {**_RESCUE, "space_id": ["x"]}, "unknown_space"),
+    ("rescue", {**_RESCUE, "space_id": ["x"]}, "wrong_type"),  # as on every route
     ("rescue", {**_RESCUE, "query_vector": [0.0] * 8}, "invalid_vector"),
     ("rescue", {**_RESCUE, "query_vector": [1.0] * 9}, "dimension_mismatch"),
     ("rescue", {k: v for k, v in _RESCUE.items() if k != "graph_mode"}, "missing_field"),

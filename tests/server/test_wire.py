@@ -19,8 +19,8 @@ import pytest
 from ground.canonical import canonical
 from ground.fast_canonical import _risky, render
 from protocols.committed import committed_protocols
-from protocols.profiles.rescue import RESCUE_PROFILES
-from protocols.profiles.v1 import V1_ROUTE_PROFILES as ROUTE_PROFILES
+from protocols.families.rescue import RESCUE_PROFILES
+from protocols.routes import ROUTES
 from server.retrieval.indexes import Indexes
 from server.routes import search
 from tests.conftest import REPO
@@ -52,10 +52,10 @@ def index():
 def bodies(vector: list[float]) -> list[tuple[str, dict]]:
     out = [("lexical", {"query": "river castle café", "limit": 10}),
            ("semantic", {"query_vector": vector, "space_id": SPACE, "limit": 10})]
-    for profile in ROUTE_PROFILES["hybrid"]:
+    for profile in ROUTES["hybrid"].profiles:
         out.append(("hybrid", {"profile": profile, "query": "river film", "query_vector": vector, "space_id": SPACE,
                                "limit": 20}))
-    for profile in ROUTE_PROFILES["graph"]:
+    for profile in ROUTES["graph"].profiles:
         for seed in ("hybrid", "lexical"):
             out.append(("graph", {"profile": profile, "seed": seed, "query": "river castle", "query_vector": vector,
                                   "space_id": SPACE, "limit": 30, "expansion": {"max_depth": 3}}))

@@ -1,25 +1,21 @@
-"""A toy method family, `coord`: coordination-level matching (docs/extend-a-method.md, step 2).
+"""A toy method family, `coord`: coordination-level matching (docs/extend-a-method.md, step 3).
 
-tests/lab/test_extend_a_method.py writes this file as server/<family>.py (`coord`) in a copy of the repository. A
-record's score is the number of distinct query terms its text holds (the BM25 tokenizer's terms);
-the records holding at least the method's `min_terms` of them are ranked by that count, then by
-record id.
+tests/lab/test_extend_a_method.py writes this file as server/families/<family>.py (`coord`) in a copy of the
+repository. A record's score is the number of distinct query terms its text holds (the BM25
+tokenizer's terms); the records holding at least the method's `min_terms` of them are ranked by that
+count, then by record id. The route table has admitted the profile and the limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ground.canonical import digest
-from protocols.routes import ROUTES
 from server import validation
 from server.retrieval import page_parts as parts
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import SEARCH_LIMIT, profile_name
+from server.retrieval.request import Search, query_text
 from server.retrieval.tokenize import bm25_tokens
 
-COORD_PROFILES: dict[str, dict] = dict(ROUTES["coord"].profiles)  # declared once, in protocols/routes.py (step 1)
-DIGESTS = {name: digest(profile) for name, profile in COORD_PROFILES.items()}
 MAX_TERMS = 64
 
 
@@ -29,17 +25,13 @@ def rank_coord(terms: set[str], texts: Iterable[tuple[str, str]], min_terms: int
     return sorted(((rid, n) for rid, n in held if n >= min_terms), key=lambda entry: (-entry[1], entry[0]))
 
 
-def search_coord(index: ScopeIndex, body: dict) -> dict:
-    name = profile_name(body, "coord", tuple(COORD_PROFILES))
-    query = validation.query_text(body["query"])
-    limit = validation.integer(body["limit"], "limit", *SEARCH_LIMIT)
-    min_terms = validation.integer(body["min_terms"], "min_terms", 1, MAX_TERMS)
-    ranked = rank_coord(set(bm25_tokens(query)), ((rid, record.content) for rid, record in index.records.items()),
-                        min_terms)
+def search_coord(index: ScopeIndex, search: Search) -> dict:
+    min_terms = validation.integer(search.body["min_terms"], "min_terms", 1, MAX_TERMS)
+    ranked = rank_coord(set(bm25_tokens(query_text(search))),
+                        ((rid, record.content) for rid, record in index.records.items()), min_terms)
     hits = [parts.hit(index, rank, rid, float(n), None,
                       {"coord": {"rank": rank, "raw_score": float(n), "contribution": float(n), "contribution_exact": None}},
                       None)
-            for rank, (rid, n) in enumerate(ranked[:limit], start=1)]
+            for rank, (rid, n) in enumerate(ranked[: search.limit], start=1)]
     work = parts.work(records_examined=len(index.records), candidates_ranked=len(ranked))
-    return parts.page("coord", name, DIGESTS[name], {"limit": limit, "min_terms": min_terms}, None, hits,
-                      parts.coverage(), work)
+    return parts.page(search, {"limit": search.limit, "min_terms": min_terms}, None, hits, parts.coverage(), work)

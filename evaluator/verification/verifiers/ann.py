@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.hit_checks import check_order
 
 
 def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
@@ -35,4 +36,4 @@ def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
         entry = (hit.get("channels") or {}).get("ann") or {}
         if entry.get("rank") != i or entry.get("raw_score") != hit.get("score"):
             fail(i, "channels.ann", f"rank {entry.get('rank')} raw {entry.get('raw_score')}")
-    checker.check_order(hits, fail, exact=False)
+    check_order(hits, fail, exact=False)

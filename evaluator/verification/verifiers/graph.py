@@ -9,13 +9,16 @@ from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
+from evaluator.verification.failure import Failure
+from evaluator.verification.hit_checks import check_exact, check_order
+from evaluator.verification.verifiers import typed_paths as tp
 
 
 def base_list(checker, query: dict, profile: dict, seed: str) -> tuple[list[str], dict[str, float]]:
     depth = profile["base_depth"]
     if seed == "lexical":
-        return [rid for rid, _ in rc.ordered(checker.lexical(query), depth)], {}
-    _, order, _ = checker.hybrid(query, profile["seed_profiles"][seed])
+        return [rid for rid, _ in rc.ordered(checker.bm25_scores(query), depth)], {}
+    _, order, _ = checker.fused(query, profile["seed_profiles"][seed])
     return order[:depth], checker.cosines(query)
 
 
@@ -32,12 +35,13 @@ def check_graph(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> 
                               f"{want_anchors}")
         return
     lexical_seed = seed == "lexical"
-    known = checker.affinities(query, spec["profile"], lexical_seed)
+    # the query's exact affinity per node under the profile's rule, filled as nodes are asked for
+    known = checker.work(query).derived.setdefault(("graph affinity", spec["profile"], lexical_seed), {})
 
     def affinity_of(rid: str) -> Rational:
         value = known.get(rid)
         if value is None:
-            value = known[rid] = rc.affinity(cos.get(rid), profile, lexical_seed)
+            value = known[rid] = tp.affinity(cos.get(rid), profile, lexical_seed)
         return value
 
     returned = {r.get("id"): r for r in page.get("relations") or []}
@@ -52,7 +56,7 @@ def check_graph(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> 
         rule = profile["final_score"]
         values = {"base": ZERO if b is None else rational(rule["base_weight"]) / (rule["offset"] + b),
                   "graph": ZERO if g is None else rational(rule["graph_weight"]) / (rule["offset"] + g)}
-        checker.check_exact(hit, i, values, fail)
+        check_exact(hit, i, values, fail)
         proof = hit.get("proof")
         if g is None:
             if proof is not None:
@@ -63,7 +67,7 @@ def check_graph(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> 
             continue
         proved[hit["id"]] = _check_proof(checker, hit, i, proof, want_anchors, profile, cos, lexical_seed,
                                               affinity_of, returned, used, fail)
-    checker.check_order(hits, fail, exact=True)
+    check_order(hits, fail, exact=True)
     if set(returned) != used:
         extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
         fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
@@ -89,7 +93,7 @@ def _check_proof(checker, hit, i, proof, anchors, profile, cos, lexical_seed, af
         # rank would let a path start anywhere
         fail(i, "proof.anchor", f"{anchor} is not the page's anchor of rank {rank} {anchors[rank - 1]}")
         return None
-    strength = rc.anchor_strength(rank, profile)
+    strength = tp.anchor_strength(rank, profile)
     node = anchor.get("id")
     steps = proof.get("steps") or []
     if proof.get("hops") != len(steps):
@@ -130,7 +134,7 @@ def _check_proof(checker, hit, i, proof, anchors, profile, cos, lexical_seed, af
                 fail(i, f"{where}.affinity.embedding_receipt", "is not the frozen vector of the destination")
         if not rc.near_tie(aff.get("value", float("nan")), float(value), rc.COSINE_TOLERANCE):
             fail(i, f"{where}.affinity.value", f"{aff.get('value')}, recomputed {float(value)!r}")
-        factor = rc.step_factor(edge.kind, value, profile)
+        factor = tp.step_factor(edge.kind, value, profile)
         if not rc.near_tie(step.get("factor", float("nan")), float(factor), rc.COSINE_TOLERANCE):
             fail(i, f"{where}.factor", f"{step.get('factor')}, recomputed {float(factor)!r}")
         strength *= factor
@@ -143,7 +147,7 @@ def _check_proof(checker, hit, i, proof, anchors, profile, cos, lexical_seed, af
 
 def _check_expansion(checker, page, hits, spec, profile, anchors, base_rank, affinity_of, proved, fail) -> None:
     """The whole expansion, paths and final ranking recomputed and compared with the page."""
-    expansion = rc.expand(anchors, checker.adjacency, checker.edges, profile["kind_weights"], spec["expansion"])
+    expansion = tp.expand(anchors, checker.adjacency, checker.edges, profile["kind_weights"], spec["expansion"])
     if list(page.get("stop_reasons") or []) != expansion.stop_reasons:
         fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {expansion.stop_reasons}")
     budget_cut = any(reason != "depth_limit" for reason in expansion.stop_reasons)
@@ -156,11 +160,11 @@ def _check_expansion(checker, page, hits, spec, profile, anchors, base_rank, aff
         if work.get(name) != value:
             fail(None, f"work.{name}", f"{work.get(name)}, recomputed {value}")
     affinities = {rid: affinity_of(rid) for rid in expansion.depth_of}
-    paths = rc.strongest_paths(anchors, expansion, affinities, profile, spec["expansion"]["max_depth"])
-    order = rc.graph_order(paths)
+    paths = tp.strongest_paths(anchors, expansion, affinities, profile, spec["expansion"]["max_depth"])
+    order = tp.graph_order(paths)
     graph_rank = {rid: r for r, rid in enumerate(order, start=1)}
     candidates = set(base_rank) | set(graph_rank)
-    final = {rid: rc.final_graph_score(base_rank.get(rid), graph_rank.get(rid), profile) for rid in candidates}
+    final = {rid: tp.final_graph_score(base_rank.get(rid), graph_rank.get(rid), profile) for rid in candidates}
     want = sorted(final, key=lambda rid: (-final[rid], rid))[: spec["limit"]]
     have = [h["id"] for h in hits]
     ranked = [(rid, float(paths[rid].strength)) for rid in order]
@@ -186,3 +190,28 @@ def _check_expansion(checker, page, hits, spec, profile, anchors, base_rank, aff
         first = rc.first_difference(have, want)
         fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed final ranking has "
                               f"{want[first] if first < len(want) else None}")
+
+
+def graph_anchor_failures(query_id: str, name: str, pages: Mapping[str, Mapping], methods: Mapping[str, Mapping],
+                          profiles: Mapping) -> list[Failure]:
+    """The cross-method rule of a graph page (evaluator/verification/routes.py): its anchors are the
+    top of its seed method's page (the protocol's method of the seed's profile), and at depth zero
+    its ranking is that page's."""
+    spec = methods[name]
+    profile = profiles[spec["profile"]]
+    seed_profile = profile["seed_profiles"][spec["seed"]]
+    baseline = next((other for other, method in methods.items() if method["profile"] == seed_profile), None)
+    if baseline is None or baseline not in pages:
+        return []
+    out = []
+    top = [h["id"] for h in pages[baseline]["hits"][: profile["anchors"]]]
+    anchors = [a["id"] for a in pages[name].get("anchors") or []]
+    if anchors != top:
+        out.append(Failure(query_id, name, None, "anchors", f"{anchors} differ from the top "
+                                                            f"{profile['anchors']} of {baseline} {top}"))
+    if spec["expansion"]["max_depth"] == 0:
+        have = [h["id"] for h in pages[name]["hits"]]
+        want = [h["id"] for h in pages[baseline]["hits"]]
+        if have != want:
+            out.append(Failure(query_id, name, None, "hits", f"depth zero ranking {have} differs from {baseline} {want}"))
+    return out

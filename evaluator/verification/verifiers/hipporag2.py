@@ -22,9 +22,9 @@ from fractions import Fraction
 import numpy as np
 
 from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
-from evaluator.hipporag2_nodes import fact_key, phrase_key
+from builders.embedding.sections.hipporag2 import fact_key, phrase_key
 from evaluator.verification import recompute as rc
-from protocols.profiles.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
+from protocols.families.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
 
 SCALE = 1 << 53
 AMBIGUOUS = 1e-9  # in normalized-score units: ulp differences are below 1e-15, the grid step is 2^-16
@@ -53,7 +53,7 @@ def edge_arrays(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float
 
 def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: np.ndarray, grid_bits: int,
          transition_bits: int, max_iterations: int) -> tuple[np.ndarray, int, int]:
-    """(mass, iterations, last change) from integer seeds, as protocols/profiles/hipporag2.py states it."""
+    """(mass, iterations, last change) from integer seeds, as protocols/families/hipporag2.py states it."""
     source, target, share = edges
     total = int(seeds.sum())
     reset = np.array([(int(s) << grid_bits) // total for s in seeds], dtype=np.int64)
@@ -140,10 +140,10 @@ def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int
     nodes = [PASSAGE + p for p in passages] + phrases
     by_record = {record_of[fact_key(fact_text(f))]: f for f in graph.facts}
     facts = sorted(by_record)
-    fact_units = unit_rows([frozen.graph.vectors[fact_key(fact_text(by_record[r]))] for r in facts])
+    fact_units = unit_rows([frozen.records.vectors[fact_key(fact_text(by_record[r]))] for r in facts])
     passage_units = unit_rows([vector_of(r) for r in passages])  # float64 of the float32 vectors: exact
     linkable = graph.phrases if ner else []
-    phrase_units = unit_rows([frozen.graph.vectors[phrase_key(one)] for one in linkable]).astype(np.float64)
+    phrase_units = unit_rows([frozen.records.vectors[phrase_key(one)] for one in linkable]).astype(np.float64)
     return Table(passages, facts, {r: (by_record[r][0], by_record[r][2]) for r in facts}, fact_units, passage_units,
                  {one: len(ids) for one, ids in graph.holders.items()}, linkable, phrase_units, nodes,
                  edge_arrays(nodes, renamed, transition_bits), len(renamed))
@@ -160,8 +160,9 @@ def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     hits = page.get("hits") or []
     unit = query_unit(checker.frozen.query_vectors[query["id"]])
     fact_cosines, dense = exact_cosines(mine.fact_units, unit), exact_cosines(mine.passage_units, unit)
-    for failure in page_failures(section, hits, mine, fact_cosines, dense, profile, spec["limit"], rc.COSINE_TOLERANCE):
-        fail(None, "hipporag2", failure)
+    for rank, field, message in page_failures(section, hits, mine, fact_cosines, dense, profile, spec["limit"],
+                                              rc.COSINE_TOLERANCE):
+        fail(rank, field if rank else f"hipporag2.{field}", message)
 
 
 def unit_rows(vectors: Sequence[np.ndarray]) -> np.ndarray:
@@ -187,8 +188,11 @@ def exact_cosines(units: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.clip((units.astype(np.float64) * query).sum(axis=1), -1.0, 1.0)
 
 
+Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): the section's field when no rank
+
+
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_cosines: np.ndarray,
-                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> list[str]:
+                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Found:
     """The first differences between a page and the recomputation (none: the page holds)."""
     linking, passages = profile["linking"], profile["passages"]
     faults = graph_failures(section, mine) or _fact_failures(section, mine, fact_cosines, linking, tolerance)
@@ -196,29 +200,29 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_c
         return faults
     phrases = _phrase_seeds(section["facts"], mine, linking, passages)
     if section.get("phrases") != phrases:
-        return [f"phrases {section.get('phrases')}, recomputed {phrases}"]
+        return [(None, "phrases", f"{section.get('phrases')}, recomputed {phrases}")]
     return ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
 
 
-def graph_failures(section: Mapping, mine: Table) -> list[str]:
+def graph_failures(section: Mapping, mine: Table) -> Found:
     graph = {"passages": len(mine.passages), "phrases": len(mine.nodes) - len(mine.passages),
              "facts": len(mine.facts), "edges": mine.edge_count}
-    return [] if section.get("graph") == graph else [f"graph {section.get('graph')}, recomputed {graph}"]
+    return [] if section.get("graph") == graph else [(None, "graph", f"{section.get('graph')}, recomputed {graph}")]
 
 
 def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray,
-                     phrases: Sequence[Mapping], profile: Mapping, limit: int, tolerance: float) -> list[str]:
+                     phrases: Sequence[Mapping], profile: Mapping, limit: int, tolerance: float) -> Found:
     """Given the phrase seeds (already checked): the dense seeds, the walk and the hits."""
     passages, rules = profile["passages"], profile["pagerank"]
     low, high = section.get("dense_range") or [None, None]
     if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
             and abs(high - dense.max()) <= tolerance):
-        return [f"dense_range {section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]"]
+        return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
     if not phrases:
         return _dense_failures(section, hits, mine, dense, limit, tolerance)
     seeds = dense_seeds(dense, low, high, passages["dense_bits"], section.get("dense_digest"))
     if seeds is None:
-        return [f"dense_digest {section.get('dense_digest')} is no flooring of the recomputed dense scores"]
+        return [(None, "dense_digest", f"{section.get('dense_digest')} is no flooring of the recomputed dense scores")]
     vector = np.zeros(len(mine.nodes), dtype=np.int64)
     vector[: len(mine.passages)] = seeds
     position = {node: i for i, node in enumerate(mine.nodes)}
@@ -227,54 +231,55 @@ def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, den
     mass, iterations, change = walk(mine.edges, vector, rules["grid_bits"], rules["transition_bits"],
                                     rules["max_iterations"])
     if (section.get("iterations"), section.get("last_change")) != (iterations, change):
-        return [f"iterations {section.get('iterations')} last_change {section.get('last_change')}, "
-                f"recomputed {iterations} and {change}"]
+        return [(None, "iterations", f"{section.get('iterations')} with last_change {section.get('last_change')}, "
+                                     f"recomputed {iterations} and {change}")]
     order = np.lexsort((np.arange(len(mine.passages)), -mass[: len(mine.passages)]))[:limit]
     want = [(mine.passages[i], int(mass[i])) for i in order.tolist()]
     have = [(hit.get("id"), hit.get("mass")) for hit in hits]
     if have != want:
         first = next(i for i, pair in enumerate(zip(have + [None] * len(want), want + [None] * len(have)))
                      if pair[0] != pair[1])
-        return [f"hit {first + 1}: {have[first] if first < len(have) else None} (id, mass), recomputed "
-                f"{want[first] if first < len(want) else None}"]
+        field = "mass" if first < min(len(have), len(want)) and have[first][0] == want[first][0] else "id"
+        return [(first + 1, field, f"{have[first] if first < len(have) else None} (id, mass), recomputed "
+                                   f"{want[first] if first < len(want) else None}")]
     return []
 
 
 def _fact_failures(section: Mapping, mine: Table, cosines: np.ndarray, linking: Mapping, tolerance: float
-                   ) -> list[str]:
+                   ) -> Found:
     """The linked facts: the top `facts` by cosine up to near ties, each cosine within the tolerance,
     each score the floor of its cosine normalized over the page's range (float64, as specified)."""
     listed = section.get("facts") or []
     count = min(linking["facts"], len(mine.facts))
     if len(listed) != count:
-        return [f"{len(listed)} linked facts, recomputed {count}"]
+        return [(None, "facts", f"{len(listed)} linked facts, recomputed {count}")]
     if not count:
         return []
     low, high = section.get("fact_range") or [None, None]
     if not (isinstance(low, float) and isinstance(high, float) and abs(low - cosines.min()) <= tolerance
             and abs(high - cosines.max()) <= tolerance):
-        return [f"fact_range {section.get('fact_range')}, recomputed [{cosines.min()!r}, {cosines.max()!r}]"]
+        return [(None, "fact_range", f"{section.get('fact_range')}, recomputed [{cosines.min()!r}, {cosines.max()!r}]")]
     position = {rid: i for i, rid in enumerate(mine.facts)}
     chosen = []
-    for entry in listed:
+    for j, entry in enumerate(listed):
         i = position.get(entry.get("id"))
         if i is None:
-            return [f"linked fact {entry.get('id')!r} is not a fact of the graph"]
+            return [(None, f"facts[{j}].id", f"{entry.get('id')!r} is not a fact of the graph")]
         cosine = entry.get("cosine")
         if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
-            return [f"linked fact {entry['id']}: cosine {cosine!r}, recomputed {cosines[i]!r}"]
+            return [(None, f"facts[{j}].cosine", f"{entry['id']}: {cosine!r}, recomputed {cosines[i]!r}")]
         scaled = 1.0 if high == low else (cosine - low) / (high - low)
         score = int(np.floor(scaled * float(1 << linking["fact_score_bits"])))
         if entry.get("score") != score:
-            return [f"linked fact {entry['id']}: score {entry.get('score')}, recomputed {score}"]
+            return [(None, f"facts[{j}].score", f"{entry['id']}: {entry.get('score')}, recomputed {score}")]
         chosen.append(i)
     keys = [(-entry["cosine"], entry["id"]) for entry in listed]
     if keys != sorted(keys):
-        return ["linked facts are not in cosine-descending, id-ascending order"]
+        return [(None, "facts", "linked facts are not in cosine-descending, id-ascending order")]
     weakest = min(cosines[i] for i in chosen)
     others = np.delete(cosines, chosen)
     if len(others) and others.max() > weakest + 2 * tolerance:
-        return [f"a fact scoring {others.max()!r} is left out for one scoring {weakest!r}"]
+        return [(None, "facts", f"a fact scoring {others.max()!r} is left out for one scoring {weakest!r}")]
     return []
 
 
@@ -294,16 +299,18 @@ def _phrase_seeds(listed: Sequence[Mapping], mine: Table, linking: Mapping, pass
 
 
 def _dense_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray, limit: int,
-                    tolerance: float) -> list[str]:
+                    tolerance: float) -> Found:
     """No phrase is seeded: the page is the dense order, no walk, up to near ties."""
     if (section.get("iterations"), section.get("last_change")) != (0, 0):
-        return [f"no phrase seeded, yet iterations {section.get('iterations')}"]
+        return [(None, "iterations", f"no phrase seeded, yet iterations {section.get('iterations')}")]
     order = np.lexsort((np.arange(len(mine.passages)), -dense))[:limit]
     position = {rid: i for i, rid in enumerate(mine.passages)}
     if len(hits) != len(order):
-        return [f"{len(hits)} hits, recomputed {len(order)}"]
+        return [(None, "hits", f"{len(hits)} hits, recomputed {len(order)}")]
     for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
         j = position.get(hit.get("id"))
-        if hit.get("mass") is not None or j is None or abs(dense[j] - dense[i]) > tolerance:
-            return [f"hit {rank}: {hit.get('id')} on the dense order, recomputed {mine.passages[i]}"]
+        if hit.get("mass") is not None:
+            return [(rank, "mass", f"{hit.get('mass')} on the dense order, which has no mass")]
+        if j is None or abs(dense[j] - dense[i]) > tolerance:
+            return [(rank, "id", f"{hit.get('id')} on the dense order, recomputed {mine.passages[i]}")]
     return []

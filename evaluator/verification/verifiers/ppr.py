@@ -1,7 +1,7 @@
 """The PPR family's independent verifier: the page's seeds, iteration count and masses recomputed
 from the frozen relations, the fixture's query entities and the base, by another algorithm.
 
-The server (server/ppr/pagerank.py) pushes each node's share to its neighbours one node at a time in
+The server (server/families/ppr/pagerank.py) pushes each node's share to its neighbours one node at a time in
 Python integers over dictionaries. Here the subgraph is a sparse incidence of integer indices and
 every iteration is one vectorized pass in numpy int64 (masses stay below 2^grid_bits <= 2^48, so
 no sum can overflow): shares = mass // (2 * degree), gathered along the edge list and summed per
@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.fused_lists import CHANNEL_TOLERANCE
 
 MAX_SWAPS = 2  # near-tie swaps tried together when the page's seeds are not the recomputed base's
 BEYOND_CUT = 4  # channel entries past a channel's depth kept, so that a near tie across the cut can swap in
@@ -103,29 +104,34 @@ def recompute(query_entities: Sequence[str], relations: Sequence[Mapping], base:
                      for i, (rid, mass, br) in enumerate(order[:limit], start=1)]}
 
 
-def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> list[str]:
+Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message)
+
+
+def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> Found:
     """The page's PPR section and hits against `recompute`: every difference, first ones first."""
     failures = []
     for key in ("iterations", "subgraph_nodes"):
         if section.get(key) != want[key]:
-            failures.append(f"ppr.{key} is {section.get(key)!r}, the recomputation gives {want[key]!r}")
+            failures.append((None, f"ppr.{key}", f"{section.get(key)!r}, the recomputation gives {want[key]!r}"))
     if list(section.get("seeds", [])) != want["seeds"]:
         have = {s.get("node"): s.get("reset") for s in section.get("seeds", [])}
         wanted = {s["node"]: s["reset"] for s in want["seeds"]}
         node = next((n for n in sorted(set(have) | set(wanted)) if have.get(n) != wanted.get(n)), None)
-        failures.append(f"ppr.seeds differ at {node!r}: page {have.get(node)!r}, recomputation {wanted.get(node)!r}")
+        failures.append((None, "ppr.seeds", f"differ at {node!r}: page {have.get(node)!r}, recomputation "
+                                            f"{wanted.get(node)!r}"))
     for i, (got, exp) in enumerate(zip(hits, want["hits"]), start=1):
-        if dict(got) != exp:
-            failures.append(f"hit {i}: page {dict(got)} against {exp}")
+        differing = [key for key in exp if dict(got).get(key) != exp[key]] or sorted(set(got) - set(exp))
+        if differing:
+            failures.append((i, differing[0], f"page {dict(got)} against {exp}"))
     if len(hits) != len(want["hits"]):
-        failures.append(f"page has {len(hits)} hits, the recomputation {len(want['hits'])}")
+        failures.append((None, "hits", f"page has {len(hits)} hits, the recomputation {len(want['hits'])}"))
     return failures
 
 
 def channel_lists(checker, query: Mapping, base: Mapping) -> dict[str, list[tuple[str, float]]]:
     """Each base channel recomputed here with its raw scores, a few entries past its depth."""
     channels = base["channels"]
-    return {"lexical": rc.ordered(checker.lexical(query), channels["lexical"]["depth"] + BEYOND_CUT),
+    return {"lexical": rc.ordered(checker.bm25_scores(query), channels["lexical"]["depth"] + BEYOND_CUT),
             "semantic": rc.ordered(checker.cosines(query), channels["semantic"]["depth"] + BEYOND_CUT,
                                    min_score=channels["semantic"]["min_score"])}
 
@@ -168,20 +174,21 @@ def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
                  for rel in checker.frozen.relations["relations"] if rel["kind"] in profile["graph"]["kinds"]]
     hits = [{key: hit.get(key) for key in ("rank", "id", "score", "mass", "base_rank")} for hit in page.get("hits") or []]
     rule = checker.profiles[profile["base"]["profile"]]["fusion"]
-    for failure in page_failures(page.get("ppr") or {}, hits, entities, relations, base,
-                                 lambda: channel_lists(checker, query, profile["base"]), rule, profile, spec["limit"]):
-        fail(None, "ppr", failure)
+    for rank, field, message in page_failures(page.get("ppr") or {}, hits, entities, relations, base,
+                                              lambda: channel_lists(checker, query, profile["base"]), rule, profile,
+                                              spec["limit"]):
+        fail(rank, field, message)
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], entities: Sequence[str], relations: Sequence[Mapping],
-                  base: Sequence[tuple[str, Fraction]], lists, rule: str, profile: Mapping, limit: int) -> list[str]:
+                  base: Sequence[tuple[str, Fraction]], lists, rule: str, profile: Mapping, limit: int) -> Found:
     """The page against the recomputation from our base; when passage seeds are on and it differs,
     against each base a near tie in the channels allows (`lists()` gives the channels), exactly.
     Passage seeds weigh every base score, so one near tie the server broke the other way at a
     channel's cut moves them all."""
     failures = ppr_failures(section, hits, recompute(entities, relations, base, profile, limit))
     if failures and Fraction(profile["reset"]["passage_weight"]):
-        for alternative in near_tie_bases(lists(), profile["base"], rule, rc.CHANNEL_TOLERANCE):
+        for alternative in near_tie_bases(lists(), profile["base"], rule, CHANNEL_TOLERANCE):
             if not ppr_failures(section, hits, recompute(entities, relations, alternative, profile, limit)):
                 return []
     return failures

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.fused_lists import check_fused
+from evaluator.verification.verifiers.single_channel import check_single
 
 
 def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -26,7 +28,7 @@ def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str
     the sum over feedback documents of (its tf / the document's kept length) * the document's
     score, so the loops run over terms, not documents (the server runs over documents)."""
     bm25 = checker.bm25
-    feedback = rc.ordered(checker.lexical(query), profile["fb_docs"])
+    feedback = rc.ordered(checker.bm25_scores(query), profile["fb_docs"])
     documents = len(bm25.lengths)
     rule = profile["term_filter"]
 
@@ -83,8 +85,8 @@ def moved_scores(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[
 
 
 def _lexical(checker, query, name):
-    work = checker.work(query).hybrid  # the query's shared work: one recomputation for every page
-    key = f"prf:{name}"
+    work = checker.work(query).derived  # the query's shared work: one recomputation for every page
+    key = ("prf", name)
     if key not in work:
         profile = checker.profiles[name]
         feedback, terms = expansion(checker, query, profile)
@@ -93,8 +95,8 @@ def _lexical(checker, query, name):
 
 
 def _semantic(checker, query, name):
-    work = checker.work(query).hybrid
-    key = f"prf:{name}"
+    work = checker.work(query).derived
+    key = ("prf", name)
     if key not in work:
         work[key] = moved_scores(checker, query, checker.profiles[name])
     return work[key]
@@ -139,12 +141,12 @@ def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
     feedback = page.get("feedback") or {}
     if profile["channel"] == "lexical":
         _, scores = check_rm3_block(checker, query, feedback.get("lexical"), name, fail)
-        checker.check_single(query, hits, "lexical", scores, rc.BM25_TOLERANCE, {"limit": spec["limit"]}, fail)
+        check_single(hits, "lexical", scores, rc.BM25_TOLERANCE, {"limit": spec["limit"]}, fail)
         return
     if profile["channel"] == "semantic":
         scores = check_rocchio_block(checker, query, feedback.get("semantic"), name, fail)
-        checker.check_single(query, hits, "semantic", scores, rc.COSINE_TOLERANCE,
-                             {"limit": spec["limit"], "min_score": profile["min_score"]}, fail)
+        check_single(hits, "semantic", scores, rc.COSINE_TOLERANCE,
+                     {"limit": spec["limit"], "min_score": profile["min_score"]}, fail)
         return
     channels = profile["channels"]
     _, lex = check_rm3_block(checker, query, feedback.get("lexical"), channels["lexical"]["profile"], fail)
@@ -154,4 +156,4 @@ def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
              "semantic": rc.ordered(sem, channels["semantic"]["depth"], min_score=sem_profile["min_score"])}
     fused = rc.fuse(profile["fusion"], {c: [rid for rid, _ in lst] for c, lst in lists.items()},
                     {c: channels[c]["weight"] for c in channels}, profile["k"])
-    checker.check_fused(hits, spec["limit"], profile, fused, rc.fused_order(fused), lists, fail)
+    check_fused(hits, spec["limit"], profile, fused, rc.fused_order(fused), lists, fail)

@@ -277,7 +277,7 @@ def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping, fail: Fa
     reported = {name: {h["id"]: (h.get("channels") or {}).get(name, {}).get("rank") for h in page["hits"]}
                 for name in ("lexical", "semantic")}
     reported = {name: {rid: r for rid, r in ranks.items() if r is not None} for name, ranks in reported.items()}
-    lexical = align_near_ties(rc.ordered(checker.lexical(query)), reported["lexical"], rc.BM25_TOLERANCE)
+    lexical = align_near_ties(rc.ordered(checker.bm25_scores(query)), reported["lexical"], rc.BM25_TOLERANCE)
     semantic = align_near_ties(rc.ordered(checker.cosines(query), min_score=channels["semantic"]["min_score"]),
                                reported["semantic"], rc.COSINE_TOLERANCE)
     lexical, semantic = lexical[: channels["lexical"]["depth"]], semantic[: channels["semantic"]["depth"]]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.verifiers.single_channel import check_single
 
 
 def check_semantic(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    checker.check_single(query, page.get("hits") or [], "semantic", checker.cosines(query), rc.COSINE_TOLERANCE,
-                         spec, fail)
+    check_single(page.get("hits") or [], "semantic", checker.cosines(query), rc.COSINE_TOLERANCE, spec, fail)

@@ -17,13 +17,15 @@ from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, decimal, text as _text
+from evaluator.verification.failure import Failure
+from evaluator.verification.hit_checks import check_exact, check_order
 
 
 def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
     """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
     channels = base["channels"]
     lists = {
-        "lexical": [rid for rid, _ in rc.ordered(checker.lexical(query), channels["lexical"]["depth"])],
+        "lexical": [rid for rid, _ in rc.ordered(checker.bm25_scores(query), channels["lexical"]["depth"])],
         "semantic": [rid for rid, _ in rc.ordered(checker.cosines(query), channels["semantic"]["depth"],
                                                   min_score=channels["semantic"]["min_score"])],
     }
@@ -31,6 +33,14 @@ def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str,
     fused = rc.fuse(rule, lists, {c: channels[c]["weight"] for c in channels}, base["k"])
     order = rc.fused_order(fused)[: base["depth"]]
     return order, {rid: fused[rid]["score"] for rid in order}, {rid: fused[rid]["ranks"] for rid in order}
+
+
+def neighbours(checker, kinds) -> dict[str, dict[str, str]]:
+    """The neighbour table over the relations of `kinds`, built once per campaign and set of kinds."""
+    key = ("walk neighbours", tuple(kinds))
+    if key not in checker.derived:
+        checker.derived[key] = neighbour_table(checker, list(kinds))
+    return checker.derived[key]
 
 
 def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
@@ -49,7 +59,7 @@ def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
 def entity_table(checker, kinds: list[str], graph: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
     """The entity step's neighbour table: over the frozen relations of `kinds`, each record's
     neighbours that are not its graph neighbours, with the smallest relation id linking them."""
-    table = checker.neighbours(kinds)
+    table = neighbours(checker, kinds)
     return {node: {other: rid for other, rid in links.items() if other not in graph.get(node, {})}
             for node, links in table.items()}
 
@@ -60,7 +70,7 @@ Group = tuple[Mapping[str, Mapping[str, str]], Rational, int]  # (neighbour tabl
 def groups_of(checker, profile: Mapping) -> tuple[dict, list[Group]]:
     """The graph neighbour table, and the step groups of a profile: the graph group (every step),
     then the entity step when the profile has one."""
-    table = checker.neighbours(profile["graph"]["kinds"])
+    table = neighbours(checker, profile["graph"]["kinds"])
     groups: list[Group] = [(table, decimal(profile["alpha"]), profile["steps"])]
     if "entity_step" in profile:
         spec = profile["entity_step"]
@@ -140,7 +150,7 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
             fail(i, "channels.walk.raw_score", f"{entry.get('raw_score')} is not the recomputed visit mass "
                                                f"{float(visit[rid])}")
         values["walk"] = ZERO if w is None else weight / (k + w)
-        checker.check_exact(hit, i, values, fail)
+        check_exact(hit, i, values, fail)
         proof = hit.get("proof")
         if w is None:
             if proof is not None:
@@ -150,7 +160,7 @@ def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None
             fail(i, "proof", "a hit with a walk rank carries no proof")
             continue
         _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, groups, used, fail)
-    checker.check_order(hits, fail, exact=True)
+    check_order(hits, fail, exact=True)
     have = [hit["id"] for hit in hits]
     if have != want:
         first = rc.first_difference(have, want)
@@ -211,3 +221,18 @@ def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, group
         fail(i, "proof.inflow", f"seed mass and inflows add up to {total}, not the visit mass {visit[rid]}")
     used.update(entry["relation_id"] for entry in want)
 
+
+def walk_seed_failures(query_id: str, name: str, pages: Mapping[str, Mapping], methods: Mapping[str, Mapping],
+                       profiles: Mapping) -> list[Failure]:
+    """The cross-method rule of a walk page (evaluator/verification/routes.py): its seeds are the top
+    of its base method's page (the protocol's method of the base's profile, docs/graph-v3.md)."""
+    profile = profiles[methods[name]["profile"]]
+    baseline = next((other for other, method in methods.items() if method["profile"] == profile["base"]["profile"]),
+                    None)
+    if baseline is None or baseline not in pages:
+        return []
+    top = [h["id"] for h in pages[baseline]["hits"][: profile["seeds"]]]
+    seeds = [a["id"] for a in pages[name].get("anchors") or []]
+    if seeds == top:
+        return []
+    return [Failure(query_id, name, None, "anchors", f"{seeds} differ from the top {profile['seeds']} of {baseline} {top}")]

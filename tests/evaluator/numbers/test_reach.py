@@ -58,21 +58,21 @@ def test_audit_recomputes_the_base_pools_and_catches_an_edited_one():
     from evaluator.audit.reach_audit import base_pool_failures
     from evaluator.verification import recompute as rc
     from evaluator.verification.verify import Checker, RecentCache
-    from protocols.profiles.v1 import V1_PROFILES
+    from protocols.routes import PROFILES
 
     rng = np.random.default_rng(4)
     texts = {f"r{i:03d}": f"word{i % 7} common text{i % 13} n{i}" for i in range(150)}
     checker = Checker.__new__(Checker)
-    checker.profiles = {"weighted_rrf_v2": V1_PROFILES["weighted_rrf_v2"]}
+    checker.profiles = {"weighted_rrf_v2": PROFILES["weighted_rrf_v2"]}
     checker.bm25 = rc.Bm25.build(texts)
     checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
-    checker._work, checker._neighbours, checker._keep, checker._kept = RecentCache(8), {}, frozenset(), {}
+    checker._work, checker.derived, checker._keep, checker._kept = RecentCache(8), {}, frozenset(), {}
     checker.queries = {"q1": {"id": "q1", "question": "word3 text5"}}
     checker.frozen = SimpleNamespace(query_vectors={"q1": rng.standard_normal(8)},
                                      protocol={"evaluation": {"min_score": -1.0}})
     checker.record_of = {f"d{r}": r for r in texts}
     checker.doc_of = {r: f"d{r}" for r in texts}
-    _, order, _ = checker.hybrid(checker.queries["q1"], "weighted_rrf_v2")
+    _, order, _ = checker.fused(checker.queries["q1"], "weighted_rrf_v2")
     report = {"protocol": PROTOCOL, "plan": {"queries": ["q1"]},
               "base_pools": {"q1": [f"d{r}" for r in order[:100]]}}
     def check_pools(items):
@@ -96,24 +96,24 @@ def test_the_checker_keeps_the_base_profiles_lists_past_its_work_cache():
 
     from evaluator.verification import recompute as rc
     from evaluator.verification.verify import Checker, RecentCache
-    from protocols.profiles.v1 import V1_PROFILES
+    from protocols.routes import PROFILES
 
     rng = np.random.default_rng(5)
     texts = {f"r{i:03d}": f"word{i % 5} text{i % 11} n{i}" for i in range(60)}
     checker = Checker.__new__(Checker)
-    checker.profiles = {name: V1_PROFILES[name] for name in ("weighted_rrf_v2", "weighted_rrf_v1")}
+    checker.profiles = {name: PROFILES[name] for name in ("weighted_rrf_v2", "weighted_rrf_v1")}
     checker.bm25 = rc.Bm25.build(texts)
     checker.cosine_index = rc.CosineIndex({r: rng.standard_normal(8) for r in texts})
-    checker._work, checker._neighbours = RecentCache(1), {}
+    checker._work, checker.derived = RecentCache(1), {}
     checker._keep, checker._kept = frozenset({"weighted_rrf_v2"}), {}
     checker.queries = {q: {"id": q, "question": f"word{i} text{i}"} for i, q in enumerate(["q1", "q2"])}
     checker.frozen = SimpleNamespace(query_vectors={q: rng.standard_normal(8) for q in checker.queries},
                                      protocol={"evaluation": {"min_score": -1.0}})
     calls = []
-    recompute = Checker._hybrid
-    checker._hybrid = lambda query, profile: calls.append((query["id"], profile)) or recompute(checker, query, profile)
-    first = {p: checker.hybrid(checker.queries["q1"], p) for p in checker.profiles}
-    checker.hybrid(checker.queries["q2"], "weighted_rrf_v2")  # evicts q1's work (a cache of one query)
-    again = {p: checker.hybrid(checker.queries["q1"], p) for p in checker.profiles}
+    recompute = Checker._fused
+    checker._fused = lambda query, profile: calls.append((query["id"], profile)) or recompute(checker, query, profile)
+    first = {p: checker.fused(checker.queries["q1"], p) for p in checker.profiles}
+    checker.fused(checker.queries["q2"], "weighted_rrf_v2")  # evicts q1's work (a cache of one query)
+    again = {p: checker.fused(checker.queries["q1"], p) for p in checker.profiles}
     assert again == first and again["weighted_rrf_v2"] is first["weighted_rrf_v2"]
     assert calls == [("q1", "weighted_rrf_v2"), ("q1", "weighted_rrf_v1"), ("q2", "weighted_rrf_v2"), ("q1", "weighted_rrf_v1")]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from builders.graph import build_for_source
+from builders.title_graph import build_for_source
 from ground.artifacts import validate_source
 from ground.canonical import digest, sha256_file
 from importer import import_source

@@ -69,7 +69,7 @@ def test_a_hand_edited_phrase_seed_fails_the_audit(finished, tmp_path):
         row = report["rows"][hipporag2_rows(report)[0]]
         row["page"]["hipporag2"]["phrases"][0]["units"] += 1
 
-    assert "hipporag2: phrases" in audit_of(finished, tmp_path, edit)
+    assert "hipporag2.phrases:" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_linked_fact_fails_the_audit(finished, tmp_path):
@@ -77,7 +77,7 @@ def test_a_hand_edited_linked_fact_fails_the_audit(finished, tmp_path):
         row = report["rows"][hipporag2_rows(report)[0]]
         row["page"]["hipporag2"]["facts"][0]["score"] -= 1
 
-    assert "hipporag2: linked fact" in audit_of(finished, tmp_path, edit)
+    assert "hipporag2.facts[" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_mass_fails_the_audit(finished, tmp_path):
@@ -85,7 +85,7 @@ def test_a_hand_edited_mass_fails_the_audit(finished, tmp_path):
         row = report["rows"][hipporag2_rows(report)[0]]
         row["page"]["hits"][0]["mass"] -= 1
 
-    assert "hipporag2: hit 1" in audit_of(finished, tmp_path, edit)
+    assert "rank 1, mass:" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_iteration_count_fails_the_audit(finished, tmp_path):
@@ -93,7 +93,7 @@ def test_a_hand_edited_iteration_count_fails_the_audit(finished, tmp_path):
         row = report["rows"][hipporag2_rows(report)[0]]
         row["page"]["hipporag2"]["iterations"] -= 1
 
-    assert "hipporag2: iterations" in audit_of(finished, tmp_path, edit)
+    assert "hipporag2.iterations:" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_synonym_edge_fails_the_audit(finished, tmp_path):
@@ -106,7 +106,7 @@ def test_a_hand_edited_synonym_edge_fails_the_audit(finished, tmp_path):
 
 
 def test_the_pages_hold_on_validation_workers_too(finished):
-    """A worker's inputs hold no document vectors (evaluator/verification/shared.py): the verifier
+    """A worker's inputs hold no document vectors (evaluator/verification/worker_inputs.py): the verifier
     reads them from the checker's matrix."""
     done = lab_cli("audit", "--run-dir", finished, "--workers", "2", check=False)
     assert done.returncode == 0 and "audit: all checks hold" in done.stdout + done.stderr, done.stdout[-2000:]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.profiles.hipporag2 import FIXTURE_SECTION, HIPPORAG_NER
+from protocols.families.hipporag2 import FIXTURE_SECTION, HIPPORAG_NER
 from tests.conftest import lab_cli
 from tests.importer.test_own_data_rows import shown as own_data_blocks
 from tests.lab.campaigns.test_hipporag2_run import audit_of
@@ -71,28 +71,28 @@ def edit_section(field: str, change):
 
 def test_a_hand_edited_phrase_seed_fails_the_audit(finished, tmp_path):
     edit = edit_section("phrases", lambda phrases: phrases[0].update(units=phrases[0]["units"] + 1))
-    assert "hipporag_ner: phrases" in audit_of(finished, tmp_path, edit)
+    assert "hipporag_ner.phrases:" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_entity_link_fails_the_audit(finished, tmp_path):
     def relink(entities):
         entities[0]["phrase"] = "mount brel" if entities[0]["phrase"] != "mount brel" else "velmar"
 
-    assert "hipporag_ner: entity" in audit_of(finished, tmp_path, edit_section("entities", relink))
+    assert "hipporag_ner.entities[0]" in audit_of(finished, tmp_path, edit_section("entities", relink))
 
 
 def test_a_hand_edited_mass_fails_the_audit(finished, tmp_path):
     def edit(report):
         row_of(report)["page"]["hits"][0]["mass"] -= 1
 
-    assert "hipporag_ner: hit 1" in audit_of(finished, tmp_path, edit)
+    assert "rank 1, mass:" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_iteration_count_fails_the_audit(finished, tmp_path):
     def edit(report):
         row_of(report)["page"]["hipporag_ner"]["iterations"] -= 1
 
-    assert "hipporag_ner: iterations" in audit_of(finished, tmp_path, edit)
+    assert "hipporag_ner.iterations:" in audit_of(finished, tmp_path, edit)
 
 
 def test_a_hand_edited_synonym_edge_fails_the_audit(finished, tmp_path):

@@ -1,4 +1,4 @@
-"""The ANN lane `cosine_hnsw_v1` (server/ann): exact scores, id tie order, current bindings only,
+"""The ANN lane `cosine_hnsw_v1` (server/families/ann): exact scores, id tie order, current bindings only,
 reproducible builds from record-id order, and its refusals."""
 
 from __future__ import annotations

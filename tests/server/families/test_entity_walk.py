@@ -18,12 +18,12 @@ from builders.entity_graph import build_relations
 from evaluator.verification.verifiers.walk import masses
 from ground.artifacts import document_id
 from ground.canonical import canonical
-from protocols.profiles.v1 import V1_PROFILES
-from protocols.profiles.walk import WALK_PROFILES
+from protocols.routes import PROFILES
+from protocols.families.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
 from server.routes import search
-from server.walk.seeded_walk import EntityStep, spread
-from server.walk.walk_route import search_walk
+from server.families.walk.seeded_walk import EntityStep, spread
+from server.routes import search
 from tests.server.families.test_walk import failures_of as walk_failures, graph, hand_checker
 
 REPO = Path(__file__).resolve().parents[3]
@@ -97,7 +97,7 @@ def name_setup(with_names: bool = True):
 
 def checker_for(docs, relations, vectors, qvecs):
     checker = hand_checker(docs, relations, vectors, qvecs)
-    checker.profiles = {**V1_PROFILES, **WALK_PROFILES}
+    checker.profiles = {**PROFILES, **WALK_PROFILES}
     return checker
 
 
@@ -124,8 +124,8 @@ def test_server_pages_equal_the_independent_recomputation():
     for i, question in enumerate(QUERIES):
         for limit in (10, 100):
             request = body("entity_walk_v1", question, qvecs[f"q{i}"], limit)
-            page = search_walk(index, request)
-            assert canonical(page) == canonical(search_walk(index, request))  # identical bytes
+            page = search(index, "walk", request)
+            assert canonical(page) == canonical(search(index, "walk", request))  # identical bytes
             assert failures_of(checker, {"id": f"q{i}", "question": question}, page, limit) == []
             kinds = {rel["id"]: rel for rel in page["relations"]}
             for hit in page["hits"]:
@@ -159,7 +159,7 @@ def test_verifier_catches_a_tampered_page():
     qvec = np.random.default_rng(7).standard_normal(8).astype(np.float32)
     checker = checker_for(docs, relations, vectors, {"q": qvec})
     query = {"id": "q", "question": QUERIES[1]}
-    page = search_walk(index, body("entity_walk_v1", query["question"], qvec, 30))
+    page = search(index, "walk", body("entity_walk_v1", query["question"], qvec, 30))
 
     def fields(tampered):
         return {field for _, field, _ in failures_of(checker, query, tampered, 30)}

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from builders import hipporag2_graph as hg
-from protocols.profiles.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
-from server.hipporag2.linking import LinkedFact, phrase_weights, seeds
-from server.hipporag2.ranking import passage_rows, rank, seed_vector
-from server.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
+from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from server.families.hipporag2.linking import LinkedFact, phrase_weights, seeds
+from server.families.hipporag2.ranking import passage_rows, rank, seed_vector
+from server.families.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
 
 RULES = HIPPORAG2["pagerank"]
 
@@ -216,9 +216,9 @@ def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():
 
 
 def test_the_fact_prefilter_gives_the_seeds_every_exact_cosine_gives():
-    """server/hipporag2/hipporag2_route.py `fact_cosines`: exact wherever the top facts or the
+    """server/families/hipporag2/hipporag2_route.py `fact_cosines`: exact wherever the top facts or the
     range's ends are decided, near ties and duplicated facts included."""
-    from server.hipporag2.hipporag2_route import fact_cosines
+    from server.families.hipporag2.hipporag2_route import fact_cosines
     from server.retrieval import cosine
     from server.retrieval.indexes import Binding, SpaceMatrix, unit_row
 
@@ -239,7 +239,7 @@ def test_the_fact_prefilter_gives_the_seeds_every_exact_cosine_gives():
 
 
 def test_top_facts_sorts_only_the_cut_and_keeps_every_tie_there():
-    from server.hipporag2.linking import top_facts
+    from server.families.hipporag2.linking import top_facts
 
     rng = np.random.default_rng(3)
     for size in (1, 4, 5, 6, 50, 2000):

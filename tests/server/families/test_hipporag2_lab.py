@@ -12,7 +12,7 @@ from evaluator.connection.client import LabError
 from evaluator.verification.verifiers.hipporag2 import (
     Table, edge_arrays, exact_cosines, page_failures, query_unit, unit_rows,
 )
-from protocols.profiles.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     PROVENANCE, embedding_item, fresh_scope, lab, memory_item, relation_item,
 )

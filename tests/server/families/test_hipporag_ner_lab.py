@@ -11,7 +11,7 @@ from builders.hipporag2_graph import add_synonyms, build_ner
 from evaluator.connection.client import LabError
 from evaluator.verification.verifiers.hipporag2 import Table, edge_arrays, exact_cosines, query_unit, unit_rows
 from evaluator.verification.verifiers.hipporag_ner import page_failures
-from protocols.profiles.hipporag2 import HIPPORAG_NER, PASSAGE, PHRASE
+from protocols.families.hipporag2 import HIPPORAG_NER, PASSAGE, PHRASE
 from tests.lab_fixtures import (  # noqa: F401 (fixtures)
     embedding_item, fresh_scope, lab, memory_item, relation_item,
 )
@@ -121,10 +121,11 @@ def test_a_page_linking_a_farther_phrase_or_another_seed_fails(fresh_scope):
     query, entities = CASES[0]
     page = search(client, ids, query, entities)
     page["hipporag_ner"]["entities"][1]["phrase"] = "brel"
-    assert "entity 'velmar'" in failures(page, ids, query, entities)[0]
+    rank, field, message = failures(page, ids, query, entities)[0]
+    assert (rank, field[: len("entities[1]")]) == (None, "entities[1]") and "'velmar'" in message
     page = search(client, ids, query, entities)
     page["hipporag_ner"]["phrases"][1]["units"] += 1
-    assert failures(page, ids, query, entities)[0].startswith("phrases")
+    assert failures(page, ids, query, entities)[0][:2] == (None, "phrases")
 
 
 def refused_search(client, body: dict, status: int, code: str) -> None:

@@ -17,9 +17,10 @@ import pytest
 from evaluator.verification import recompute as rc
 from evaluator.verification.verifiers.prf import check_prf
 from evaluator.verification.verify import Checker, RecentCache
-from protocols.profiles.prf import PRF_PROFILES
-from server.prf.feedback import rocchio
-from server.prf.prf_route import rm3_ranking, search_prf
+from protocols.families.prf import PRF_PROFILES
+from server.families.prf.feedback import rocchio
+from server.families.prf.prf_route import rm3_ranking
+from server.routes import search
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.tokenize import bm25_tokens
 
@@ -82,7 +83,7 @@ def setup(texts: dict[str, str], dims: int = 8):
     checker.bm25 = rc.Bm25.build(texts)
     checker.vectors = {k: v.astype(np.float64) for k, v in vectors.items()}
     checker.cosine_index = rc.CosineIndex(checker.vectors)
-    checker._work, checker._neighbours = RecentCache(64), {}
+    checker._work, checker.derived = RecentCache(64), {}
     checker.revision_of = {d: 1 for d in texts}
     return index, checker, rng
 
@@ -93,7 +94,7 @@ def page_for(index, checker, rng, profile: str, question: str, limit: int = 10):
     vectors = dict(getattr(getattr(checker, "frozen", None), "query_vectors", {}) or {})
     vectors[qid] = vector
     checker.frozen = SimpleNamespace(query_vectors=vectors)
-    page = search_prf(index, {"profile": profile, "query": question, "query_vector": vector.tolist(),
+    page = search(index, "prf", {"profile": profile, "query": question, "query_vector": vector.tolist(),
                               "space_id": "space-t", "limit": limit})
     return {"id": qid, "question": question}, page
 
@@ -197,7 +198,7 @@ def test_prf_route_over_http_matches_the_verifier(fresh_scope):
     checker.bm25 = rc.Bm25.build({record[d]: t for d, t in texts.items()})
     checker.vectors = {record[d]: v.astype(np.float64) for d, v in vectors.items()}
     checker.cosine_index = rc.CosineIndex(checker.vectors)
-    checker._work, checker._neighbours = RecentCache(64), {}
+    checker._work, checker.derived = RecentCache(64), {}
     checker.revision_of = {record[d]: 1 for d in texts}
     qvec = np.random.default_rng(9).standard_normal(8).astype(np.float32)
     checker.frozen = SimpleNamespace(query_vectors={"q": qvec})

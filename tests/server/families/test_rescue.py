@@ -1,6 +1,6 @@
 """The rescue family on hand-built corpora: the four invariants, fusion at weight 0, gate, bonuses.
 
-In-process tests drive `server.rescue.rescue_method.rank_rescue` with explicit channel lists and a hand-built
+In-process tests drive `server.families.rescue.rescue_method.rank_rescue` with explicit channel lists and a hand-built
 relation graph; the HTTP test at the end runs the real lab and checks a page with the evaluator's
 independent verifier.
 """
@@ -13,10 +13,10 @@ from fractions import Fraction
 import pytest
 
 from ground.canonical import canonical, digest
-from protocols.profiles import rescue as rescue_profiles
-from protocols.profiles.rescue import RESCUE_PROFILES
-from server.rescue.rescue_method import Edge, rank_rescue
-from server.rescue.titles import title_table
+from protocols.families import rescue as rescue_profiles
+from protocols.families.rescue import RESCUE_PROFILES
+from server.families.rescue.rescue_method import Edge, rank_rescue
+from server.families.rescue.titles import title_table
 
 APPEND = RESCUE_PROFILES["graph_rescue_v1"]
 
@@ -200,12 +200,12 @@ import random  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from builders.graph import build_relations  # noqa: E402
+from builders.title_graph import build_relations  # noqa: E402
 from evaluator.verification import recompute as rc  # noqa: E402
 from evaluator.verification.verifiers.rescue import compare_page, expected_rescue  # noqa: E402
 from ground.artifacts import document_id  # noqa: E402
 from server.retrieval.indexes import ScopeIndex  # noqa: E402
-from server.rescue.rescue_route import search_rescue  # noqa: E402
+from server.routes import search  # noqa: E402
 
 NAMES = ["Amber Valley", "Boreal Institute", "Cobalt Harbor", "Delta Works", "Ember Council", "Fjord Press",
          "Granite Union", "Harbor Lights", "Iris Theatre", "Juniper Records", "Kestrel Aviation", "Lumen College"]
@@ -265,8 +265,8 @@ def test_server_pages_equal_the_independent_recomputation():
             for mode in ("auto", "off", "force"):
                 body = {"profile": name, "query": query, "query_vector": [float(x) for x in qvec],
                         "space_id": "space-t", "limit": 150, "graph_mode": mode}
-                page = search_rescue(index, body)
-                assert canonical(page) == canonical(search_rescue(index, body))  # identical bytes
+                page = search(index, "rescue", body)
+                assert canonical(page) == canonical(search(index, "rescue", body))  # identical bytes
                 want = expected_rescue(query, lexical, semantic, titles_by_id, edges, profile, mode)
                 failures = []
                 compare_page(page, want, {"limit": 150}, profile, {d: 1 for d in texts}, {r: 1 for r in edges},
@@ -290,7 +290,7 @@ def test_verifier_catches_a_tampered_page():
     edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
     lexical = rc.ordered(rc.Bm25.build(texts).scores(query), 100)
     semantic = rc.ordered(rc.cosines(qvec, {k: v.astype(np.float64) for k, v in vectors.items()}), 100)
-    page = search_rescue(index, {"profile": "graph_rescue_v1", "query": query, "query_vector": [1.0] * 8,
+    page = search(index, "rescue", {"profile": "graph_rescue_v1", "query": query, "query_vector": [1.0] * 8,
                                  "space_id": "space-t", "limit": 150, "graph_mode": "force"})
     want = expected_rescue(query, lexical, semantic, {d["id"]: d["title"] for d in docs}, edges,
                            RESCUE_PROFILES["graph_rescue_v1"], "force")
@@ -340,13 +340,13 @@ def test_stale_relations_are_ignored_by_the_lane_and_the_expander():
     body = {"profile": "graph_rescue_v1", "query": "alpha", "query_vector": [1.0, 0.5, 0.25, 0.125],
             "space_id": "space-t", "limit": 150, "graph_mode": "force"}
     index = _stale_index()
-    page = search_rescue(index, body)
+    page = search(index, "rescue", body)
     hits = {h["id"]: h for h in page["hits"]}
     assert hits["mem-e"]["rescued"] and hits["mem-b"]["base"]["bonus_seeds"]
     assert page["work"]["stale_relations_skipped"] == 0
     index.put_memory("mem-e", 2, "epsilon revised")  # rel-ae now names a stale revision of e
     index.put_memory("mem-b", 2, "alpha beta revised")  # and rel-ab one of b
-    page = search_rescue(index, body)
+    page = search(index, "rescue", body)
     hits = {h["id"]: h for h in page["hits"]}
     assert "mem-e" not in hits, "a stale relation must not rescue anything"
     assert hits["mem-b"]["base"]["bonus_seeds"] == [] and hits["mem-b"]["base"]["bonus_exact"] == "0/1"
@@ -459,7 +459,7 @@ def test_pages_are_identical_bytes_across_processes_and_hash_seeds():
             "for r in relations['relations']:\n"
             "    index.put_relation({'id': r['id'], 'revision': 1, 'kind': r['kind'], 'source': {'id': r['source'], "
             "'revision': 1}, 'target': {'id': r['target'], 'revision': 1}, 'provenance': r['provenance']})\n"
-            "pages = [search_rescue(index, {'profile': p, 'query': q, 'query_vector': [0.5] * 8, 'space_id': 'space-t',"
+            "pages = [search(index, 'rescue', {'profile': p, 'query': q, 'query_vector': [0.5] * 8, 'space_id': 'space-t',"
             " 'limit': 150, 'graph_mode': 'force'}) for p in RESCUE_PROFILES for q in QUERIES]\n"
             "print(digest(pages))\n")
     repo = Path(__file__).resolve().parents[3]

@@ -15,17 +15,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from builders.graph import build_relations
+from builders.title_graph import build_relations
 from evaluator.verification import recompute as rc
 from evaluator.verification.verifiers.walk import check_walk, masses
 from evaluator.verification.verify import Checker, RecentCache
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest
-from protocols.profiles.v1 import V1_PROFILES
-from protocols.profiles.walk import WALK_PROFILES
+from protocols.routes import PROFILES
+from protocols.families.walk import WALK_PROFILES
 from server.retrieval.indexes import ScopeIndex
-from server.walk.seeded_walk import rank_walk, spread
-from server.walk.walk_route import search_walk
+from server.families.walk.seeded_walk import rank_walk, spread
+from server.routes import search
 
 REPO = Path(__file__).resolve().parents[3]
 PROFILE = WALK_PROFILES["seeded_walk_v1"]
@@ -112,11 +112,11 @@ def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     """A Checker over the hand corpus, built from its parts (the campaign builds it from the frozen
     files; tests/lab/campaigns/test_family_campaigns.py runs that path)."""
     checker = Checker.__new__(Checker)
-    checker.profiles = {**V1_PROFILES, "seeded_walk_v1": PROFILE}  # as in a protocol: the base names weighted_rrf_v2
+    checker.profiles = {**PROFILES, "seeded_walk_v1": PROFILE}  # as in a protocol: the base names weighted_rrf_v2
     checker.frozen = SimpleNamespace(query_vectors=query_vectors)
     checker.bm25 = rc.Bm25.build({d["id"]: d["text"] for d in docs})
     checker.cosine_index = rc.CosineIndex({k: v.astype(np.float64) for k, v in vectors.items()})
-    checker._work, checker._neighbours = RecentCache(64), {}
+    checker._work, checker.derived = RecentCache(64), {}
     checker.revision_of = {d["id"]: 1 for d in docs}
     checker.edges = {r["id"]: rc.Edge(r["id"], r["kind"], r["source"], r["target"]) for r in relations["relations"]}
     checker.relation_revision = {r["id"]: 1 for r in relations["relations"]}
@@ -141,8 +141,8 @@ def test_server_pages_equal_the_independent_recomputation():
         for limit in (10, 100):
             body = {"profile": "seeded_walk_v1", "query": question, "query_vector": [float(x) for x in qvecs[f"q{i}"]],
                     "space_id": "space-t", "limit": limit}
-            page = search_walk(index, body)
-            assert canonical(page) == canonical(search_walk(index, body))  # identical bytes
+            page = search(index, "walk", body)
+            assert canonical(page) == canonical(search(index, "walk", body))  # identical bytes
             assert failures_of(checker, {"id": f"q{i}", "question": question}, page, limit) == []
             assert len(page["anchors"]) == PROFILE["seeds"] and page["relations"]
             walked += sum(1 for hit in page["hits"] if hit["proof"] and hit["proof"]["inflow"])
@@ -154,7 +154,7 @@ def test_verifier_catches_a_tampered_page():
     qvec = np.ones(8, dtype=np.float32)
     checker = hand_checker(docs, relations, vectors, {"q": qvec})
     query = {"id": "q", "question": QUERIES[1]}
-    page = search_walk(index, {"profile": "seeded_walk_v1", "query": query["question"], "query_vector": [1.0] * 8,
+    page = search(index, "walk", {"profile": "seeded_walk_v1", "query": query["question"], "query_vector": [1.0] * 8,
                                "space_id": "space-t", "limit": 20})
 
     def fields(tampered):

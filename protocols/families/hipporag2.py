@@ -1,0 +1,162 @@
+"""The HippoRAG 2 family (routes `hipporag2` and `hipporag_ner`, docs/hipporag2.md): every parameter, declared once.
+
+The values are HippoRAG 2's published defaults (`utils/config_utils.py` of OSU-NLP-Group/HippoRAG):
+5 linked facts and phrases, passage node weight 0.05, damping 0.5, synonym edges at cosine >= 0.8
+among the 2,047 nearest phrases, at most 101 per phrase. What their code leaves to floats and to
+set order, the lab fixes here: integers on declared grids and ties by id, so a page's every number
+can be recomputed bit for bit. Rationals are strings ("1/2"), so the digest never depends on a float.
+"""
+
+from __future__ import annotations
+
+from protocols.route import FamilyData, NodeKind, RelationKind
+from protocols.route import ENTITY_VECTORS, VECTOR, Route
+
+PASSAGE, PHRASE = "p:", "e:"  # node name prefixes of the graph
+
+HIPPORAG2_GRAPH = {
+    "phrase": "lowercase, every character outside [A-Za-z0-9 ] replaced by a space, stripped; an empty phrase names nothing",
+    "fact": "a kept triple with its three elements as phrases; facts are the distinct processed triples",
+    "fact_text": "Python's repr of the processed triple as a tuple, the text HippoRAG 2 encodes",
+    "nodes": "every phrase that is a fact's subject or object, and every passage",
+    "edges": {
+        "relation": "subject-object of each processed triple of each passage (self loops dropped); weight 2 x the "
+                    "number of such triples, HippoRAG 2 adding each pair in both directions to an undirected graph",
+        "context": "passage-phrase for each phrase of the passage's triples; weight 1",
+        "synonym": "phrase-phrase for each neighbour found from either end; weight the sum of the cosines found",
+    },
+    "synonyms": {
+        "threshold": "4/5",
+        "nearest": 2047,  # synonymy_edge_topk, the phrase itself among them
+        "max_per_phrase": 101,  # their loop stops once more than 100 were kept
+        "min_alphanumeric": 3,  # a phrase with 2 or fewer [A-Za-z0-9] characters seeks no synonym
+        "cosine": "float64 dot product of the float64-normalized float32 phrase vectors",
+        "near_threshold": "1/500000",  # a pair whose cosine is this close to the threshold may be an edge or not
+        "near_threshold_rule": "the fixture's builder decides; the evaluator accepts either reading and walks with "
+                               "the fixture's edges",
+        "order": ["cosine_desc", "phrase_asc"],
+    },
+}
+
+HIPPORAG2 = {
+    "family": "hipporag2",
+    "graph": HIPPORAG2_GRAPH,
+    "linking": {
+        "facts": 5,  # linking_top_k
+        "fact_score": "cosine of the query to the fact text, min-max normalized over every fact (1 when all are equal)",
+        "fact_score_bits": 32,  # a fact's normalized score as floor(score * 2^32) / 2^32
+        "phrase_weight": "mean over the linked facts naming the phrase (once per role) of fact score / the number "
+                         "of passages holding the phrase",
+        "phrases": 5,  # linking_top_k again: phrases kept by weight, ties by phrase
+        "filter": "none (HippoRAG 2 without its recognition-memory filter)",
+        "ties": "facts by record id, phrases by text",
+    },
+    "passages": {
+        "node_weight": "1/20",  # passage_node_weight
+        "dense": "cosine_exact_v1 of the query to every passage, min-max normalized",
+        "dense_bits": 16,  # a passage's normalized dense score as floor(score * 2^16)
+    },
+    "pagerank": {
+        "damping": "1/2",
+        "seed_unit": "2^-16 / 20: a passage seed is its dense integer, a phrase seed floor(weight * 20 * 2^16)",
+        "grid_bits": 36,  # reset r(v) = floor(seed(v) * 2^36 / total seed)
+        "transition_bits": 26,  # t(u, v) = floor(w(u, v) * 2^26 / strength(u)), exact from the edge weights
+        "step": "m'(v) = floor(r(v) / 2) + floor(sum over u of m(u) t(u, v) / 2^27)",
+        "max_iterations": 40,
+        "stop": "no mass changed, or max_iterations (the page prints the last step's change)",
+        "dangling": "a node with no edge pushes nothing (igraph returns that mass to the reset vector, which scales "
+                    "every node alike and leaves the order unchanged)",
+    },
+    "no_linked_fact": "the dense order",
+    "order": ["mass_desc", "record_id_asc"],
+    "limit_max": 100,
+    "tie_break": "record_id_asc",
+}
+
+HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2}
+
+# The same PageRank over a graph without an LLM: the phrases are the entities the pinned spaCy NER
+# found in each passage (document_ner_graph_v1's `ner` output), a question's own entities link to
+# their nearest phrase by cosine (HippoRAG 1's `link_node_by_dpr`), and a linked phrase weighs 1 /
+# its passage count (HippoRAG 1's node specificity). docs/hipporag2.md lists each rule's source.
+HIPPORAG_NER_GRAPH = {
+    "phrase": HIPPORAG2_GRAPH["phrase"],
+    "source": "the relations file's pinned NER output (document_ner_graph_v1's `ner`): each entity text of a "
+              "passage, as a phrase",
+    "nodes": "every phrase of a passage's entities, and every passage",
+    "edges": {
+        "relation": "none: the NER output states no relation between two entities",
+        "context": "passage-phrase for each phrase of the passage's entities; weight 1",
+        "synonym": HIPPORAG2_GRAPH["edges"]["synonym"],
+    },
+    "synonyms": HIPPORAG2_GRAPH["synonyms"],
+    "encoding": "node phrases and question phrases by the fixture's document encoder (phrase to phrase)",
+}
+
+HIPPORAG_NER = {
+    "family": "hipporag_ner",
+    "graph": HIPPORAG_NER_GRAPH,
+    "linking": {
+        "entities": "the question's entities of the fixture (query_entities) as phrases, distinct, ascending, "
+                    "the empty one dropped",
+        "max_entities": 64,  # the first 64 by phrase are sent (the route refuses more)
+        "nearest": "each entity's phrase of highest cosine_exact_v1 among the graph's phrases, ties by phrase",
+        "phrase_weight": "1 / the number of passages holding the phrase (HippoRAG 1's node_specificity), once "
+                         "however many entities link it",
+        "phrases": "every linked phrase (HippoRAG 1 keeps them all), weight desc, phrase asc",
+        "filter": "none",
+    },
+    "passages": HIPPORAG2["passages"],
+    "pagerank": HIPPORAG2["pagerank"],
+    "no_linked_phrase": "the dense order",
+    "order": HIPPORAG2["order"],
+    "limit_max": HIPPORAG2["limit_max"],
+    "tie_break": HIPPORAG2["tie_break"],
+}
+
+HIPPORAG_NER_PROFILES: dict[str, dict] = {"hipporag_ner_v1": HIPPORAG_NER}
+
+# How the graph reaches the lab (docs/hipporag2.md, "How the lab holds the graph"): its phrases and
+# facts are node memories of the passages' scope (protocols/route.py), which no other method
+# ranks; a fact's vector is a binding in the protocol's space; a passage `states` a fact (evidence
+# "triples:N", the passage's processed triples equal to it) and a phrase is `synonym_of` another
+# (evidence "cosine:C", the cosine's float repr), both as relations.
+NODE_PHRASE, NODE_FACT = "phrase", "fact"
+FACT_ENDS = ("subject", "object")  # metadata keys of a fact memory: its phrases
+STATES, SYNONYM_OF = "states", "synonym_of"  # relation kinds
+TRIPLES_REF, COSINE_REF = "triples:", "cosine:"  # evidence_ref prefixes of the two kinds
+# The NER graph's context edges: a passage `mentions` a phrase (evidence "ner:" + the labels the
+# recognizer gave the entities that process to it, comma-separated, ascending); its phrase vectors
+# are bindings too, since a question's entities link to them.
+MENTIONS, NER_REF = "mentions", "ner:"
+FIXTURE_SECTION = "hipporag2_graph"  # the fixture's phrase and fact vectors and its synonym edges
+SECTION_GRAPHS = ("imported_triples", "ner_entities")  # what a section's graph is built from (its `graph`)
+
+PHRASE_NODE = NodeKind(NODE_PHRASE)
+FACT_NODE = NodeKind(NODE_FACT, FACT_ENDS)
+# A relation carries its weight in its evidence: a count of triples, or a cosine as Python writes a
+# float, in (0, 2) (a float64 cosine of two unit vectors may exceed 1 by an ulp, and HippoRAG 2 weighs
+# the edge with it unclamped); a mention names the recognizer's labels (its weight is 1).
+STATES_RELATION = RelationKind(STATES, TRIPLES_REF, r"[1-9][0-9]{0,8}", "a count from 1")
+SYNONYM_RELATION = RelationKind(SYNONYM_OF, COSINE_REF, r"[01]\.[0-9]+(e-[0-9]+)?", "a cosine in (0, 2)",
+                                within=lambda text: 0.0 < float(text) < 2.0)
+MENTIONS_RELATION = RelationKind(MENTIONS, NER_REF, r"[A-Z_]{1,32}(,[A-Z_]{1,32}){0,31}", "NER labels, comma-separated")
+
+
+def _max_entities(profile: dict) -> int:
+    return profile["linking"]["max_entities"]
+
+
+ROUTES = (
+    Route("hipporag2", ("profile", VECTOR, "limit"), HIPPORAG2_PROFILES,
+          does="links the question to the graph's facts by cosine, seeds their phrases and every "
+               "passage, and ranks passages by a personalized PageRank over the whole graph",
+          page="docs/hipporag2.md",
+          data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE, FACT_NODE), (STATES_RELATION, SYNONYM_RELATION))),
+    Route("hipporag_ner", ("profile", VECTOR, ENTITY_VECTORS, "limit"), HIPPORAG_NER_PROFILES,
+          does="links each of the question's named entities to the graph's nearest entity by "
+               "cosine, seeds those and every passage, and ranks passages by a personalized "
+               "PageRank over the whole entity graph",
+          page="docs/hipporag2.md",
+          data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE,), (MENTIONS_RELATION, SYNONYM_RELATION), _max_entities)),
+)

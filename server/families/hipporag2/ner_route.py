@@ -1,0 +1,89 @@
+"""The hipporag_ner route: admitted search -> entity links -> seeds -> PageRank -> page.
+
+The body carries the query's vector and its entities as phrases with their vectors (the fixture's
+hipporag2_graph section encodes them; the lab runs no model). Each entity links to the graph's
+phrase of highest exact cosine (ties by phrase): a float32 product ranks every phrase, and the
+exact cosine (cosine_exact_v1) decides among those within twice the float32 bound of the best, so
+the link is the one exact cosines of every phrase give. The page's `hipporag_ner` section carries
+the links with their cosines, the phrase seeds, the dense range and digest, the iteration count
+and the last step's change (evaluator/verification/verifiers/hipporag_ner.py recomputes each).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from server import validation
+from server.errors import ApiError
+from server.families.hipporag2.graph_table import GraphTable, passages_table
+from server.families.hipporag2.linking import EntityLink, entity_seeds
+from server.families.hipporag2.page import graph_size, hits, page, seeds_and_walk
+from server.families.hipporag2.ranking import rank
+from server.receipts import vector_sha256
+from server.retrieval import cosine
+from server.retrieval.request import Search, vector_query
+
+MAX_PHRASE_CHARS = 1024
+
+
+def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np.ndarray]]:
+    """The body's `entity_vectors`: at most `most` {phrase, vector}, phrases distinct and ascending."""
+    if not isinstance(value, list) or len(value) > most:
+        raise ApiError(422, "invalid_entity_vectors", f"entity_vectors must be a list of at most {most} "
+                                                      f"{{phrase, vector}} objects")
+    out = []
+    for i, entry in enumerate(value):
+        where = f"entity_vectors[{i}]"
+        if not isinstance(entry, dict) or set(entry) != {"phrase", "vector"}:
+            raise ApiError(422, "invalid_entity_vectors", f"{where} must be an object of exactly phrase and vector")
+        text = entry["phrase"]
+        if not isinstance(text, str) or not 0 < len(text) <= MAX_PHRASE_CHARS:
+            raise ApiError(422, "invalid_entity_vectors", f"{where}.phrase must be a string of 1 to "
+                                                          f"{MAX_PHRASE_CHARS} characters")
+        if out and text <= out[-1][0]:
+            raise ApiError(422, "invalid_entity_vectors", "entity_vectors' phrases must be distinct and ascending")
+        out.append((text, validation.query_vector(entry["vector"], f"{where}.vector", dimensions)))
+    return out
+
+
+def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]]) -> list[EntityLink]:
+    """Each entity's phrase of highest exact cosine, ties by phrase (the table's order)."""
+    if not entities:
+        return []
+    if not len(table.phrases):
+        raise ApiError(409, "no_phrase_vectors", "the scope's graph has no phrase with a vector: hipporag_ner links "
+                                                 "entities to the NER graph's phrases (docs/hipporag2.md)")
+    margin = 2.0 * (node_space.dimensions + 2) * 2.0 ** -24  # the float32 product's bound (cosine.py)
+    queries = [cosine.prepare_query(node_space, vector) for _, vector in entities]
+    estimates = (node_space.rows[: node_space.count] @ np.stack([q.unit32 for q in queries]).T)[table.phrase_rows]
+    links = []
+    for (text, _), query, estimate in zip(entities, queries, estimates.T):
+        close = np.flatnonzero(estimate >= estimate.max() - 2 * margin)
+        exact = cosine.exact_cosines(query, table.phrase_rows[close])
+        first = int(np.lexsort((close, -exact))[0])  # phrases are held ascending: the position breaks ties
+        links.append(EntityLink(text, table.phrases[int(close[first])], float(exact[first])))
+    return links
+
+
+def search_hipporag_ner(index, search: Search) -> dict:
+    """POST .../search/hipporag_ner: link, rank on the live index and build the page (no fence)."""
+    profile = search.profile
+    vq = vector_query(index, search.body)
+    space_id = vq.receipt["space_id"]
+    entities = entity_vectors(search.body["entity_vectors"], vq.query.space.dimensions,
+                              profile["linking"]["max_entities"])
+    table = passages_table(index, space_id, profile["pagerank"]["transition_bits"])
+    links = nearest(index.node_spaces[space_id], table, entities)
+    dense = cosine.exact_cosines(vq.query, table.passage_rows)
+    found = entity_seeds(links, dense, table.holders, profile)
+    ranked = rank(table.walk, table.passages, dense, found, profile, search.limit, table.walk_rows)
+    section = {
+        "graph": graph_size(table),
+        "entities": [{"entity": link.entity, "vector_sha256": vector_sha256(one), "phrase": link.phrase,
+                      "cosine": link.cosine} for link, (_, one) in zip(links, entities)],
+        **seeds_and_walk(ranked),
+    }
+    found_hits = hits(index, vq, table, ranked, dense, profile["pagerank"]["grid_bits"])
+    return page(index, search, vq, found_hits, section, table, len(table.passages) + len(table.phrases))

@@ -1,1 +1,0 @@
-"""HippoRAG 2's retrieval without its recognition filter (protocols/profiles/hipporag2.py, docs/hipporag2.md)."""

@@ -1,0 +1,73 @@
+"""Every method family has one shape (docs/extend-a-method.md): the shared parts name no family, a
+search takes one path, and a page has one envelope.
+
+- The Checker (evaluator/verification/verify.py), the channels' recomputation (recompute.py) and the
+  protocol validator (protocols/schema.py) hold no family name: no string that is a route's name and
+  no identifier one of whose words is one (a protocol's `graph_builder` names a stage, not a family).
+- The scope's lock is taken once, by the route table (server/routes.py), never by a family.
+- A page's envelope (its profile digest) is built in one place (server/retrieval/page_parts.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from protocols.routes import ROUTES
+from tests.conftest import REPO
+
+SHARED = ("evaluator/verification/verify.py", "evaluator/verification/recompute.py", "protocols/schema.py")
+FAMILY_WORDS = set(ROUTES) | {word for name in ROUTES for word in name.split("_")} - {"ner"}
+
+
+def family_names(path: str) -> list[str]:
+    tree = ast.parse((REPO / path).read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            if node.value in ROUTES:
+                found.append(f"string {node.value!r} (line {node.lineno})")
+        names = [node.id] if isinstance(node, ast.Name) else [node.attr] if isinstance(node, ast.Attribute) else \
+            [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else \
+            [node.arg] if isinstance(node, ast.arg) else []
+        for name in names:
+            words = name.lower().strip("_").split("_")
+            hits = [w for i, w in enumerate(words) if w in FAMILY_WORDS
+                    and not (w == "graph" and words[i + 1:i + 2] in (["builder"], ["builders"]))]
+            if hits:
+                found.append(f"identifier {name} (line {node.lineno})")
+    return found
+
+
+@pytest.mark.parametrize("path", SHARED)
+def test_the_shared_parts_name_no_family(path):
+    assert family_names(path) == []
+
+
+def test_the_check_finds_a_family_name():
+    """The check is not blind: the modules it held before the families moved out would fail it."""
+    sample = ('def _check_hybrid_profile(f, profile):\n    if family == "graph":\n        return check_graph_builder(f)\n')
+    path = REPO / "tests" / "project" / "_family_sample.py"
+    path.write_text(sample)
+    try:
+        assert family_names("tests/project/_family_sample.py") == [
+            "identifier _check_hybrid_profile (line 1)", "string 'graph' (line 2)"]
+    finally:
+        path.unlink()
+
+
+def test_the_scopes_lock_is_taken_by_the_route_table_alone():
+    takers = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "server").rglob("*.py"))
+              if re.search(r"with index\.lock\b", path.read_text())]
+    assert takers == ["server/routes.py"]
+
+
+def test_one_envelope_builds_every_page():
+    builders = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "server").rglob("*.py"))
+                if '"profile_digest"' in path.read_text()]
+    assert builders == ["server/retrieval/page_parts.py"]
