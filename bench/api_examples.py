@@ -4,7 +4,8 @@ Prints Markdown to stdout (each request and the server's actual answer); tokens 
 `<token>`. With `--search`, a page of every search route instead ("A page of every route"): one
 scope holds five passages with 3-d vectors, two title-graph relations, two entity relations, and a
 small HippoRAG 2 graph (three phrase nodes, two fact nodes, their vectors, `states` and `mentions`
-relations); each route of the registry (protocols/routes.py) is then asked once with limit 2 and
+relations) and a small LinearRAG graph (three entity and three sentence nodes, their vectors,
+`holds_entity` and `names_entity` relations); each route of the registry (protocols/routes.py) is then asked once with limit 2 and
 `include_payload: false`.
 
     lab bench api-examples > /tmp/api-examples.md
@@ -50,6 +51,10 @@ PASSAGES = {
 PHRASES = {"seine": [0.9, 0.2, 0.1], "paris": [0.6, 0.7, 0.1], "france": [0.1, 0.9, 0.4]}
 FACTS = {("seine", "flows through", "paris"): ("seine", [0.8, 0.5, 0.1]),
          ("paris", "capital of", "france"): ("paris", [0.4, 0.8, 0.2])}
+LINEAR_ENTITIES = {"Seine": [0.9, 0.25, 0.1], "Paris": [0.65, 0.65, 0.1], "France": [0.15, 0.9, 0.35]}
+LINEAR_SENTENCES = {"The Seine flows through Paris.": ([0.85, 0.45, 0.1], ("Paris", "Seine")),
+                    "Paris is the capital of France.": ([0.6, 0.7, 0.25], ("France", "Paris")),
+                    "France is a country in Europe.": ([0.2, 0.85, 0.4], ("France",))}
 QUESTION = ("Which river flows through the capital of France?", [0.8, 0.5, 0.2])
 METHOD_FIELDS = {"seed": "hybrid", "expansion": {"max_depth": 2}, "graph_mode": "force", "min_score": -1.0}
 
@@ -69,11 +74,18 @@ def build_world(client: LabClient) -> dict:
     nodes += [{"idempotency_key": f"fact-{s_}-{o}", "external_id": f"~f:{s_}-{o}",
                "payload": {"content": str((s_, r, o)), "metadata": {"graph_node": "fact", "subject": s_, "object": o}}}
               for s_, r, o in FACTS]
+    nodes += [{"idempotency_key": f"entity-{e}", "external_id": f"~le:{e}",
+               "payload": {"content": e, "metadata": {"graph_node": "entity"}}} for e in LINEAR_ENTITIES]
+    nodes += [{"idempotency_key": f"sentence-{i}", "external_id": f"~ls:{i}",
+               "payload": {"content": text, "metadata": {"graph_node": "sentence"}}}
+              for i, text in enumerate(LINEAR_SENTENCES)]
     made = client.request("POST", f"{s}/memories", _items(docs + nodes)).json()["receipts"]
     ids = {item["external_id"]: receipt["id"] for item, receipt in zip(docs + nodes, made)}
     vectors = [(ids[key], vector) for key, (_, vector) in PASSAGES.items()]
     vectors += [(ids[f"~e:{p}"], vector) for p, vector in PHRASES.items()]
     vectors += [(ids[f"~f:{s_}-{o}"], vector) for (s_, _, o), (_, vector) in FACTS.items()]
+    vectors += [(ids[f"~le:{e}"], vector) for e, vector in LINEAR_ENTITIES.items()]
+    vectors += [(ids[f"~ls:{i}"], vector) for i, (vector, _) in enumerate(LINEAR_SENTENCES.values())]
     bound = client.request("POST", f"{s}/embeddings", _items([
         {"idempotency_key": f"emb-{rid}", "record_id": rid, "revision": 1, "space": SEARCH_SPACE, "vector": vector}
         for rid, vector in vectors])).json()["receipts"]
@@ -89,6 +101,10 @@ def build_world(client: LabClient) -> dict:
     relations += [relation(f"states-{s_}-{o}", "states", passage, f"~f:{s_}-{o}", "triples:1")
                   for (s_, _, o), (passage, _) in FACTS.items()]
     relations += [relation(f"mentions-{p}", "mentions", p, f"~e:{p}", "ner:GPE") for p in PHRASES]
+    relations += [relation(f"holds-{p}-{e}", "holds_entity", p, f"~le:{e}", f"count:{PASSAGES[p][0].count(e)}")
+                  for p in PASSAGES for e in LINEAR_ENTITIES if e in PASSAGES[p][0]]
+    relations += [relation(f"names-{i}-{e}", "names_entity", f"~ls:{i}", f"~le:{e}", "ner:GPE")
+                  for i, (_, named) in enumerate(LINEAR_SENTENCES.values()) for e in named]
     client.request("POST", f"{s}/relations", _items(relations))
     return {"space_id": bound[0]["space_id"]}
 

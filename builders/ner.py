@@ -46,8 +46,14 @@ class NerUnavailable(RuntimeError):
     """The pinned pipeline is not installed (run `make venv`)."""
 
 
-def load_pipeline():
-    """The pinned pipeline with only its tokenizer and `ner`; refuses anything but the pinned version."""
+# LinearRAG reads each entity's sentence (`ent.sent`), which the parser gives: its pipeline keeps
+# tok2vec and the parser beside ner (builders/linearrag_graph.py)
+PARSING_EXCLUDED = ("tagger", "attribute_ruler", "lemmatizer", "senter")
+
+
+def load_pipeline(excluded: tuple[str, ...] = EXCLUDED_COMPONENTS):
+    """The pinned pipeline without `excluded` (by default: only its tokenizer and `ner`); refuses
+    anything but the pinned version."""
     try:
         import spacy
         version = metadata.version(MODEL_DISTRIBUTION)
@@ -55,7 +61,7 @@ def load_pipeline():
         raise NerUnavailable(f"the NER model {MODEL_DISTRIBUTION} is not installed ({exc}); run make venv") from None
     if version != "3.8.0":
         raise NerUnavailable(f"{MODEL_DISTRIBUTION} {version} is installed; the lab pins 3.8.0")
-    return spacy.load(MODEL_PACKAGE, exclude=list(EXCLUDED_COMPONENTS))
+    return spacy.load(MODEL_PACKAGE, exclude=list(excluded))
 
 
 def model_directory() -> Path:

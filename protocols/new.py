@@ -46,6 +46,12 @@ def parse_counts(text: str, layout: str, flag: str) -> dict | str:
     return {s: counts[s] for s in strata}
 
 
+def dataset_of(layout: str) -> str:
+    """The dataset whose published settings a layout's rows take (musique, hotpotqa, 2wikimultihopqa)."""
+    return next(name for key, name in (("musique", "musique"), ("hotpotqa", "hotpotqa"), ("2wiki", "2wikimultihopqa"))
+                if key in layout)
+
+
 def graph_builder_pin(graph: Path, graph_format: str, producer: str, allow: list[str]) -> dict:
     """`graph_builder` for an external graph (docs/graph-import.md): the file (or, for GraphRAG, the
     folder holding its four `<role>.parquet` tables) pinned by name, SHA-256 and size, its format,
@@ -76,12 +82,14 @@ def graph_builder_pin(graph: Path, graph_format: str, producer: str, allow: list
 def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
                  version: str, title: str | None = None, dataset: dict | None = None,
                  template: Path | None = None, check: Callable[[dict, Path], object] | None = None,
-                 graph_builder: dict | None = None, ner_graph: bool = False) -> dict:
+                 graph_builder: dict | None = None, ner_graph: bool = False, linearrag: bool = False) -> dict:
     """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
     import would refuse. With `graph_builder` (graph_builder_pin) the protocol imports that graph
     and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
     IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). With `ner_graph` it builds document_ner_graph_v1 and
-    adds hipporag_ner (HIPPORAG_NER_FAMILY without graph_ppr, which the layout's template lacks)."""
+    adds hipporag_ner (HIPPORAG_NER_FAMILY without graph_ppr, which the layout's template lacks). With
+    `linearrag` it adds LinearRAG with the published settings of the layout's dataset
+    (LINEARRAG_FAMILIES), linearrag_v1 against weighted_rrf_v2 its primary contrast."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -124,6 +132,14 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
 
         requires = {k: v for k, v in HIPPORAG_NER_FAMILY.requires.items() if k != "graph_ppr"}
         protocol = replace(HIPPORAG_NER_FAMILY, requires=requires, title_suffix=" (NER graph)").derive(protocol, version)
+    if linearrag:
+        from dataclasses import replace
+
+        from protocols.registry import LINEARRAG_FAMILIES
+
+        family = LINEARRAG_FAMILIES[dataset_of(layout)]
+        requires = {k: v for k, v in family.requires.items() if k in protocol["methods"]}
+        protocol = replace(family, requires=requires, title_suffix=" (LinearRAG)").derive(protocol, version)
     protocol = validate_protocol(protocol)
     if check is not None:
         check(protocol, questions.parent)

@@ -245,6 +245,9 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ner-graph", action="store_true",
                         help="build the spaCy entity graph (document_ner_graph_v1) and add HippoRAG 2's PageRank "
                              "over it, hipporag_ner (docs/hipporag2.md); not with --graph")
+    parser.add_argument("--linearrag", action="store_true",
+                        help="add LinearRAG (linearrag_v1, the published settings of the layout's dataset; "
+                             "docs/linearrag.md) against weighted_rrf_v2")
 
 
 def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
@@ -270,7 +273,8 @@ def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None 
         questions=args.questions, corpus=args.corpus, layout=args.layout, test=args.test,
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
-                 "attribution": args.attribution}, check=check, graph_builder=builder, ner_graph=args.ner_graph)
+                 "attribution": args.attribution}, check=check, graph_builder=builder, ner_graph=args.ner_graph,
+        linearrag=args.linearrag)
     locks.check_frozen(args.output, protocol)  # its name is not the lab's, nor one frozen beside it
     save(args.output, protocol)
     frozen = locks.freeze(args.output, protocol)

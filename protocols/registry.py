@@ -193,6 +193,23 @@ HIPPORAG_NER_FAMILY = AddMethodFamily(
     graph_builder="document_ner_graph_v1",
 )
 
+# LinearRAG (docs/linearrag.md): its published per-dataset settings (LinearRAG's run.sh), no tuning, beside
+# the NER suite's methods; the question is whether it beats weighted_rrf_v2
+def _linearrag_family(profile: str) -> AddMethodFamily:
+    return AddMethodFamily(
+        title_suffix=" (linearrag v1: plus LinearRAG's entity graph, semantic bridging and PageRank, its published "
+                     "settings)",
+        methods={"linearrag_v1": {"route": "linearrag", "profile": profile, "limit": 10}},
+        primary_contrast={"candidate": "linearrag_v1", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+        requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
+                  "hipporag_ner": "hipporag_ner_v1", "semantic": "cosine_exact_v1"},
+    )
+
+
+LINEARRAG_FAMILIES = {dataset: _linearrag_family(profile) for dataset, profile in (
+    ("musique", "linearrag_musique_v1"), ("hotpotqa", "linearrag_hotpotqa_v1"),
+    ("2wikimultihopqa", "linearrag_2wiki_v1"))}
+
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
     replaces_title_suffix=RESCUE_FAMILY.title_suffix,
@@ -379,6 +396,23 @@ SUITE_HIPPORAG2_V1 = SuitePin(  # frozen before any test campaign ran under it (
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+SUITE_LINEARRAG_V1 = SuitePin(  # frozen before any test campaign ran under it (docs/linearrag.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), linearrag v1: does LinearRAG "
+          "(linearrag_v1: spaCy entities and sentences, semantic bridging, a personalized PageRank over entities and "
+          "passages, its published per-dataset settings) beat weighted_rrf_v2 on nDCG@10 across datasets? Secondary: "
+          "against graph_hybrid_balanced, hipporag_ner and its own dense retriever (semantic) on nDCG@10, and against "
+          "weighted_rrf_v2 on R@2 and R@5.",
+    datasets=(("musique", "musique-sample-linearrag-v1.json"), ("hotpotqa", "hotpotqa-sample-linearrag-v1.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-linearrag-v1.json")),
+    primary_contrast={"candidate": "linearrag_v1", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=tuple({"candidate": "linearrag_v1", "baseline": baseline, "metric": metric, "label": "secondary"}
+                              for baseline, metric in (("graph_hybrid_balanced", "ndcg@10"), ("hipporag_ner", "ndcg@10"),
+                                                       ("semantic", "ndcg@10"), ("weighted_rrf_v2", "recall@2"),
+                                                       ("weighted_rrf_v2", "recall@5"))),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
@@ -520,6 +554,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("datasets/2wikimultihopqa-sample-hipporag2-v1.json", "2wikimultihopqa-sample-field-graphs-v1",
              HIPPORAG_NER_FAMILY),
     Declared("suites/suite-hipporag2-v1.json", None, SUITE_HIPPORAG2_V1),
+    Declared("datasets/musique-sample-linearrag-v1.json", "musique-sample-hipporag2-v1", LINEARRAG_FAMILIES["musique"]),
+    Declared("datasets/hotpotqa-sample-linearrag-v1.json", "hotpotqa-sample-hipporag2-v1", LINEARRAG_FAMILIES["hotpotqa"]),
+    Declared("datasets/2wikimultihopqa-sample-linearrag-v1.json", "2wikimultihopqa-sample-hipporag2-v1",
+             LINEARRAG_FAMILIES["2wikimultihopqa"]),
+    Declared("suites/suite-linearrag-v1.json", None, SUITE_LINEARRAG_V1),
 )
 
 

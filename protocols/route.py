@@ -15,6 +15,8 @@ verifier to each route, and every other part reads this declaration instead of n
 - `profiles`: the family's frozen catalog entries, the one home of every parameter;
 - `data`: what the family brings beyond documents (`FamilyData`, below): node memories,
   relation kinds with their evidence rules, the fixture section they come from;
+- `thresholds`: every similarity threshold a profile declares, with the encoder it was set for and
+  the encoders it carries over to (`Threshold`);
 - `does` and `page`: what the method does in plain words and the docs page that states it (the
   report's "What each method is" and the docs' route tables, docs/api.md).
 """
@@ -74,6 +76,20 @@ class FamilyData:
         return self.entity_limit_of(profile)
 
 
+@dataclass(frozen=True)
+class Threshold:
+    """A similarity threshold a profile declares, bound to the encoder it was set for: cosines of
+    another encoder spread otherwise (unrelated short phrases sit near 0.84 under
+    multilingual-e5-small, far lower under all-MiniLM-L6-v2), so the same number means another
+    rule. `lab run` refuses a protocol that pairs the profile with an encoder that is neither
+    `set_for` nor one the value `carries_over` to (protocols/embedding_space.py)."""
+
+    path: tuple[str, ...]  # where the value sits in the profile
+    set_for: str  # the encoder the value was set for (its model's name, as a space names it)
+    source: str  # who set it
+    carries_over: Mapping[str, str] = field(default_factory=dict)  # encoder -> the rule it holds by there
+
+
 def section_flag(section: str) -> str:
     """The `lab embed build` flag that builds a fixture section: its name with dashes."""
     return "--" + section.replace("_", "-")
@@ -122,6 +138,7 @@ class Route:
     optional: tuple[str, ...] = ()
     limit: LimitRule = profile_limit
     data: FamilyData = field(default_factory=FamilyData)
+    thresholds: Mapping[str, tuple[Threshold, ...]] = field(default_factory=dict)  # profile -> its thresholds
 
     @property
     def fields(self) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from protocols.families import ann, graph, hipporag2, hybrid, lexical, ppr, prf, rescue, semantic, walk
+from protocols.families import ann, graph, hipporag2, hybrid, lexical, linearrag, ppr, prf, rescue, semantic, walk
 from protocols.route import (
     ENTITIES, ENTITY_VECTORS, TEXT, VECTOR, VECTOR_FIELDS, VECTOR_IF_HYBRID_SEED, NodeKind, RelationKind, Route,
 )
@@ -32,6 +32,7 @@ FAMILIES_IN_ORDER = (
     prf,
     ppr,
     hipporag2,
+    linearrag,
 )
 ROUTES: dict[str, Route] = {route.family: route for module in FAMILIES_IN_ORDER for route in module.ROUTES}
 FAMILIES = tuple(sorted(ROUTES))

@@ -26,6 +26,7 @@ from server.families.hipporag2.hipporag2_route import search_hipporag2
 from server.families.hipporag2.ner_route import search_hipporag_ner
 from server.families.hybrid import search_hybrid
 from server.families.lexical import search_lexical
+from server.families.linearrag.linearrag_route import search_linearrag
 from server.families.ppr.ppr_route import search_ppr
 from server.families.prf.prf_route import search_prf
 from server.families.rescue.rescue_route import search_rescue
@@ -48,6 +49,7 @@ HANDLERS: dict[str, Handler] = {
     "ppr": search_ppr,
     "hipporag2": search_hipporag2,
     "hipporag_ner": search_hipporag_ner,
+    "linearrag": search_linearrag,
 }
 check_bindings("server/routes.py", "handler", HANDLERS)
 

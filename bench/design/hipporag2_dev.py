@@ -27,7 +27,7 @@ from protocols.metrics.ndcg import ndcg
 from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.families.hipporag2.linking import seeds as seeds_for
 from server.families.hipporag2.ranking import rank
-from server.families.hipporag2.whole_graph_pagerank import transitions
+from server.retrieval.whole_graph_pagerank import transitions
 
 MEASURES = {"R@2": lambda r, j: recall(r, j, 2), "R@5": lambda r, j: recall(r, j, 5), "nDCG@10": lambda r, j: ndcg(r, j, 10)}
 

@@ -3,7 +3,7 @@
     lab bench hipporag2-pagerank [--sizes openie,100000] [--queries 100] [--json PATH]
 
 Both walk the same graph from the same seeds: the lab's integer walk
-(server/families/hipporag2/whole_graph_pagerank.py) and python-igraph's `personalized_pagerank` with
+(server/retrieval/whole_graph_pagerank.py) and python-igraph's `personalized_pagerank` with
 `implementation="prpack"`, damping 0.5, undirected, weighted, the graph built with igraph's
 parallel edges exactly as HippoRAG 2 adds them. Per query it times each call (in process, the
 graph already built, as HippoRAG holds it) and compares the top-10 passages (ties by id on both
@@ -36,7 +36,7 @@ from builders import hipporag2_graph as hg
 from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.families.hipporag2.linking import seeds as seeds_for
 from server.families.hipporag2.ranking import passage_rows, seed_vector
-from server.families.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
+from server.retrieval.whole_graph_pagerank import pagerank, reset_vector, transitions
 
 REPO = Path(__file__).resolve().parents[2]
 OPENIE = REPO.parent / "shared" / "data" / "hipporag-musique-openie" / "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"

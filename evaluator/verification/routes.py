@@ -23,6 +23,7 @@ from evaluator.verification.verifiers.hipporag2 import check_hipporag2
 from evaluator.verification.verifiers.hipporag_ner import check_hipporag_ner
 from evaluator.verification.verifiers.hybrid import check_hybrid
 from evaluator.verification.verifiers.lexical import check_lexical
+from evaluator.verification.verifiers.linearrag import check_linearrag
 from evaluator.verification.verifiers.ppr import check_ppr
 from evaluator.verification.verifiers.prf import check_prf
 from evaluator.verification.verifiers.rescue import check_rescue
@@ -52,5 +53,6 @@ VERIFIERS: dict[str, Verifier] = {
     "ppr": Verifier(check_ppr),  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
     "hipporag2": Verifier(check_hipporag2),  # evaluator/verification/verifiers/hipporag2.py (docs/hipporag2.md)
     "hipporag_ner": Verifier(check_hipporag_ner),  # evaluator/verification/verifiers/hipporag_ner.py (docs/hipporag2.md)
+    "linearrag": Verifier(check_linearrag),  # evaluator/verification/verifiers/linearrag.py (docs/linearrag.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

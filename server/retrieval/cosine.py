@@ -81,6 +81,25 @@ def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
     return np.clip(products.sum(axis=1), -1.0, 1.0)
 
 
+def nearest(space: SpaceMatrix, rows: np.ndarray, vectors: list[np.ndarray]) -> list[tuple[int, float]]:
+    """For each vector, the position in `rows` of its highest exact cosine (cosine_exact_v1), ties by
+    position, and that cosine: a float32 product ranks every row, and the exact cosine decides among
+    those within twice the float32 bound of the best (the small-space prefilter's margin), so the
+    answer is the one exact cosines of every row give."""
+    if not vectors:
+        return []
+    margin = 2.0 * (space.dimensions + 2) * _UNIT_ROUNDOFF_32
+    queries = [prepare_query(space, vector) for vector in vectors]
+    estimates = (space.rows[: space.count] @ np.stack([q.unit32 for q in queries]).T)[rows]
+    found = []
+    for query, estimate in zip(queries, estimates.T):
+        close = np.flatnonzero(estimate >= estimate.max() - 2 * margin)
+        exact = exact_cosines(query, rows[close])
+        first = int(np.lexsort((close, -exact))[0])
+        found.append((int(close[first]), float(exact[first])))
+    return found
+
+
 def quantized_bounds(query: Query, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(approximate cosine, error bound) in float64 of the given rows (default: every row)."""
     space, coded = query.space, query.coded

@@ -8,11 +8,12 @@ fixture holds (evaluator/inputs.py); none of them names a family.
 
 from __future__ import annotations
 
-from builders.embedding.sections import hipporag2
+from builders.embedding.sections import hipporag2, linearrag
 from builders.embedding.sections.section import LabRecords, Section, SectionInputs
 
 SECTIONS: dict[str, Section] = {section.name: section for section in (
     hipporag2.SECTION,
+    linearrag.SECTION,
 )}
 
 __all__ = ["SECTIONS", "LabRecords", "Section", "SectionInputs"]

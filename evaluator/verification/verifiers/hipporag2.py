@@ -13,8 +13,6 @@ boundary may be floored either way, and the page's digest of the dense seeds dec
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -24,75 +22,20 @@ import numpy as np
 from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
 from builders.embedding.sections.hipporag2 import fact_key, phrase_key
 from evaluator.verification import recompute as rc
+from evaluator.verification.whole_graph_walk import (
+    dense_digest, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walk,
+)
 from protocols.families.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
 
-SCALE = 1 << 53
 AMBIGUOUS = 1e-9  # in normalized-score units: ulp differences are below 1e-15, the grid step is 2^-16
 MAX_AMBIGUOUS = 10
-
-
-def edge_arrays(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float], transition_bits: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(source, target, t) for both directions of every edge, t = floor(w 2^T / strength(source))."""
-    index = {node: i for i, node in enumerate(nodes)}
-    weights = {pair: Fraction(w) * SCALE for pair, w in undirected.items()}
-    if any(w.denominator != 1 or w <= 0 for w in weights.values()):
-        raise ValueError("an edge weight is not a positive multiple of 2^-53")
-    strength = [0] * len(nodes)
-    for (a, b), w in weights.items():
-        strength[index[a]] += int(w)
-        strength[index[b]] += int(w)
-    source, target, share = [], [], []
-    for (a, b), w in sorted(weights.items()):
-        for s, d in ((index[a], index[b]), (index[b], index[a])):
-            source.append(s)
-            target.append(d)
-            share.append((int(w) << transition_bits) // strength[s])
-    return (np.array(source, dtype=np.int64), np.array(target, dtype=np.int64), np.array(share, dtype=np.int64))
-
-
-def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: np.ndarray, grid_bits: int,
-         transition_bits: int, max_iterations: int) -> tuple[np.ndarray, int, int]:
-    """(mass, iterations, last change) from integer seeds, as protocols/families/hipporag2.py states it."""
-    source, target, share = edges
-    total = int(seeds.sum())
-    reset = np.array([(int(s) << grid_bits) // total for s in seeds], dtype=np.int64)
-    mass, change = reset.copy(), 0
-    for step in range(1, max_iterations + 1):
-        received = np.zeros(len(mass), dtype=np.int64)
-        np.add.at(received, target, mass[source] * share)
-        following = reset // 2 + received // (1 << (transition_bits + 1))
-        change = int(np.abs(following - mass).sum())
-        mass = following
-        if change == 0:
-            return mass, step, 0
-    return mass, max_iterations, change
-
-
-def dense_digest(dense: np.ndarray) -> str:
-    return hashlib.sha256(np.asarray(dense, dtype="<i8").tobytes()).hexdigest()
 
 
 def dense_seeds(cosines: np.ndarray, low: float, high: float, bits: int, digest: str) -> np.ndarray | None:
     """The dense seeds whose digest is `digest`: the recomputed floors, or those with some ambiguous
     passages floored the other way; None when no such choice exists."""
     scaled = np.ones_like(cosines) if high == low else (cosines - low) / (high - low)
-    scaled = scaled * float(1 << bits)
-    floors = np.floor(scaled).astype(np.int64)
-    if dense_digest(floors) == digest:
-        return floors
-    fraction = scaled - floors
-    near = np.flatnonzero((fraction < AMBIGUOUS * (1 << bits)) | (fraction > 1 - AMBIGUOUS * (1 << bits)))
-    if len(near) > MAX_AMBIGUOUS:
-        return None
-    for flips in itertools.product((0, 1), repeat=len(near)):
-        trial = floors.copy()
-        for i, flip in zip(near, flips):
-            if flip:
-                trial[i] += -1 if fraction[i] < 0.5 else 1
-        if dense_digest(trial) == digest:
-            return trial
-    return None
+    return floors_by_digest(scaled * float(1 << bits), AMBIGUOUS * (1 << bits), digest, MAX_AMBIGUOUS)
 
 
 # ---------------------------------------------------------------- the page
@@ -163,29 +106,6 @@ def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     for rank, field, message in page_failures(section, hits, mine, fact_cosines, dense, profile, spec["limit"],
                                               rc.COSINE_TOLERANCE):
         fail(rank, field if rank else f"hipporag2.{field}", message)
-
-
-def unit_rows(vectors: Sequence[np.ndarray]) -> np.ndarray:
-    """cosine_exact_v1's stored rows: each vector normalized in float64 by its own dot product,
-    rounded once to float32 (the rows the dense and fact cosines read)."""
-    rows = []
-    for vector in vectors:
-        wide = np.asarray(vector, dtype=np.float32).astype(np.float64)
-        rows.append((wide / float(np.sqrt(float(np.dot(wide, wide))))).astype(np.float32))
-    return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
-
-
-def query_unit(vector: np.ndarray) -> np.ndarray:
-    wide = np.asarray(vector, dtype=np.float32).astype(np.float64)
-    return wide / np.sqrt(np.dot(wide, wide))
-
-
-def exact_cosines(units: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """cosine_exact_v1: the float64 products of each float32 unit row with the float64 unit query,
-    summed per row (numpy's summation of one row does not depend on the other rows), clamped."""
-    if not len(units):
-        return np.zeros(0)
-    return np.clip((units.astype(np.float64) * query).sum(axis=1), -1.0, 1.0)
 
 
 Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): the section's field when no rank

@@ -27,7 +27,7 @@ from protocols.families.hipporag2 import (
 )
 from protocols.route import GRAPH_NODE
 from server.errors import ApiError
-from server.families.hipporag2.whole_graph_pagerank import Transitions, transitions
+from server.retrieval.whole_graph_pagerank import Transitions, transitions
 
 
 @dataclass(frozen=True)

@@ -55,16 +55,8 @@ def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]
     if not len(table.phrases):
         raise ApiError(409, "no_phrase_vectors", "the scope's graph has no phrase with a vector: hipporag_ner links "
                                                  "entities to the NER graph's phrases (docs/hipporag2.md)")
-    margin = 2.0 * (node_space.dimensions + 2) * 2.0 ** -24  # the float32 product's bound (cosine.py)
-    queries = [cosine.prepare_query(node_space, vector) for _, vector in entities]
-    estimates = (node_space.rows[: node_space.count] @ np.stack([q.unit32 for q in queries]).T)[table.phrase_rows]
-    links = []
-    for (text, _), query, estimate in zip(entities, queries, estimates.T):
-        close = np.flatnonzero(estimate >= estimate.max() - 2 * margin)
-        exact = cosine.exact_cosines(query, table.phrase_rows[close])
-        first = int(np.lexsort((close, -exact))[0])  # phrases are held ascending: the position breaks ties
-        links.append(EntityLink(text, table.phrases[int(close[first])], float(exact[first])))
-    return links
+    found = cosine.nearest(node_space, table.phrase_rows, [vector for _, vector in entities])
+    return [EntityLink(text, table.phrases[i], value) for (text, _), (i, value) in zip(entities, found)]
 
 
 def search_hipporag_ner(index, search: Search) -> dict:

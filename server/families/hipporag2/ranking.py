@@ -10,7 +10,7 @@ import numpy as np
 
 from protocols.families.hipporag2 import PASSAGE, PHRASE
 from server.families.hipporag2.linking import Seeds
-from server.families.hipporag2.whole_graph_pagerank import Mass, Transitions, pagerank, reset_vector
+from server.retrieval.whole_graph_pagerank import Mass, Transitions, pagerank, reset_vector
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from builders import hipporag2_graph as hg
 from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.families.hipporag2.linking import LinkedFact, phrase_weights, seeds
 from server.families.hipporag2.ranking import passage_rows, rank, seed_vector
-from server.families.hipporag2.whole_graph_pagerank import pagerank, reset_vector, transitions
+from server.retrieval.whole_graph_pagerank import pagerank, reset_vector, transitions
 
 RULES = HIPPORAG2["pagerank"]
 

