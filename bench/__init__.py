@@ -21,6 +21,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "full-scale": ("bench.bench_full_scale", "the full-scale protocol's synthetic twin, end to end: time and RSS per stage"),
     "corpus-scale": ("bench.bench_corpus_scale", "import, graph, embedding and indexes on the real 6,119-passage 2Wiki corpus"),
     "hipporag2-pagerank": ("bench.peers.hipporag2_pagerank", "HippoRAG 2's whole-graph PageRank beside igraph's (prpack): p50 ratio and top-10 agreement"),
+    "linearrag-pagerank": ("bench.peers.linearrag_pagerank", "LinearRAG's walk beside igraph's (prpack) over finished linearrag runs: p50 ratio and top-10 agreement"),
     "validate": ("bench.bench_validate", "ms per page of the independent checks of a finished run, in process and on Dask"),
     "compare-campaigns": ("bench.design.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),
     "api-examples": ("bench.api_examples", "generate docs/api.md's store-route examples (--search: a page of every search route) from a fresh lab"),
@@ -28,5 +29,6 @@ BENCHES: dict[str, tuple[str, str]] = {
     "graph-v4-dev": ("bench.design.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
     "prf-dev": ("bench.design.prf_dev", "PRF design harness (RM3, Rocchio, their fusion) over development queries only"),
     "hipporag2-dev": ("bench.design.hipporag2_dev", "hipporag2_v1 beside dense on HippoRAG's GPT-3.5 graph, development rows only (exploratory)"),
+    "threshold-calibration": ("bench.design.threshold_calibration", "a similarity threshold carried to another encoder: the same quantile of unrelated development pairs"),
     "field-graphs-dev": ("bench.design.field_graphs_dev", "field-graphs design table (ppr profiles beside three baselines) over development queries only"),
 }

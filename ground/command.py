@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -15,15 +16,52 @@ from ground.errors import CheckFailed, Interrupted, RefusedInput
 
 # set by `lab run` in the environment of each stage it starts (lab/pipeline.py)
 STAGE_OF_RUN = "LAB_RUN_STAGE"
+# how the user invoked the lab, passed on to the stages `lab run` starts, so their hints match
+INVOKED_AS = "LAB_INVOKED_AS"
+
+
+def invoked_as() -> str:
+    """The lab's command as the user typed it, for a hint that works as printed: `lab` when the
+    `lab` on PATH is this one, `.venv/bin/lab` (or any path) as given, `.venv/bin/python -m lab`
+    for a module run."""
+    given = os.environ.get(INVOKED_AS)
+    if given:
+        return given
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "lab"
+    if argv0.endswith("__main__.py") or argv0 == "-m":
+        return f"{_as_typed(sys.executable)} -m lab"
+    name = os.path.basename(argv0)
+    found = shutil.which(name)
+    if found and os.path.exists(argv0) and os.path.samefile(found, argv0):
+        return name
+    return _as_typed(argv0)
+
+
+def _as_typed(path: str) -> str:
+    """A path relative to the working directory when it lies under it, else absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else (relative if os.sep in relative else f".{os.sep}{relative}")
+
+
+def typed(words: str) -> str:
+    """A lab command line to print in a hint: `words` after the lab as the user invoked it."""
+    return f"{invoked_as()} {words}"
 
 
 def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None = None) -> int:
     """Call a CLI main; a RefusedInput becomes one `error:` line on stderr and exit code 2, a
     CheckFailed one `failed:` line and exit code 1, an OSError (no space, permission denied, a
     missing directory) one `failed:` line naming the file and the way on, exit code 1; Ctrl-C one
-    `interrupted:` line and exit code 130 (128 + SIGINT, what a shell reports), never a traceback."""
+    `interrupted:` line and exit code 130 (128 + SIGINT, what a shell reports), never a traceback; a
+    closed pipe on stdout ends quietly with 0."""
     try:
         code = main(argv)
+    except (BrokenPipeError, CommandOSError) as exc:
+        if isinstance(exc, CommandOSError) and not isinstance(exc.error, BrokenPipeError):
+            print(f"failed: {os_error_line(exc.error, exc.way_on)}", file=sys.stderr)
+            return 1
+        return closed_pipe()
     except KeyboardInterrupt as exc:
         if not os.environ.get(STAGE_OF_RUN):  # a stage's `lab run` prints the one line for both
             print(f"interrupted: {exc}" if isinstance(exc, Interrupted) else
@@ -36,13 +74,21 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
     except CheckFailed as exc:
         print(f"failed: {exc}", file=sys.stderr)
         return 1
-    except CommandOSError as exc:  # the same, with the command's own way on (Command.way_on)
-        print(f"failed: {os_error_line(exc.error, exc.way_on)}", file=sys.stderr)
-        return 1
     except OSError as exc:  # a full disk, a permission, a missing folder: one line, not a traceback
         print(f"failed: {os_error_line(exc)}", file=sys.stderr)
         return 1
     return int(code or 0)
+
+
+def closed_pipe() -> int:
+    """The reader of our output went away (`lab protocol show X | head -1`): what it read was all it
+    wanted, so end quietly with 0, as `git log | head` does, and let nothing write to the pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 class CommandOSError(Exception):

@@ -17,7 +17,7 @@ from typing import Any
 from ground.errors import RefusedInput
 from importer.formats import RowReader, reader_for
 from importer.passages import Passages, check_gold, read_corpus, require_array
-from importer.reading import PinnedFile, SourceFileError, pinned_files, stream_rows, verify_hash
+from importer.reading import PinnedFile, SourceFileError, pinned_files, require_present, stream_rows, verify_hash
 from protocols.selection import ALL, select_rows
 
 
@@ -41,8 +41,10 @@ def read_cohort(protocol: dict, source_dir: str | Path, log: Callable[[str], Non
     """The protocol's cohort read from `source_dir`; any fault refused (RefusedInput) naming the file."""
     reader = reader_for(protocol)
     files = pinned_files(protocol, source_dir)
+    for pinned in files.values():  # every file present before any is hashed: a wrong --data-dir is one line
+        require_present(pinned)
     for pinned in files.values():
-        log(f"hashing {pinned.path} ({_size(pinned.path)})")
+        log(f"hashing {pinned.path} ({pinned.path.stat().st_size / 2**20:.1f} MiB)")
         verify_hash(pinned)
     passages, corpus_record = None, None
     corpus_role = reader.row_format.corpus_role
@@ -157,6 +159,3 @@ def _row_counts_of_unused_files(
     return counts
 
 
-def _size(path: Path) -> str:
-    size = path.stat().st_size if path.is_file() else 0  # a missing file is refused by verify_hash next
-    return f"{size / 2**20:.1f} MiB"

@@ -35,7 +35,9 @@ def pinned_paths(builder: dict, graph_dir: str | Path) -> dict[str, Path]:
     for role, entry in builder[GRAPH_FILE]["files"].items():
         path = Path(graph_dir) / entry["name"]
         if not path.is_file():
-            raise GraphFileError(f"graph file {role} not found: {path} (the protocol pins {entry['bytes']:,} bytes, "
+            what = "the graph file" if role == "graph" else f"the graph's {role} table"
+            raise GraphFileError(f"{what} {entry['name']} is not in {graph_dir}: pass the folder that holds it "
+                                 f"as --graph-dir DIR (the protocol pins {entry['bytes']:,} bytes, "
                                  f"sha256 {entry['sha256']})")
         size, sha = path.stat().st_size, sha256_file(path)
         if size != entry["bytes"] or sha != entry["sha256"]:
@@ -72,12 +74,15 @@ def import_graph(builder: dict, paths: dict[str, Path], documents: list[dict]) -
     }
 
 
+ELEMENTS = ("subject", "predicate", "object")
+
+
 def kept_triples(passage: GraphPassage, left_out: dict[str, int]) -> list[list[str]]:
     """A passage's triples as HippoRAG keeps them (module docstring, step 2), first occurrence first."""
     out, seen = [], set()
     for i, triple in enumerate(passage.triples):
         if not isinstance(triple, list):
-            raise GraphFileError(f"graph: {passage.where} triple {i}: expected a list, got {type(triple).__name__}")
+            raise GraphFileError(f"graph: {passage.origin(i)}: expected a list, got {type(triple).__name__}")
         if len(triple) != 3:
             key = f"not_three_elements:{len(triple)}"
             left_out[key] = left_out.get(key, 0) + 1
@@ -85,7 +90,7 @@ def kept_triples(passage: GraphPassage, left_out: dict[str, int]) -> list[list[s
         for j, part in enumerate(triple):
             if not isinstance(part, str) or not part.strip():
                 shown = repr(part) if isinstance(part, str) else type(part).__name__
-                raise GraphFileError(f"graph: {passage.where} triple {i} element {j}: {shown} is not a non-blank "
+                raise GraphFileError(f"graph: {passage.origin(i)}, {ELEMENTS[j]}: {shown} is not a non-blank "
                                      "string (subject, predicate and object each name something)")
         key = tuple(triple)
         if key in seen:

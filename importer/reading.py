@@ -53,15 +53,21 @@ def pinned_files(protocol: dict, source_dir: str | Path) -> dict[str, PinnedFile
     }
 
 
+def require_present(pinned: PinnedFile) -> None:
+    """Refuse a pinned file that is not where the data folder says, naming the flag that moves it."""
+    if not pinned.path.is_file():
+        raise SourceFileError(f"source file {pinned.role} not found: {pinned.path}: pass the folder that holds "
+                              f"{pinned.path.name} as --data-dir DIR"
+                              + (f" (the protocol pins {pinned.size:,} bytes, sha256 {pinned.sha256})"
+                                 if pinned.size is not None else ""))
+
+
 def verify_hash(pinned: PinnedFile) -> None:
     """Refuse a missing file or one whose raw SHA-256 (or pinned size) differs from the protocol's.
 
     Nothing of the file is parsed before this passes: another file under the pinned name is
     refused by its bytes, whatever its rows would say."""
-    if not pinned.path.is_file():
-        raise SourceFileError(f"source file {pinned.role} not found: {pinned.path}"
-                              + (f" (the protocol pins {pinned.size:,} bytes, sha256 {pinned.sha256})"
-                                 if pinned.size is not None else ""))
+    require_present(pinned)
     actual = sha256_file(pinned.path)
     size = pinned.path.stat().st_size
     if actual != pinned.sha256 or (pinned.size is not None and size != pinned.size):

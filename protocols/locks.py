@@ -10,23 +10,31 @@ never rewritten: a changed protocol is a new version with its own name.
    their digests in `protocols/frozen/declared.lock.json`) with other content;
 2. a protocol whose lock beside it no longer matches its content;
 3. a protocol that carries the name a lock in the same folder froze, with other content (an edited
-   copy that kept its name). A lock travels with its file: a copy moved elsewhere without it is an
-   unfrozen protocol, reported as such by `lab protocol show PATH`.
+   copy that kept its name);
+4. for `lab run`, a protocol that carries the name an earlier run in the same run root ran frozen
+   (the lock `lab run` keeps beside the run's protocol.json), with other content: a lock moved away
+   does not unfreeze a name the runs beside it already bind.
+A file without a lock whose content some lock froze under its name is frozen; any other file
+without a lock is not, and `lab run`, the report and the public page say so beside its digest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from ground.canonical import digest
 from ground.errors import RefusedInput
+from ground.command import typed
 from ground.files import load_json, refuse_existing, save
+from ground.run_dir import FILES
 from protocols.committed import FROZEN_DIR
 
 LOCK_FORMAT = "lab-protocol-lock-v1"
 LOCK_SUFFIX = ".lock.json"
 DECLARED_LOCKS = FROZEN_DIR / "declared.lock.json"  # every declared protocol's name -> digest
+RUN_PROTOCOL = FILES["protocol"]  # a run's copy of its protocol; `lab run` keeps the lock of a frozen one beside it
 
 
 def lock_path(path: str | Path) -> Path:
@@ -82,8 +90,39 @@ def sibling_locks(path: Path, name: str) -> list[tuple[Path, dict]]:
     return found
 
 
-def status(path: str | Path, protocol: Mapping) -> tuple[str, list[str]]:
-    """(one line saying how the file stands, the refusals `check_frozen` would raise)."""
+@dataclass(frozen=True)
+class Standing:
+    """How a protocol file stands: one line to print, whether its content is frozen, and the
+    refusals `check_frozen` raises."""
+
+    line: str
+    frozen: bool
+    problems: tuple[str, ...]
+    by: str = ""  # what froze it, in words a report prints ("" when not frozen)
+
+    def record(self, protocol: Mapping) -> dict:
+        """What a report keeps of it, beside the protocol's digest (no path: reports travel)."""
+        return {"digest": digest(protocol), "frozen": self.frozen, "by": self.by}
+
+
+def earlier_runs(run_root: Path, name: str) -> list[tuple[Path, dict]]:
+    """The runs under `run_root` whose protocol was frozen under `name`: (run directory, the lock
+    `lab run` kept beside its copy of the protocol)."""
+    found = []
+    if not Path(run_root).is_dir():
+        return found
+    for folder in sorted(p for p in Path(run_root).iterdir() if p.is_dir()):
+        kept = lock_path(folder / RUN_PROTOCOL)
+        lock = _read_lock(kept) if kept.is_file() else None
+        if lock is not None and lock.get("protocol_version") == name:
+            found.append((folder, lock))
+    return found
+
+
+def status(path: str | Path, protocol: Mapping, run_root: Path | None = None) -> Standing:
+    """How the file stands against the lab's own protocols, its lock, the locks beside it and (with
+    `run_root`) the protocols earlier runs there ran frozen. Frozen: the lab's own protocol
+    unchanged, or content some lock froze under this name; a name frozen with other content is refused."""
     path = Path(path)
     name, content = protocol["protocol_version"], digest(protocol)
     problems = []
@@ -96,23 +135,34 @@ def status(path: str | Path, protocol: Mapping) -> tuple[str, list[str]]:
         problems.append(f"it no longer matches its lock {lock_path(path)} (changed: "
                         f"{', '.join(changed_fields(lock, protocol))}); a frozen protocol is never edited: "
                         f"copy it under a new protocol_version and freeze that")
-    for other, sibling in sibling_locks(path, name):
-        if sibling["digest"] != content:
-            problems.append(f"it carries the name {name} that {other} froze, with other content (changed: "
-                            f"{', '.join(changed_fields(sibling, protocol))}); give it its own protocol_version")
+    others = [(f"{other}", sibling) for other, sibling in sibling_locks(path, name)]
+    others += [(f"the lock of the earlier run {folder}", kept) for folder, kept in earlier_runs(run_root, name)] \
+        if run_root is not None else []
+    for where, other in others:
+        if other["digest"] != content:
+            problems.append(f"it carries the name {name} that {where} froze, with other content (changed: "
+                            f"{', '.join(changed_fields(other, protocol))}); a frozen name is never reused: give it "
+                            f"its own protocol_version")
+    same = [where for where, other in others if other["digest"] == content]
     if declared == content:
-        line = f"the lab's own protocol {name}, unchanged"
-    elif lock is not None:
-        line = f"frozen by {lock_path(path)}" + ("" if lock["digest"] == content else " (and changed since)")
-    else:
-        line = f"not frozen: `lab protocol freeze {path}` writes its lock"
-    return line, problems
+        return Standing(f"frozen: the lab's own protocol {name}, unchanged", True, tuple(problems),
+                        "the lab's own declared protocol, unchanged")
+    if lock is not None:
+        return (Standing(f"frozen: by its lock {lock_path(path)}", True, tuple(problems), "its lock")
+                if lock["digest"] == content
+                else Standing(f"NOT frozen: changed since its lock {lock_path(path)}", False, tuple(problems)))
+    if same:
+        return Standing(f"frozen: no lock beside it, but its content is what {same[0]} froze", True, tuple(problems),
+                        "a lock of its name and content")
+    return Standing(f"NOT frozen: no lock beside it and no lock froze this content; `{typed(f'protocol freeze {path}')}` "
+                    f"writes one", False, tuple(problems))
 
 
-def check_frozen(path: str | Path, protocol: Mapping) -> None:
-    _, problems = status(path, protocol)
-    if problems:
-        raise RefusedInput(f"protocol {path}: " + "; ".join(problems))
+def check_frozen(path: str | Path, protocol: Mapping, run_root: Path | None = None) -> Standing:
+    standing = status(path, protocol, run_root)
+    if standing.problems:
+        raise RefusedInput(f"protocol {path}: " + "; ".join(standing.problems))
+    return standing
 
 
 def freeze(path: str | Path, protocol: Mapping) -> Path:

@@ -79,17 +79,37 @@ def graph_builder_pin(graph: Path, graph_format: str, producer: str, allow: list
     return builder
 
 
+def questions_in(protocol: dict) -> list[str]:
+    """The flagship methods of a protocol whose question it may ask (protocols/registry.py QUESTIONS)."""
+    from protocols.registry import QUESTIONS
+
+    return [method for method in protocol["methods"] if method in QUESTIONS]
+
+
+def ask(protocol: dict, method: str, version: str) -> dict:
+    from protocols.registry import QUESTIONS
+
+    if method not in questions_in(protocol):
+        raise RefusedInput(f"--question {method!r}: this protocol's flagship methods are "
+                           f"{', '.join(questions_in(protocol)) or 'none'} (a family flag adds one: --graph, "
+                           f"--ner-graph, --linearrag)")
+    return QUESTIONS[method].derive(protocol, version)
+
+
 def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
                  version: str, title: str | None = None, dataset: dict | None = None,
                  template: Path | None = None, check: Callable[[dict, Path], object] | None = None,
-                 graph_builder: dict | None = None, ner_graph: bool = False, linearrag: bool = False) -> dict:
+                 graph_builder: dict | None = None, ner_graph: bool = False, linearrag: bool = False,
+                 question: str | None = None) -> dict:
     """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
     import would refuse. With `graph_builder` (graph_builder_pin) the protocol imports that graph
     and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
     IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). With `ner_graph` it builds document_ner_graph_v1 and
     adds hipporag_ner (HIPPORAG_NER_FAMILY without graph_ppr, which the layout's template lacks). With
     `linearrag` it adds LinearRAG with the published settings of the layout's dataset
-    (LINEARRAG_FAMILIES), linearrag_v1 against weighted_rrf_v2 its primary contrast."""
+    (LINEARRAG_FAMILIES), linearrag_v1 against weighted_rrf_v2 its primary contrast. `question`
+    names the flagship method whose question (protocols/registry.py QUESTIONS) the protocol asks
+    first; without it, the last family added asks its own."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -140,6 +160,8 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
         family = LINEARRAG_FAMILIES[dataset_of(layout)]
         requires = {k: v for k, v in family.requires.items() if k in protocol["methods"]}
         protocol = replace(family, requires=requires, title_suffix=" (LinearRAG)").derive(protocol, version)
+    if question is not None:
+        protocol = ask(protocol, question, version)
     protocol = validate_protocol(protocol)
     if check is not None:
         check(protocol, questions.parent)

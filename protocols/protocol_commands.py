@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ground.canonical import digest
-from ground.command import Command
+from ground.command import Command, typed
 from ground.errors import CheckFailed, RefusedInput
 from ground.files import refuse_existing, save
 from protocols import locks, registry
@@ -20,7 +20,8 @@ from protocols.derivations import Inputs, Skipped
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.graph_file import GRAPH_FORMATS, PASSAGE_RULES
-from protocols.new import TEMPLATES, graph_builder_pin, new_protocol
+from protocols.new import TEMPLATES, graph_builder_pin, new_protocol, questions_in
+from protocols.routes import catalog_problems
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
 from protocols.schema import load_protocol, validate_protocol
 
@@ -28,7 +29,7 @@ from protocols.schema import load_protocol, validate_protocol
 def _declared(name: str) -> registry.Declared:
     entries = registry.check_declarations(registry.DECLARED)
     if name not in entries:
-        raise RefusedInput(f"no declared protocol or suite is named {name!r} (`lab protocol list` lists them)")
+        raise RefusedInput(f"no declared protocol or suite is named {name!r} (`{typed('protocol list')}` lists them)")
     return entries[name]
 
 
@@ -89,10 +90,11 @@ def _show_file(path: Path) -> int:
     if not path.is_file():
         raise RefusedInput(f"{path}: no such file")
     protocol = load_protocol(path)
-    line, problems = locks.status(path, protocol)
+    standing = locks.status(path, protocol)
+    problems = list(standing.problems) + catalog_problems(protocol)
     print(f"{protocol['protocol_version']}: {path}")
     print(f"digest: {digest(protocol)}")
-    print(f"frozen: {line}")
+    print(standing.line)
     for problem in problems:
         print(f"refused by lab run: {problem}")
     print("source files: " + ", ".join(f"{role} {entry['name']}" for role, entry in protocol["source_files"].items()))
@@ -111,6 +113,14 @@ def _freeze_configure(parser: argparse.ArgumentParser) -> None:
 
 def _freeze(args: argparse.Namespace) -> int:
     protocol = load_protocol(args.file)
+    lock = locks.lock_path(args.file)
+    standing = locks.check_frozen(args.file, protocol)
+    if lock.is_file() and standing.frozen:
+        print(f"already frozen: {lock} holds its digest {digest(protocol)}; nothing written")
+        return 0
+    problems = catalog_problems(protocol)
+    if problems:  # what `lab run` would refuse is not frozen either
+        raise RefusedInput(f"protocol {args.file}: " + "; ".join(problems))
     written = locks.freeze(args.file, protocol)
     print(f"froze {protocol['protocol_version']} (digest {digest(protocol)}); `lab run` now refuses this file "
           f"if it changes")
@@ -196,7 +206,7 @@ def _derive(args: argparse.Namespace) -> int:
     if isinstance(entry.step, (Root, SuitePin)):
         raise RefusedInput(f"{args.name} is a {entry.step.kind}: it has no step to apply to another protocol")
     if args.version in registry.check_declarations(registry.DECLARED):
-        raise RefusedInput(f"--version {args.version} names a declared protocol: `lab protocol regenerate` makes it")
+        raise RefusedInput(f"--version {args.version} names a declared protocol: `{typed('protocol regenerate --output-dir DIR')}` makes it")
     refuse_existing(args.output)
     parent = load_protocol(args.protocol)  # validated first: a malformed parent is refused, not a KeyError
     if args.version == parent["protocol_version"]:
@@ -248,6 +258,21 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--linearrag", action="store_true",
                         help="add LinearRAG (linearrag_v1, the published settings of the layout's dataset; "
                              "docs/linearrag.md) against weighted_rrf_v2")
+    parser.add_argument("--question", metavar="METHOD",
+                        help="the flagship method whose question the run answers first (the primary contrast): "
+                             "graph_hybrid_imported (default with --graph) or hipporag2 with --graph, hipporag_ner "
+                             "with --ner-graph, linearrag_v1 (default with --linearrag); printed, and written into "
+                             "the protocol")
+
+
+def question_line(protocol: dict) -> str:
+    """The question the protocol's run answers first, and the others it could ask."""
+    evaluation = protocol["evaluation"]
+    contrast = evaluation["primary_contrast"]
+    line = (f"question: {contrast['candidate']} - {contrast['baseline']} on {evaluation['contrast_metrics'][0]} "
+            f"({contrast['label']})")
+    others = [method for method in questions_in(protocol) if method != contrast["candidate"]]
+    return line + (f"; --question {' or '.join(others)} asks another" if others else "")
 
 
 def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
@@ -274,17 +299,18 @@ def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None 
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
                  "attribution": args.attribution}, check=check, graph_builder=builder, ner_graph=args.ner_graph,
-        linearrag=args.linearrag)
+        linearrag=args.linearrag, question=args.question)
     locks.check_frozen(args.output, protocol)  # its name is not the lab's, nor one frozen beside it
     save(args.output, protocol)
     frozen = locks.freeze(args.output, protocol)
     for role, entry in protocol["source_files"].items():
         print(f"pinned {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
     for role, entry in protocol["graph_builder"].get("graph_file", {}).get("files", {}).items():
-        print(f"pinned graph {role}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
+        print(f"pinned graph {'file' if role == 'graph' else role + ' table'}: {entry['name']} ({entry['bytes']:,} bytes, sha256 {entry['sha256']})")
     splits = protocol["selection"]["splits"]
     print("splits: " + "; ".join(f"{name} {split['counts']}" for name, split in splits.items())
           + ("" if "development" in splits else " (test-only: warm-up on the corpus warm-up query)"))
+    print(question_line(protocol))
     print(f"wrote {args.output}")
     print(f"wrote {frozen} (its lock: `lab run` refuses the file once it changes)")
     return 0

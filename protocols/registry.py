@@ -15,7 +15,7 @@ changed derivation is a new version: a new file and a new entry here (docs/proto
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from ground.errors import CheckFailed
@@ -26,11 +26,12 @@ from protocols.derivations.embedding_twin import EmbeddingTwin
 from protocols.derivations.full_cohort import FullCohort
 from protocols.derivations.layout_pin import LayoutPin
 from protocols.derivations.method_family import AddMethodFamily
+from protocols.derivations.question import AskQuestion
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 
-Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | DesignCohort | SuitePin
-        | LayoutPin | DeeperEvaluation)
+Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | AskQuestion | DesignCohort
+        | SuitePin | LayoutPin | DeeperEvaluation)
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,19 @@ HIPPORAG_NER_FAMILY = AddMethodFamily(
     graph_builder="document_ner_graph_v1",
 )
 
+# Each family's flagship asks its own question (`lab protocol new --question METHOD`): hipporag2 the
+# paper's claim, against its own dense retriever on R@5; the others against the lab's best baseline
+QUESTIONS = {question.candidate: question for question in (
+    AskQuestion("graph_hybrid_imported", "graph_hybrid_balanced", "ndcg@10", "confirmatory"),
+    AskQuestion("hipporag2", "semantic", "recall@5", "confirmatory"),
+    AskQuestion("hipporag_ner", "weighted_rrf_v2", "ndcg@10", "confirmatory"),
+    AskQuestion("linearrag_v1", "weighted_rrf_v2", "ndcg@10", "confirmatory"),
+)}
+
+# hipporag2 v2: the v1 run's methods and rows, asking HippoRAG 2's question first (docs/hipporag2.md)
+HIPPORAG2_QUESTION = replace(QUESTIONS["hipporag2"], label="exploratory: development rows",
+                             title_suffix=": does hipporag2 beat its own dense retriever on R@5?")
+
 # LinearRAG (docs/linearrag.md): its published per-dataset settings (LinearRAG's run.sh), no tuning, beside
 # the NER suite's methods; the question is whether it beats weighted_rrf_v2
 def _linearrag_family(profile: str) -> AddMethodFamily:
@@ -248,6 +262,11 @@ E5_TORCH_TWIN = EmbeddingTwin(  # the same weights dequantized and run by torch:
     },
     model_note="4-bit weights computed in float32",
 )
+
+# the E5 twin of a protocol running hipporag2: HippoRAG 2's synonym threshold calibrated for E5
+# (protocols/families/hipporag2.py; without it `lab run` refuses the pair)
+E5_CALIBRATED_TWIN = replace(E5_TWIN, calibrated={"hipporag2_v1": "hipporag2_e5_v1"},
+                             model_note="4-bit quantized, synonym threshold calibrated")
 
 DESIGN_COHORT = DesignCohort(title_suffix=" (design cohort: every row no test split selects)")
 
@@ -554,6 +573,10 @@ DECLARED: tuple[Declared, ...] = (
     Declared("datasets/2wikimultihopqa-sample-hipporag2-v1.json", "2wikimultihopqa-sample-field-graphs-v1",
              HIPPORAG_NER_FAMILY),
     Declared("suites/suite-hipporag2-v1.json", None, SUITE_HIPPORAG2_V1),
+    Declared("datasets/hipporag-musique-openie-hipporag2-v2.json", "hipporag-musique-openie-hipporag2-v1",
+             HIPPORAG2_QUESTION),
+    Declared("datasets/hipporag-musique-openie-hipporag2-e5-v1.json", "hipporag-musique-openie-hipporag2-v2",
+             E5_CALIBRATED_TWIN),
     Declared("datasets/musique-sample-linearrag-v1.json", "musique-sample-hipporag2-v1", LINEARRAG_FAMILIES["musique"]),
     Declared("datasets/hotpotqa-sample-linearrag-v1.json", "hotpotqa-sample-hipporag2-v1", LINEARRAG_FAMILIES["hotpotqa"]),
     Declared("datasets/2wikimultihopqa-sample-linearrag-v1.json", "2wikimultihopqa-sample-hipporag2-v1",

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ground.canonical import digest
+from ground.command import typed
 from protocols.families import ann, graph, hipporag2, hybrid, lexical, linearrag, ppr, prf, rescue, semantic, walk
 from protocols.route import (
     ENTITIES, ENTITY_VECTORS, TEXT, VECTOR, VECTOR_FIELDS, VECTOR_IF_HYBRID_SEED, NodeKind, RelationKind, Route,
@@ -81,6 +83,24 @@ def _catalog() -> dict[str, dict]:
 
 
 PROFILES: dict[str, dict] = _catalog()  # every frozen profile of every route: the lab's catalog
+
+
+def catalog_problems(protocol: Mapping) -> list[str]:
+    """Each ranking profile of the protocol that is not the catalog's copy of that name: what `lab
+    run` and `lab protocol freeze` refuse. A profile is code (protocols/families/): the lab serves
+    the profiles it declares, so a changed number needs a new profile there, not a new protocol."""
+    out = []
+    for name, frozen in sorted(protocol["ranking_profiles"].items()):
+        served = PROFILES.get(name)
+        if served is None:
+            out.append(f"ranking profile {name} is not one this lab serves (the catalog: `{typed('protocol routes')}`)")
+        elif digest(served) != digest(frozen):
+            fields = sorted(k for k in set(served) | set(frozen) if digest(served.get(k)) != digest(frozen.get(k)))
+            out.append(f"its copy of ranking profile {name} differs from the lab's catalog (fields: "
+                       f"{', '.join(fields)}); a profile is frozen by name, and the lab serves only the profiles "
+                       f"its code declares: a changed one is a new profile, added in protocols/families/ "
+                       f"(docs/extend-a-method.md), not an edit of the protocol")
+    return out
 
 
 # ---------------------------------------------------------------- the docs' table of search routes

@@ -19,7 +19,7 @@ from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from ground.files import load_validated
 from protocols import metrics as metric_registry
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space, encoder_of, value_at
 from protocols.fusion import check_profile_rules
 from protocols.graph_file import IMPORTED_BUILDER, check_graph_builder
 from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
@@ -71,6 +71,7 @@ def validate_protocol(value: Any) -> dict:
     _check_evaluation(f, value["evaluation"], methods, value["selection"]["splits"])
     if EMBEDDING_SPACE in value:  # optional: a protocol that pins the encoder (protocols/embedding_space.py)
         check_embedding_space(f, value[EMBEDDING_SPACE])
+    _check_thresholds(f, value, methods)
     if PUBLISHED_COHORT in value:
         check_published_cohort(f, value[PUBLISHED_COHORT])
     return value
@@ -194,6 +195,21 @@ def _check_methods(f: Fields, methods: Any, profiles: dict) -> dict:
         if route.check is not None:
             route.check(f, method, path, profiles)
     return methods
+
+
+def _check_thresholds(f: Fields, value: dict, methods: dict) -> None:
+    """A similarity threshold runs only on the encoder it was set for, or one its profile says how it
+    carries over to (protocols/route.py `Threshold`): the same number means another rule elsewhere."""
+    encoder = encoder_of(value)
+    for name, method in methods.items():
+        for threshold in ROUTES[method["route"]].thresholds.get(method["profile"], ()):
+            if encoder != threshold.set_for and encoder not in threshold.carries_over:
+                number = value_at(value["ranking_profiles"][method["profile"]], threshold.path)
+                f.fail(join(join("methods", name), "profile"),
+                       f"{method['profile']} holds the similarity threshold {'.'.join(threshold.path)} = {number}, "
+                       f"set for {threshold.set_for} ({threshold.source}); this protocol's encoder is {encoder}, and "
+                       f"the profile declares no way the threshold carries over to it: pin {threshold.set_for}, or "
+                       f"use a profile calibrated for {encoder} (docs/embeddings.md, \"Thresholds and their encoder\")")
 
 
 EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min_score", "scan_limit",

@@ -29,6 +29,7 @@ from builders.embedding.execution.kept_batches import KeptBatches, partial_dir, 
 from builders.embedding.execution.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
 from builders.embedding.providers.factory import Provider, open_provider as open_from_spec
 from builders.embedding.sections import SECTIONS, SectionInputs
+from protocols.embedding_space import encoder_of_space
 from builders.embedding.vectors import (
     VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
 )
@@ -319,19 +320,20 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         from builders.ner import query_entities as ner_query_entities
         fixture["query_entities"] = ner_query_entities(source)
     for name in sections:  # a method family's data, encoded by this fixture's encoder (builders/embedding/sections/)
-        inputs = SectionInputs(source, relations, lambda texts: encode_texts(provider, texts, progress),
-                               fixture.get("query_entities"))
+        inputs = SectionInputs(source, relations, lambda texts, what: encode_texts(provider, texts, progress, what=what),
+                               fixture.get("query_entities"), encoder_of_space(space))
         with provider.thread_limit():
             fixture[name] = SECTIONS[name].build(inputs)
     generation = make_generation(fixture, provider, batching, docs, queries, warmup_ms)
     return Build(fixture, generation)
 
 
-def encode_texts(provider: Provider, texts: list[str], progress: bool = True, batch_size: int = DEFAULT_BATCH_SIZE
-                 ) -> np.ndarray:
+def encode_texts(provider: Provider, texts: list[str], progress: bool = True, batch_size: int = DEFAULT_BATCH_SIZE,
+                 what: str = "graph texts") -> np.ndarray:
     """Short texts (a graph's phrases and facts) encoded as documents are, in fixed batches in the
-    given order: the same texts give the same batches, so a rebuild gives the same bits."""
-    meter = Progress("graph texts", len(texts), unit="texts") if progress else None
+    given order: the same texts give the same batches, so a rebuild gives the same bits. `what`
+    names them on the progress line (rate and ETA)."""
+    meter = Progress(what, len(texts), unit="texts") if progress else None
     rows = []
     for start in range(0, len(texts), batch_size):
         batch = [provider.input_text(text, "document") for text in texts[start:start + batch_size]]

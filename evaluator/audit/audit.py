@@ -35,6 +35,7 @@ from pathlib import Path
 
 from evaluator import plan as plans
 from evaluator.audit.reach_audit import base_pool_failures
+from evaluator.connection.monitor import combined
 from evaluator.derived.reach import kept_profiles
 from evaluator.derived.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
     repetition_failures, row_from_page)
@@ -47,6 +48,7 @@ from evaluator.verification.check_placement import ClusterOptions, check_options
 from evaluator.verification.dask_checks import PageChecks, failures_of, page_checks
 from evaluator.verification.recompute import first_difference
 from evaluator.verification.verify import Checker, cross_method_failures
+from evaluator.views import edition
 from ground.canonical import digest, sha256_bytes
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
@@ -303,6 +305,9 @@ def chain_failures(report, frozen) -> list[str]:
             out.append(f"state.inputs.{name}: the lab was prepared from another {name}")
     if report.get("imported_graph") != imported_summary(frozen.relations):
         out.append("imported_graph: not the imported graph's provenance and counts in the given relations")
+    claimed = report.get("protocol_frozen")  # absent from reports written before runs said it
+    if claimed is not None and claimed.get("digest") != chain.get("protocol"):
+        out.append("protocol_frozen.digest: not the digest of the report's protocol")
     return out
 
 
@@ -447,18 +452,42 @@ def record_failures(report, frozen) -> list[str]:
 
 
 def resource_failures(resources) -> list[str]:
-    """The resource summary is the summary of its own series of samples."""
+    """The resource summary is the summary of its own series of samples; over several server
+    processes (a resumed campaign), each process's part of the series is its own summary's, and the
+    whole is their combination (evaluator/connection/monitor.py `combined`)."""
     if not isinstance(resources, Mapping):
         return ["resources: missing"]
-    series = resources.get("series")
+    each = resources.get("each")
+    if each is not None:
+        return _processes_failures(resources, each)
+    return _series_failures(resources, resources.get("series"), "resources")
+
+
+def _series_failures(summary: Mapping, series, where: str) -> list[str]:
     if not series:
-        return [] if resources.get("samples") == 0 else ["resources.series: no samples for a summary"]
+        return [] if summary.get("samples") == 0 else [f"{where}.series: no samples for a summary"]
     out = []
     for name, derive_value in RESOURCE_SUMMARY.items():
-        if resources.get(name) != derive_value(series):
-            out.append(f"resources.{name}: {resources.get(name)!r}, its series gives {derive_value(series)!r}")
+        if summary.get(name) != derive_value(series):
+            out.append(f"{where}.{name}: {summary.get(name)!r}, its series gives {derive_value(series)!r}")
     if [s[0] for s in series] != sorted(s[0] for s in series):
-        out.append("resources.series: sample times are not in order")
+        out.append(f"{where}.series: sample times are not in order")
+    return out
+
+
+def _processes_failures(resources: Mapping, each) -> list[str]:
+    series, out, parts, at = resources.get("series") or [], [], [], 0
+    for i, one in enumerate(each):
+        part = series[at:at + one.get("samples", 0)]
+        at += len(part)
+        out += _series_failures(one, part, f"resources.each[{i}]")
+        parts.append({**one, "series": part})
+    if at != len(series):
+        out.append(f"resources.series: {len(series)} samples, its processes count {at}")
+    if not out and combined(parts) != {k: v for k, v in resources.items()}:
+        again = combined(parts)
+        out += [f"resources.{k}: {resources.get(k)!r}, its processes give {again.get(k)!r}"
+                for k in sorted(set(again) | set(resources)) if again.get(k) != resources.get(k)][:5]
     return out
 
 
@@ -529,10 +558,13 @@ def public_failures(report, frozen, given: Given, context: _Context) -> list[str
     if counted and frozen.generation is None:
         return [f"{path.name} encoder: its truncation counts need the generation file (give --generation)"]
     generation = frozen.generation if counted else None
+    # the rendering its pages were drawn with (evaluator/views/edition.py)
+    drawn = edition.edition(given.public) if isinstance(given.public, Mapping) else edition.CURRENT
     key = [digest(report), frozen.digests["fixture"], {k: str(v) for k, v in paths.items()}, board, limits, plain,
-           counted]
+           counted, drawn]
     expected, files = context.memo.get("public", key, lambda: public_outputs(
-        report, frozen.fixture, paths, leaderboard=board, limits=limits, plain=plain, generation=generation))
+        report, frozen.fixture, paths, leaderboard=board, limits=limits, plain=plain, generation=generation,
+        view_edition=drawn))
     out = [f"{path.name} {diff}" for diff in differences(given.public, expected)]
     if given.public_path is None:
         return out

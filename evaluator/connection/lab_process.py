@@ -83,8 +83,11 @@ def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen:
         log_path = Path(log_path)
         log = open(log_path, "ab" if reopen else "xb")
     with log:
+        # a tied lab has a session of its own: Ctrl-C reaches the `lab run` that started it, which
+        # stops the stage first and the lab after, so the stage never sees its lab vanish
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   preexec_fn=dies_with_parent(signal.SIGTERM) if tied else None)
+                                   preexec_fn=dies_with_parent(signal.SIGTERM) if tied else None,
+                                   start_new_session=tied)
     deadline = time.monotonic() + timeout
     access = None
     while time.monotonic() < deadline:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping, Sequence
 
 import psutil
 
@@ -75,3 +76,27 @@ class ResourceMonitor:
             "errors": self.errors,
             "series": self.samples,
         }
+
+
+def combined(summaries: Sequence[Mapping]) -> dict:
+    """One `resources` block over the lab server processes a campaign ran against (a resumed one ran
+    against several): a single process's summary as it is; several summed (times and samples),
+    memory the first's first, the largest and the last's last, each process's own summary kept in
+    `each` and their series joined in order (the audit checks each part against its summary)."""
+    measured = [s for s in summaries if s.get("samples")]
+    if len(summaries) == 1 or not measured:
+        return {**summaries[-1], "processes": len(summaries)}
+    return {
+        "pid": measured[-1]["pid"],
+        "interval_seconds": measured[-1]["interval_seconds"],
+        "samples": sum(s["samples"] for s in measured),
+        "wall_seconds": sum(s["wall_seconds"] for s in measured),
+        "cpu_seconds": sum(s["cpu_seconds"] for s in measured),
+        "rss_bytes_max": max(s["rss_bytes_max"] for s in measured),
+        "rss_bytes_first": measured[0]["rss_bytes_first"],
+        "rss_bytes_last": measured[-1]["rss_bytes_last"],
+        "errors": [error for s in summaries for error in s.get("errors", [])],
+        "series": [sample for s in measured for sample in s["series"]],
+        "processes": len(summaries),
+        "each": [{k: v for k, v in s.items() if k != "series"} for s in summaries],
+    }

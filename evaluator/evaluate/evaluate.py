@@ -47,12 +47,13 @@ from pathlib import Path
 
 from evaluator import plan as plans
 from evaluator.connection.client import LabClient, vector_base64
-from evaluator.connection.monitor import ResourceMonitor
+from evaluator.connection.monitor import ResourceMonitor, combined
 from evaluator.derived.reach import base_spec, kept_profiles
 from evaluator.derived.report import REPORT_FORMAT, derive, row_from_page
 from evaluator.derived.report import document_titles
 from evaluator.entity_relations import imported_summary
 from evaluator.evaluate.base_pool import BasePoolError, check_base_pools
+from evaluator.evaluate import server_processes as servers
 from evaluator.evaluate.journal import Journal, ReportLock, journal_path, read_journal
 from evaluator.evaluate.snapshot import Snapshots
 from evaluator.inputs import Frozen, load_frozen
@@ -63,10 +64,11 @@ from evaluator.verification.dask_checks import PageChecks, failures_of, page_che
 from evaluator.verification.routes import VERIFIERS
 from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
 from ground.canonical import digest
-from ground.command import Progress
+from ground.command import Progress, typed
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json, refuse_existing, refuse_same_path, save
+from protocols import locks
 from protocols.routes import route_of
 
 MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (docs/design.md §6)
@@ -212,8 +214,11 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
             else:
                 plan_digest = plans.pin(paths.plan, plan)
                 log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
+                servers.servers_path(paths.report).unlink(missing_ok=True)  # a campaign no report holds
                 refuse_existing(paths.report)
                 report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
+                # whether the protocol was frozen when the campaign ran (its lock beside it, or the lab's own)
+                report["protocol_frozen"] = locks.status(paths.protocol, frozen.protocol).record(frozen.protocol)
                 save(paths.report, report, compact=True)  # the running report a resume starts from
                 journal = Journal.create(journal_path(paths.report), journal_header(report))
             campaign = Campaign(client, frozen, state, plan, report, paths.report, log, Fetcher(access, clients),
@@ -228,17 +233,19 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                 finally:
                     journal.close()
                     monitor.stop()
-                    report["resources"] = monitor.summary()
+                    servers.record(servers.servers_path(paths.report), monitor.summary())
+                    report["resources"] = combined(servers.recorded(servers.servers_path(paths.report)))
         if report["status"] == "failed":
             report["seal"] = seal_of(report)
             save(paths.report, report, compact=True)
             raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report}; "
-                                 f"`lab evaluate --resume` with the same files continues it)")
+                                 f"`{typed('evaluate --resume')}` with the same files continues it)")
         report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries, document_titles(frozen.source)).items() if k != "row_metrics"})
         report["status"] = "complete"
         report["seal"] = seal_of(report)  # last: it binds every other field, measurements included
         save(paths.report, report, compact=True)
         journal.path.unlink()  # the complete report holds every job: the journal has served
+        servers.servers_path(paths.report).unlink(missing_ok=True)  # and `resources` every server process
     return report
 
 
@@ -277,6 +284,8 @@ def resumed_report(paths: Paths, frozen: Frozen, plan: dict, state: dict, state_
         report.pop(key, None)
     report.update({"status": "running", "after": None, "cross_checks": None, "failure": None, "finished_at": None,
                    "jobs": [], "rows": []})
+    report["resumed"] = [*report.get("resumed", []), {"after_jobs": len(jobs),
+                                                      "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
     log(f"evaluate: resuming {paths.report} after {len(jobs)} of {len(plan['jobs'])} recorded jobs")
     return report, Journal.reopen(journal_path(paths.report), valid, len(jobs)), list(zip(jobs, rows))
 

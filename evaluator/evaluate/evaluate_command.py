@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evaluator.prepare.prepare_command import campaign_files, configure_campaign_files, read_access
 from evaluator.verification.check_placement import add_cluster_flags, options_of
-from ground.command import Command
+from ground.command import Command, typed
 from ground.errors import RefusedInput
 from ground.files import load_json
 from ground.run_dir import RunDir, add_file, resolve
@@ -84,9 +84,9 @@ def lab_gone(access_file: Path, pid: int, run_dir: Path | None) -> str:
     """The way on when the lab an access file names has stopped: commands that work as printed."""
     lab_run = run_dir is not None and RunDir(Path(run_dir)).record.is_file()
     if lab_run:
-        return (f"the lab named by {access_file} (pid {pid}) is not running; `lab run --resume {run_dir}` reopens "
+        return (f"the lab named by {access_file} (pid {pid}) is not running; `{typed(f'run --resume {run_dir}')}` reopens "
                 f"it on its store and continues")
-    return (f"the lab named by {access_file} (pid {pid}) is not running: reopen its store with `lab serve DBDIR "
+    return (f"the lab named by {access_file} (pid {pid}) is not running: reopen its store with `{typed('serve DBDIR')} "
             f"NEW_ACCESS_FILE 0 --reopen`, then run this command again with --access-file NEW_ACCESS_FILE "
             f"(docs/campaign.md, \"Resuming an interrupted campaign\")")
 
@@ -132,5 +132,4 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 EVALUATE = Command("evaluate", "run a frozen protocol against a prepared lab into a private report",
                    description=EVALUATE_DESCRIPTION, configure=configure_evaluate, run=run_evaluate,
-                   way_on="`lab evaluate --resume` continues the campaign from its journal (the same "
-                          "command with --resume)")
+                   way_on="the same command with --resume continues the campaign from its journal")

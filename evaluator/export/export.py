@@ -30,7 +30,7 @@ from evaluator.numbers.leaderboard import board
 from evaluator.numbers.seal import seal_failures
 from evaluator.verification.verify import proof_digest, ranking_digest
 from evaluator.views import summary
-from evaluator.views import about, glance
+from evaluator.views import about, edition, glance
 from evaluator.views.figures import public_figures
 from evaluator.views.glance import extra_paths, readable_files
 from evaluator.views.plotting import standalone
@@ -179,21 +179,25 @@ def export(report_path, fixture_path, output, *, with_corpus: bool = False, gene
 
 def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path], *,
                    leaderboard: bool = True, limits: bool = True,
-                   plain: bool = True, generation: Mapping | None = None) -> tuple[dict, dict[Path, bytes]]:
+                   plain: bool = True, generation: Mapping | None = None,
+                   view_edition: int = edition.CURRENT) -> tuple[dict, dict[Path, bytes]]:
     """The public report and the bytes of every other file export writes beside it. The public
     report ends with `outputs`: the SHA-256 of each of those files, so it binds them.
     `leaderboard=False` derives a public report exported before it carried its board (the audit
     of such a report: docs/leaderboard.md); `limits=False` one whose answer box predates the smallest
     reachable p (docs/reports.md); `plain=False` one whose `about` block predates `does`.
-    `generation`: the encoder's truncation counts in `encoder` (exported without it: no counts)."""
+    `generation`: the encoder's truncation counts in `encoder` (exported without it: no counts).
+    `view_edition`: the rendering its pages are drawn with (evaluator/views/edition.py; 0: none named)."""
     core = public_report(report)
+    if view_edition:
+        core[edition.FIELD] = view_edition
     core["about"] = about.block(report["protocol"], core["plan"]["methods"], report.get("imported_graph"), plain)
     if generation is not None:
         core["encoder"] = encoder_counts(generation, core["plan"]["queries"])
     core["glance"] = glance.block(core, fixture, limits)
     if depth.declared(core):  # only protocols that declare a depth: the others' public report keeps its keys
         core["recall_curve"] = depth.recall_curve(core, fixture)
-    board = public_board(core, fixture["source"]) if leaderboard else None
+    board = public_board(core, fixture["source"], view_edition) if leaderboard else None
     if board is not None:
         core["leaderboard"] = board
     figures = public_figures(core)
@@ -221,14 +225,20 @@ def public_outputs(report: Mapping, fixture: Mapping, paths: Mapping[str, Path],
     return {**core, "outputs": outputs}, files
 
 
-def public_board(core: Mapping, source: Mapping) -> dict | None:
-    """The report's own leaderboard on its primary metric (None with fewer than two methods)."""
+def public_board(core: Mapping, source: Mapping, view_edition: int = 0) -> dict | None:
+    """The report's own leaderboard on its primary metric (None with fewer than two methods); from
+    edition 1 it names the protocol's question, whose two methods its views mark."""
     if len(core["plan"]["methods"]) < 2:
         return None
     protocol = {"evaluation": core["evaluation"], "protocol_seed": core["plan"]["seed"]}
     metric = core["evaluation"]["contrast_metrics"][0]  # the primary contrast is read on the first
     stratum = report_stratum(core["protocol_version"], [{**core, "protocol": protocol}], source, metric)
-    return board([stratum], report_settings(protocol, metric))
+    out = board([stratum], report_settings(protocol, metric))
+    if view_edition:
+        out[edition.FIELD] = view_edition
+        primary = core["evaluation"]["primary_contrast"]
+        out["question"] = {"candidate": primary["candidate"], "baseline": primary["baseline"]}
+    return out
 
 
 PUBLIC_ROW_KEYS = ("query_id", "category", "hop", "method", "ranking", "scores", "metrics", "page_digest",
@@ -260,6 +270,8 @@ def public_report(report: Mapping) -> dict:
         # a published cohort (or its twin): the published figures shown beside the lab's (protocols/published.py)
         **({"published": published} if (published := public_block(protocol)) is not None else {}),
         **({"imported_graph": report["imported_graph"]} if "imported_graph" in report else {}),
+        # absent from reports written before campaigns recorded them
+        **{key: report[key] for key in ("protocol_frozen", "resumed") if key in report},
     }
 
 

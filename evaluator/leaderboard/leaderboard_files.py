@@ -19,6 +19,7 @@ from evaluator.derived.leaderboard_inputs import (BoardInputError, report_settin
     suite_settings)
 from evaluator.numbers.leaderboard import board
 from evaluator.pool.suite_pool import audited_source, match_reports
+from evaluator.views import edition
 from evaluator.views import leaderboard_views as views
 from evaluator.views import plotting
 from evaluator.views.plotting import standalone
@@ -63,8 +64,9 @@ def _inputs(run_dirs: Sequence[Path], suite_path: Path | None, check: Callable[[
 
 
 def compute(run_dirs: Sequence[Path], suite_path: Path | None, metric: str, alpha: float,
-            check: Callable[[str, Path, Path], dict]) -> tuple[dict, dict[str, bytes]]:
-    """The leaderboard document and the bytes of its views."""
+            check: Callable[[str, Path, Path], dict], view_edition: int = edition.CURRENT) -> tuple[dict, dict[str, bytes]]:
+    """The leaderboard document and the bytes of its views, drawn in `view_edition`
+    (evaluator/views/edition.py: from 1 the document names its edition and the question it marks)."""
     groups, suite = _inputs(run_dirs, suite_path, check)
     try:
         strata = [report_stratum(name, [r for _, r in reports], source, metric) for name, reports, source in groups]
@@ -73,6 +75,10 @@ def compute(run_dirs: Sequence[Path], suite_path: Path | None, metric: str, alph
         result = board(strata, settings)
     except (BoardInputError, ValueError) as exc:
         raise LeaderboardRefused(str(exc)) from None
+    if view_edition:
+        primary = (suite or groups[0][1][0][1]["protocol"]["evaluation"])["primary_contrast"]
+        result = {**result, edition.FIELD: view_edition,
+                  "question": {"candidate": primary["candidate"], "baseline": primary["baseline"]}}
     inputs = [{"dataset": name, "path": str(path), "private_report_digest": digest(report),
                "protocol_version": report["protocol_version"], "protocol_digest": report["hash_chain"]["protocol"]}
               for name, reports, _ in groups for path, report in reports]
@@ -141,7 +147,7 @@ def audit_leaderboard(path: Path) -> list[tuple[str, str]]:
         return failures
     settings = document.get("settings") or {}
     again, files = compute(runs, None if suite is None else Path(suite["path"]), settings.get("metric"),
-                           settings.get("alpha"), _fixture_source)
+                           settings.get("alpha"), _fixture_source, edition.edition(document))
     failures += [("leaderboard.board", what) for what in differences(document, again)]
     for key, data in files.items():
         written = folder / NAMES[key]

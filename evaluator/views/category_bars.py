@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.views import plotting
+from evaluator.views.edition import edition
 from evaluator.views.tables import metric_label
 
 CAPTION = ("Mean of the first contrast metric per query category (groups, with query counts) and method "
@@ -18,6 +19,7 @@ def category_bars(public: Mapping):
     cells = public["aggregates"]["categories"]
     categories = sorted(cells)
     metric = public["evaluation"]["contrast_metrics"][0]
+    drawn = edition(public)
 
     def build(fig):
         ax = fig.subplots(1, 1)
@@ -25,7 +27,12 @@ def category_bars(public: Mapping):
         for j, method in enumerate(methods):
             ys = [y - 0.4 + height * (j + 0.5) for y in range(len(categories))]
             values = [cells[c][method][metric] if method in cells[c] else 0.0 for c in categories]
-            ax.barh(ys, values, height=height, color=plotting.color(j), label=method)
+            if drawn:  # edition 1: colour and hatch pairs stay distinct past twelve methods
+                colour, _, hatch = plotting.series_style(j)
+                ax.barh(ys, values, height=height, color=colour, hatch=hatch, edgecolor="white", linewidth=0,
+                        label=method)
+            else:
+                ax.barh(ys, values, height=height, color=plotting.color(j), label=method)
         ax.set_yticks(range(len(categories)),
                       [f"{c} ({cells[c][methods[0]]['queries']})" if methods[0] in cells[c] else c for c in categories])
         ax.set_ylim(len(categories) - 0.5, -0.5)

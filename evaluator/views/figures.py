@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from evaluator.derived.depth import CAPTION as RECALL_CURVE_CAPTION
 from evaluator.views import contrasts, leaderboard_views, plotting
+from evaluator.views.edition import edition
 from evaluator.views.category_bars import CAPTION as CATEGORY_BARS_CAPTION, category_bars
-from evaluator.views.depth_figure import recall_figure
 from evaluator.views.tables import metric_label
 
 CAPTIONS = {
@@ -195,3 +195,36 @@ def budget_curve(curve: Mapping):
 
     return plotting.figure(build, 4.6 * max(len(variants), 1) + 0.9, 6.0, top=0.35, bottom=0.6, wspace=0.2,
                            hspace=0.45)
+
+
+def recall_figure(public: Mapping):
+    """The recall-at-k figure of a deeper protocol, drawn from the `recall_curve` block that
+    evaluator/derived/depth.py derives (the computation room imports no rendering). From edition 1
+    each method's line has its own colour and marker pair, up to 24 methods."""
+    curve = public["recall_curve"]
+    methods = public["plan"]["methods"]
+    primary = public["evaluation"]["primary_contrast"]
+    drawn = edition(public)
+
+    def build(fig):
+        ax = fig.subplots(1, 1)
+        ks = curve["cutoffs"]
+        for j, method in enumerate(methods):
+            colour, marker, _ = plotting.series_style(j) if drawn else (plotting.color(j), None, "")
+            if method in curve["band"]:
+                band = curve["band"][method]
+                ax.fill_between(ks, band["low"], band["high"], color=colour, alpha=0.2, linewidth=0)
+            width = 2.0 if method in (primary["candidate"], primary["baseline"]) else 1.0
+            marks = {"marker": marker, "markersize": 4} if drawn else {}
+            ax.plot(ks, curve["methods"][method], color=colour, linewidth=width, label=method, **marks)
+        ax.set_xscale("log")
+        plotting.plain_log_axis(ax.xaxis)
+        ax.set_xlim(1, curve["depth"])
+        ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("k (log scale)")
+        ax.set_ylabel("recall@k")
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8.0)
+
+    right = plotting.label_width(methods) + 0.6
+    return plotting.figure(build, 6.5 + right, 4.0, left=0.7, right=right, top=0.25, bottom=0.6)
+

@@ -34,9 +34,14 @@ from pathlib import Path
 from evaluator.numbers.verdicts import (ALPHA, EARLIER_RULE, RULE, SMALLEST_EFFECT, disagreement,
     reachable_p, unit_numbers, verdict, verdict_p)
 from evaluator.views import contrast_text
+from evaluator.views.about import SYNTHETIC_NOTE
+from evaluator.views.edition import edition
 from evaluator.views.tables import Cell, Num, Table, label, metric_label, num
 
 WINS_LOSSES_SHOWN = 5
+# the answer box on the corpus the lab generates (edition 1): its verdict is about invented text
+SYNTHETIC_WARNING = ("Synthetic corpus: this shows the machinery, not a finding. Real rows: `make demo-sample`; "
+                     "the result on held-out questions: README.md, \"What it answers\".")
 ROW_KEYS = ("query_id", "method", "category", "hop", "retrieved")
 
 
@@ -127,11 +132,14 @@ class Prose:
     parts: tuple
     strong: str = ""  # the verdict, shown first and emphasised
     note: str = ""  # plain text under the sentence
+    warning: str = ""  # said before the verdict, as prominently (the synthetic corpus)
 
     def markdown(self) -> str:
         text = Cell(self.parts).text()
         lead = f"**{self.strong}.** " if self.strong else ""
-        return "\n".join([f"## {self.title}", "", f"> {lead}{text}", "", *([self.note, ""] if self.note else [])])
+        warning = [f"> **{self.warning}**", ">"] if self.warning else []
+        return "\n".join([f"## {self.title}", "", *warning, f"> {lead}{text}", "",
+                          *([self.note, ""] if self.note else [])])
 
     def html(self) -> str:
         from evaluator.views.tables import _html_part
@@ -139,8 +147,9 @@ class Prose:
         body = "".join(_html_part(p) for p in self.parts)
         lead = f"<strong>{html.escape(self.strong)}.</strong> " if self.strong else ""
         note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
+        warning = f"<strong>{html.escape(self.warning)}</strong><br>" if self.warning else ""
         return (f'<section id="{html.escape(self.id)}" class="answer"><h2>{html.escape(self.title)}</h2>'
-                f'<p class="answer">{lead}{body}</p>{note}</section>')
+                f'<p class="answer">{warning}{lead}{body}</p>{note}</section>')
 
 
 def _pair(document: Mapping, path: tuple, fmt: str) -> tuple:
@@ -184,7 +193,8 @@ def answer_section(public: Mapping) -> Prose | None:
     data = (public.get("about") or {}).get("data")  # absent from reports exported before it existed
     why = f"{box['disagreement']} " if box.get("disagreement") else ""
     note = why + (f"Data: {data}. " if data else "") + f"Verdict rule: {box['rule']}."
-    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note)
+    warning = SYNTHETIC_WARNING if edition(public) and data == SYNTHETIC_NOTE else ""
+    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note, warning=warning)
 
 
 def rank_cell(public: Mapping, path: tuple, gold: Sequence[Mapping]) -> Cell:

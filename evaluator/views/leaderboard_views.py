@@ -12,7 +12,8 @@ import io
 from collections.abc import Mapping, Sequence
 
 from evaluator.views import html, plotting, tables
-from evaluator.views.tables import Table, interval, joined, label, num
+from evaluator.views.edition import edition
+from evaluator.views.tables import Cell, Table, interval, joined, label, num, unbroken_interval
 
 
 def reading_rule(board: Mapping) -> str:
@@ -33,28 +34,72 @@ def reading_rule(board: Mapping) -> str:
 def board_table(document: Mapping, prefix: tuple = ()) -> Table:
     board = tables.lookup(document, prefix)
     s = board["settings"]
+    drawn = edition(board)
     strata = [st["name"] for st in board["strata"]] if len(board["strata"]) > 1 else []
-    columns = (["method", "rank", "group", f"{tables.metric_label(s['metric'])} [{s['confidence']:.0%} interval]"]
-               + [f"{name} mean" for name in strata] + ["HTTP p50 ms", "server p50 ms", "Pareto front"])
+    against = _against(board) if drawn else []
+    metric = tables.metric_label(s["metric"])
+    # edition 1 keeps the interval whole in a column of its own and leaves the server time to the
+    # latency table and the CSV, so 16 methods read at 800 pixels
+    quality = [metric, f"{s['confidence']:.0%} interval"] if drawn else [f"{metric} [{s['confidence']:.0%} interval]"]
+    cost = ["HTTP p50 ms"] if drawn else ["HTTP p50 ms", "server p50 ms"]
+    columns = (["method", "rank", "group", *quality] + [heading for heading, _ in against]
+               + [f"{name} mean" for name in strata] + [*cost, "Pareto" if drawn else "Pareto front"])
     weights = ", ".join(f"{st['name']} {st['weight']:.3g}" for st in board["strata"])
     note = (f"{board['queries']:,} queries"
             + (f" in {len(board['strata'])} datasets, pooled with weights {weights}" if strata else "")
             + f"; best first. {reading_rule(board)}")
+    if against:
+        question = board.get("question") or {}
+        note += (" The columns \"told apart from\" say in words whether the data separates each method from the "
+                 "best one" + (f" and from the baseline, {question.get('baseline')}, which the protocol's question, "
+                               f"{question.get('candidate')}, is measured against (both marked)" if len(against) > 1
+                               else "") + ", with the pair's Holm-adjusted p.")
     if board["left_out"]:
         note += f" Left out (not measured on every dataset): {', '.join(board['left_out'])}."
-    t = Table("leaderboard", f"Leaderboard on {tables.metric_label(s['metric'])}", columns, note=note,
-              after="Cost is the median HTTP time and server retrieval time of every timed request of the method in "
-                    "the same campaigns; the Pareto front holds the methods no other beats on both quality and HTTP "
-                    "time.")
+    after = ("Cost is the median HTTP time" + ("" if drawn else " and server retrieval time") + " of every timed "
+             "request of the method in the same campaigns; the Pareto front holds the methods no other beats on "
+             "both quality and HTTP time.")
+    t = Table("leaderboard", f"Leaderboard on {metric}", columns, note=note, after=after)
     for i, row in enumerate(board["methods"]):
         at = (*prefix, "methods", i)
-        t.add(label(row["method"]), num(document, *at, "rank", fmt="d"), label(row["letters"]),
-              joined(num(document, *at, "mean"), interval(document, *at, "interval", fmt=".3f"), sep=" "),
-              *(num(document, *at, "per_dataset", name) for name in strata),
-              num(document, *at, "cost", "http_ms_p50", fmt=".2f"),
-              num(document, *at, "cost", "retrieval_ms_p50", fmt=".2f"),
+        mean = ([num(document, *at, "mean"), unbroken_interval(document, *at, "interval", fmt=".3f")] if drawn else
+                [joined(num(document, *at, "mean"), interval(document, *at, "interval", fmt=".3f"), sep=" ")])
+        times = [num(document, *at, "cost", "http_ms_p50", fmt=".2f")]
+        if not drawn:
+            times.append(num(document, *at, "cost", "retrieval_ms_p50", fmt=".2f"))
+        t.add(label(named(board, row["method"])), num(document, *at, "rank", fmt="d"), label(row["letters"]), *mean,
+              *(separation(document, prefix, board, row["method"], other, role) for _, (other, role) in against),
+              *(num(document, *at, "per_dataset", name) for name in strata), *times,
               label("front" if row["pareto"] else ""))
     return t
+
+
+def named(board: Mapping, method: str) -> str:
+    """The method's name, marked when it is one of the question's two (edition 1)."""
+    question = board.get("question") or {}
+    role = "question" if method == question.get("candidate") else "baseline" if method == question.get("baseline") else ""
+    return f"{method} ({role})" if role else method
+
+
+def _against(board: Mapping) -> list[tuple[str, tuple[str, str]]]:
+    """The columns that say in words whether a method is separated from the best one and from the
+    question's baseline: (heading, (the other method, its role))."""
+    best = board["methods"][0]["method"]
+    out = [("told apart from the best? (Holm p)", (best, "the best"))]
+    baseline = (board.get("question") or {}).get("baseline")
+    if baseline in {row["method"] for row in board["methods"]} and baseline != best:
+        out.append(("told apart from the baseline? (Holm p)", (baseline, "the baseline")))
+    return out
+
+
+def separation(document: Mapping, prefix: tuple, board: Mapping, method: str, other: str, role: str) -> Cell:
+    """"yes, below (0.004)", "no (1.000)" with the pair's Holm-adjusted p, or the method's own role."""
+    if method == other:
+        return label(role.removeprefix("the "))
+    j = next(j for j, pair in enumerate(board["pairs"]) if {pair["better"], pair["worse"]} == {method, other})
+    pair = board["pairs"][j]
+    words = ("yes, " + ("above" if pair["better"] == method else "below")) if pair["separated"] else "no"
+    return Cell((f"{words} (", *num(document, *prefix, "pairs", j, "p_value_holm").parts, ")"))
 
 
 def category_table(document: Mapping, prefix: tuple = ()) -> Table | None:
@@ -72,6 +117,8 @@ def category_table(document: Mapping, prefix: tuple = ()) -> Table | None:
 
 def adjacent_table(document: Mapping, prefix: tuple = ()) -> Table:
     board = tables.lookup(document, prefix)
+    if edition(board):
+        return _adjacent_compact(document, prefix, board)
     t = Table("leaderboard-adjacent", "Each method against the next one down",
               ["better", "worse", "delta [interval]", "p", "Holm p", "separated", "detectable ±", "queries to separate"],
               note="The detectable effect is the smallest difference this cohort finds with 80% power at the board's "
@@ -82,6 +129,25 @@ def adjacent_table(document: Mapping, prefix: tuple = ()) -> Table:
         t.add(label(pair["better"]), label(pair["worse"]),
               joined(num(document, *at, "mean_delta", fmt="+.3f"), interval(document, *at, "interval"), sep=" "),
               num(document, *at, "p_value", fmt=".4f"), num(document, *at, "p_value_holm", fmt=".4f"),
+              label("yes" if pair["separated"] else "no"), num(document, *at, "detectable_effect"),
+              num(document, *at, "queries_to_separate", fmt=",d"))
+    return t
+
+
+def _adjacent_compact(document: Mapping, prefix: tuple, board: Mapping) -> Table:
+    """Edition 1: the same pairs in narrower columns (the two methods in one cell, p beside its Holm
+    adjustment, the interval whole), so the table fits an 800-pixel window at 16 methods."""
+    t = Table("leaderboard-adjacent", "Each method against the next one down",
+              ["better − worse", "delta", "interval", "p (Holm)", "separated", "detectable ±", "queries to separate"],
+              note="p (Holm): the pair's p, and in brackets adjusted over every pair of the board, which decides "
+                   "\"separated\". The detectable effect is the smallest difference this cohort finds with 80% power "
+                   "at the board's alpha; queries to separate is how many queries would find the observed difference "
+                   "with that power (n/a: the two are equal on every query).")
+    for i, pair in enumerate(board["adjacent"]):
+        at = (*prefix, "adjacent", i)
+        t.add(label(f"{pair['better']} − {pair['worse']}"), num(document, *at, "mean_delta", fmt="+.3f"),
+              unbroken_interval(document, *at, "interval"),
+              Cell((*num(document, *at, "p_value").parts, " (", *num(document, *at, "p_value_holm").parts, ")")),
               label("yes" if pair["separated"] else "no"), num(document, *at, "detectable_effect"),
               num(document, *at, "queries_to_separate", fmt=",d"))
     return t
@@ -103,8 +169,11 @@ FIGURE = "quality_cost"  # the figure's name: its file, its element ids, its pla
 
 
 def cost_figure(board: Mapping):
-    """The quality-against-cost figure (a matplotlib Figure; plotting.svg(fig, FIGURE) draws it)."""
+    """The quality-against-cost figure (a matplotlib Figure; plotting.svg(fig, FIGURE) draws it). From
+    edition 1 each method has its own colour and marker (up to 24), the front is ringed, and a rank
+    number is written beside a point only where it overlaps nothing: the numbered legend names every one."""
     rows = [r for r in board["methods"] if r["cost"].get("http_ms_p50") is not None]
+    drawn = edition(board)
 
     def build(fig):
         ax = fig.subplots()
@@ -114,20 +183,37 @@ def cost_figure(board: Mapping):
             return
         for i, row in enumerate(rows):
             x, (low, high) = row["cost"]["http_ms_p50"], row["interval"]
-            ax.plot([x, x], [low, high], color=plotting.color(i), linewidth=1.2)
-            ax.plot([x], [row["mean"]], marker="o" if row["pareto"] else "s", color=plotting.color(i), markersize=5,
-                    linestyle="none", label=f"{row['rank']} {row['method']} ({row['letters']})")
-            ax.annotate(str(row["rank"]), (x, row["mean"]), xytext=(4, 3), textcoords="offset points", fontsize=8.0)
+            if drawn:
+                colour, marker, _ = plotting.series_style(i)
+            else:
+                colour, marker = plotting.color(i), "o" if row["pareto"] else "s"
+            ax.plot([x, x], [low, high], color=colour, linewidth=1.2)
+            ax.plot([x], [row["mean"]], marker=marker, color=colour, markersize=5, linestyle="none",
+                    label=f"{row['rank']} {named(board, row['method'])} ({row['letters']})")
+            if not drawn:
+                ax.annotate(str(row["rank"]), (x, row["mean"]), xytext=(4, 3), textcoords="offset points",
+                            fontsize=8.0)
         front = sorted((r["cost"]["http_ms_p50"], r["mean"]) for r in rows if r["pareto"])
         ax.plot([c for c, _ in front], [m for _, m in front], color="black", linewidth=0.8, linestyle="--",
-                label="Pareto front (circles)")
+                label="Pareto front" + (" (ringed)" if drawn else " (circles)"))
+        if drawn:
+            ax.plot([c for c, _ in front], [m for _, m in front], marker="o", markersize=10, markerfacecolor="none",
+                    markeredgecolor="black", markeredgewidth=0.8, linestyle="none")
         ax.set_xscale("log")
         plotting.plain_log_axis(ax.xaxis)
         ax.set_xlabel("HTTP p50 (ms, log scale)")
         ax.set_ylabel(tables.metric_label(board["settings"]["metric"]))
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+        if drawn:
+            ax.autoscale_view()
+            points = [(r["cost"]["http_ms_p50"], r["mean"]) for r in rows]
+            numbers = [str(r["rank"]) for r in rows]
+            for point, text, spot in zip(points, numbers, plotting.free_spots(ax, points, numbers, 8.0)):
+                if spot is not None:
+                    ax.annotate(text, point, xytext=spot, textcoords="offset points", fontsize=8.0, ha="left",
+                                va="bottom")
 
-    longest = max((len(f"{r['rank']} {r['method']} ({r['letters']})") for r in rows), default=10)
+    longest = max((len(f"{r['rank']} {named(board, r['method'])} ({r['letters']})") for r in rows), default=10)
     right = 0.6 + longest * 8.0 * 0.6 / 72.0
     return plotting.figure(build, 5.5 + right, max(4.0, 1.2 + 0.2 * len(rows)), left=0.7, right=right,
                            bottom=0.6, top=0.3)

@@ -104,6 +104,48 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+# Edition 1 (evaluator/views/edition.py): up to 24 methods each with its own colour and marker
+# pair, so a legend entry names one series even past the twelve colours
+DISTINCT = PALETTE + ("#393b79", "#8c6d31")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
+HATCHES = ("", "////", "....", "xxxx")
+
+
+def series_style(i: int) -> tuple[str, str, str]:
+    """(colour, marker, hatch) of the i-th series: the colour cycles every 12, the marker shifts by
+    one each cycle, so the first 144 pairs differ; the hatch tells bars of one colour apart."""
+    cycle = i // len(DISTINCT)
+    return DISTINCT[i % len(DISTINCT)], MARKERS[(i + cycle) % len(MARKERS)], HATCHES[cycle % len(HATCHES)]
+
+
+def free_spots(ax, points, labels, size: float, marker_points: float = 6.0) -> list[tuple[float, float] | None]:
+    """An offset in points for each label beside its point that overlaps no other label and no
+    other point (the first free one of a fixed list of candidates, tried in order), or None when
+    none is free: then the label is left out and the legend alone names the point. Sizes are
+    estimated from the font (DejaVu Sans: about 0.6 em a character), in points."""
+    to_points = 72.0 / ax.figure.dpi
+    at = [tuple(v * to_points for v in ax.transData.transform(p)) for p in points]
+    half = marker_points / 2
+    taken = [(x - half, y - half, x + half, y + half) for x, y in at]
+    out = []
+    for i, ((x, y), text) in enumerate(zip(at, labels)):
+        width, height = len(text) * size * 0.6, size
+        found = None
+        for dx, dy in ((4, 3), (4, -3 - height), (-4 - width, 3), (-4 - width, -3 - height), (4, 8), (-width / 2, 6),
+                       (-width / 2, -6 - height), (10, -height / 2), (-10 - width, -height / 2), (4, 14)):
+            box = (x + dx, y + dy, x + dx + width, y + dy + height)
+            if not any(_overlap(box, other) for j, other in enumerate(taken) if j != i):
+                found = (dx, dy)
+                taken.append(box)
+                break
+        out.append(found)
+    return out
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def empty(fig, message: str) -> None:
     """A figure that says why it has nothing to show (a report without contrasts, say)."""
     ax = fig.subplots()

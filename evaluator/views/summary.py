@@ -34,6 +34,10 @@ def identity(public: Mapping) -> Table:
     t = Table("identity", "Campaign", ["what", "value"])
     plan = public["plan"]
     t.add("protocol", public["protocol_version"])
+    frozen = public.get("protocol_frozen")  # absent from reports written before campaigns recorded it
+    if frozen is not None:
+        t.add("protocol digest", f"{frozen['digest']} (" + (f"frozen: {frozen['by']}" if frozen["frozen"] else
+                                                            "NOT frozen: no lock held its content") + ")")
     t.add("split", plan["split"])
     t.add("queries (per method)", num(public, "aggregates", "methods", plan["methods"][0], "queries", fmt="d"))
     t.add("repetitions", num(public, "plan", "repetitions", fmt="d"))
@@ -44,6 +48,9 @@ def identity(public: Mapping) -> Table:
     t.add("lab", f"{public['lab']['lab_id']}, journal {public['lab']['journal_id']}")
     t.add("fence (high watermark)", num(public, "fences", "before", "high_watermark", fmt="d"))
     t.add("started, finished", f"{public['started_at']}, {public['finished_at']}")
+    resumed = public.get("resumed")
+    if resumed:
+        t.add("resumed", "; ".join(f"at {r['at']} after {r['after_jobs']:,} recorded jobs" for r in resumed))
     return t
 
 
@@ -144,8 +151,13 @@ def work_table(public: Mapping) -> Table:
 
 
 def resources_table(public: Mapping) -> Table:
-    t = Table("resources", "Lab server resources", ["what", "value"],
-              note="psutil samples of the lab server's process during the campaign.")
+    processes = (public.get("resources") or {}).get("processes")  # absent before resumes kept each process
+    note = "psutil samples of the lab server's process during the campaign."
+    if processes is not None:
+        note = (f"psutil samples of the lab server's processes during the campaign: {processes} "
+                + ("process" if processes == 1 else "processes, one for each time the campaign ran (it was resumed); "
+                   "times and samples summed, memory the first process's first, the largest and the last's last"))
+    t = Table("resources", "Lab server resources", ["what", "value"], note=note)
     for name, fmt in (("samples", "d"), ("wall_seconds", ".1f"), ("cpu_seconds", ".2f"), ("rss_bytes_first", ",d"),
                       ("rss_bytes_max", ",d"), ("rss_bytes_last", ",d")):
         t.add(name.replace("_", " "), num(public, "resources", name, fmt=fmt))

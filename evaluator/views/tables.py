@@ -90,6 +90,12 @@ def interval(document: Mapping, *path, fmt: str = "+.3f") -> Cell:
     return Cell(("[", Num((*path, 0), pair[0], fmt), ", ", Num((*path, 1), pair[1], fmt), "]"))
 
 
+def unbroken_interval(document: Mapping, *path, fmt: str = "+.3f") -> Cell:
+    """`interval`, its two ends joined by a no-break space: a narrow column never splits it."""
+    cell = interval(document, *path, fmt=fmt)
+    return Cell(tuple(",\u00a0" if part == ", " else part for part in cell.parts))
+
+
 def joined(*cells: Cell, sep: str = " / ") -> Cell:
     parts: list[Part] = []
     for i, cell in enumerate(cells):

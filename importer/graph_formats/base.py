@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,19 @@ class GraphFileError(RefusedInput):
 class GraphPassage:
     """One passage as the graph holds it: `key` names the corpus passage by `by`; `triples` are the
     triples exactly as the file wrote them (validated by importer/graph_import.py); `where` names
-    the place in the file for messages."""
+    the place in the file for messages, and `origins` the place of each triple where it is not
+    `where`'s (a JSON-lines line, a relationships row). Lines and table rows are counted from 1
+    in every format; a JSON path (`docs[3].extracted_triples[0]`) indexes from 0, as JSON does."""
 
     by: str
     key: Any
     triples: list
     where: str
+    origins: list[str] = field(default_factory=list)
+
+    def origin(self, i: int) -> str:
+        """Where triple i was written: its own place, else its JSON path under its passage's."""
+        return self.origins[i] if i < len(self.origins) else f"{self.where}.extracted_triples[{i}]"
 
 
 Reader = Callable[[Mapping[str, Path]], list[GraphPassage]]

@@ -46,7 +46,8 @@ def read(paths: Mapping[str, Path]) -> list[GraphPassage]:
     documents, units = _table(paths, "documents"), _table(paths, "text_units")
     entities, relationships = _table(paths, "entities"), _table(paths, "relationships")
     passages: dict[str, GraphPassage] = {}
-    for i, (doc_id, title, text) in enumerate(zip(documents["id"], documents["title"], documents["text"])):
+    # rows are counted from 1, as JSON-lines lines are: "row 1" is the table's first row
+    for i, (doc_id, title, text) in enumerate(zip(documents["id"], documents["title"], documents["text"]), start=1):
         if not all(isinstance(v, str) for v in (doc_id, title, text)):
             raise GraphFileError(f"graph file {paths['documents']}: row {i}: id, title and text must be strings")
         if doc_id in passages:
@@ -54,7 +55,7 @@ def read(paths: Mapping[str, Path]) -> list[GraphPassage]:
         passages[doc_id] = GraphPassage(BY_TITLE_TEXT, (title, text), [], f"documents row {i}")
     unit_documents: dict[str, list[str]] = {}
     owners = units.get("document_id") or units.get("document_ids")
-    for i, (unit_id, owner) in enumerate(zip(units["id"], owners)):
+    for i, (unit_id, owner) in enumerate(zip(units["id"], owners), start=1):
         owned = [owner] if isinstance(owner, str) else list(owner or [])
         for doc_id in owned:
             if doc_id not in passages:
@@ -64,7 +65,7 @@ def read(paths: Mapping[str, Path]) -> list[GraphPassage]:
     titles = set(entities["title"])
     for i, (source, target, description, unit_ids) in enumerate(zip(
             relationships["source"], relationships["target"], relationships["description"],
-            relationships["text_unit_ids"])):
+            relationships["text_unit_ids"]), start=1):
         where = f"graph file {paths['relationships']}: row {i}"
         for end in (source, target):
             if end not in titles:
@@ -74,6 +75,7 @@ def read(paths: Mapping[str, Path]) -> list[GraphPassage]:
                 raise GraphFileError(f"{where}: text unit {unit_id!r} is not in the text_units table")
             for doc_id in unit_documents[unit_id]:
                 passages[doc_id].triples.append([source, description, target])
+                passages[doc_id].origins.append(f"relationships row {i}")
     return list(passages.values())
 
 

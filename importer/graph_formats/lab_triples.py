@@ -40,6 +40,7 @@ def read(paths: Mapping[str, Path]) -> list[GraphPassage]:
             if entry is None:
                 entry = passages[(by, key)] = GraphPassage(by, key, [], where)
             entry.triples.append([row["subject"], row["predicate"], row["object"]])
+            entry.origins.append(where)
     return list(passages.values())
 
 

@@ -12,7 +12,8 @@ validates it and encodes it with `ground.files.encode`); it reads nothing beyond
 | dataset pin | `dataset_pin.py` | a template rebased onto files whose hashes are given (the synthetic corpus) |
 | full cohort | `full_cohort.py` | a split widened to every eligible row, its ids pinned from the dev metadata |
 | add a method family | `method_family.py` | the parent plus methods, their frozen profiles (protocols/families/), contrast and analyses |
-| embedding twin | `embedding_twin.py` | the parent with its embedding space pinned |
+| embedding twin | `embedding_twin.py` | the parent with its embedding space pinned (and a threshold's profile swapped for the one calibrated for it) |
+| ask a question | `question.py` | the parent with another primary contrast, read first on another metric |
 | deeper evaluation | `deeper_evaluation.py` | the parent judged deeper: `evaluation.depth`, every method's limit, more recall cutoffs |
 | design cohort | `design_cohort.py` | the parent's test split kept, every other row as development |
 | suite | `suite_pin.py` | a suite file pinning its datasets' protocols by digest |

@@ -10,7 +10,7 @@ can be recomputed bit for bit. Rationals are strings ("1/2"), so the digest neve
 from __future__ import annotations
 
 from protocols.route import FamilyData, NodeKind, RelationKind
-from protocols.route import ENTITY_VECTORS, VECTOR, Route
+from protocols.route import ENTITY_VECTORS, VECTOR, Route, Threshold
 
 PASSAGE, PHRASE = "p:", "e:"  # node name prefixes of the graph
 
@@ -72,8 +72,6 @@ HIPPORAG2 = {
     "limit_max": 100,
     "tie_break": "record_id_asc",
 }
-
-HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2}
 
 # The same PageRank over a graph without an LLM: the phrases are the entities the pinned spaCy NER
 # found in each passage (document_ner_graph_v1's `ner` output), a question's own entities link to
@@ -143,6 +141,45 @@ SYNONYM_RELATION = RelationKind(SYNONYM_OF, COSINE_REF, r"[01]\.[0-9]+(e-[0-9]+)
 MENTIONS_RELATION = RelationKind(MENTIONS, NER_REF, r"[A-Z_]{1,32}(,[A-Z_]{1,32}){0,31}", "NER labels, comma-separated")
 
 
+# HippoRAG 2 set its synonym threshold (synonymy_edge_sim_threshold 0.8) for NV-Embed-v2; the lab runs
+# it as it is under all-MiniLM-L6-v2, and under multilingual-e5-small only as calibrated below
+# (docs/embeddings.md, "Thresholds and their encoder")
+NV_EMBED = "nvidia/NV-Embed-v2"
+E5_SMALL = "intfloat/multilingual-e5-small"
+SYNONYM_PATH = ("graph", "synonyms", "threshold")
+SYNONYM_THRESHOLD = Threshold(SYNONYM_PATH, NV_EMBED, "HippoRAG 2's synonymy_edge_sim_threshold",
+                              {"all-MiniLM-L6-v2": "as_is"})
+
+# The same rule for E5: the cosine above which the same share of unrelated phrase pairs lies as lies
+# at or above 0.8 under all-MiniLM-L6-v2 (`lab bench threshold-calibration`, development rows only;
+# the share and the pairs are in the profile, so the rule is frozen with it)
+E5_SYNONYM_VALUE = "0.938"
+E5_CALIBRATION = {
+    "rule": "the cosine above which the same share of unrelated phrase pairs lies as lies at or above 4/5 under "
+            "all-MiniLM-L6-v2",
+    "pairs": "every pair of distinct spaCy entity phrases (HippoRAG's phrase processing) of the judged paragraphs "
+             "of two different development rows of the MuSiQue sample (25 rows, 798 phrases, 236,555 pairs)",
+    "share": "37 of 236,555 pairs (0.000156) at or above 4/5 under all-MiniLM-L6-v2; multilingual-e5-small puts "
+             "0.947 of them there",
+    "measured": "0.937985 (lab bench threshold-calibration), rounded to 0.938",
+}
+E5_SYNONYMS = {**HIPPORAG2_GRAPH["synonyms"], "threshold": E5_SYNONYM_VALUE, "calibration": E5_CALIBRATION}
+HIPPORAG2_E5 = {**HIPPORAG2, "graph": {**HIPPORAG2_GRAPH, "synonyms": E5_SYNONYMS}}
+E5_SYNONYM_THRESHOLD = Threshold(SYNONYM_PATH, E5_SMALL, "calibrated from hipporag2_v1's 4/5 under all-MiniLM-L6-v2")
+HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2, "hipporag2_e5_v1": HIPPORAG2_E5}
+SYNONYM_THRESHOLDS = {"hipporag2_v1": SYNONYM_THRESHOLD, "hipporag2_e5_v1": E5_SYNONYM_THRESHOLD,
+                      "hipporag_ner_v1": SYNONYM_THRESHOLD}
+
+
+def synonym_rules(encoder: str) -> dict:
+    """The synonym rules a fixture section of this encoder is built with: the profile's calibrated
+    for that encoder, else HippoRAG 2's (which runs only where it carries over)."""
+    for name, profile in HIPPORAG2_PROFILES.items():
+        if SYNONYM_THRESHOLDS[name].set_for == encoder:
+            return profile["graph"]["synonyms"]
+    return HIPPORAG2_GRAPH["synonyms"]
+
+
 def _max_entities(profile: dict) -> int:
     return profile["linking"]["max_entities"]
 
@@ -152,11 +189,13 @@ ROUTES = (
           does="links the question to the graph's facts by cosine, seeds their phrases and every "
                "passage, and ranks passages by a personalized PageRank over the whole graph",
           page="docs/hipporag2.md",
-          data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE, FACT_NODE), (STATES_RELATION, SYNONYM_RELATION))),
+          data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE, FACT_NODE), (STATES_RELATION, SYNONYM_RELATION)),
+          thresholds={name: (SYNONYM_THRESHOLDS[name],) for name in HIPPORAG2_PROFILES}),
     Route("hipporag_ner", ("profile", VECTOR, ENTITY_VECTORS, "limit"), HIPPORAG_NER_PROFILES,
           does="links each of the question's named entities to the graph's nearest entity by "
                "cosine, seeds those and every passage, and ranks passages by a personalized "
                "PageRank over the whole entity graph",
           page="docs/hipporag2.md",
-          data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE,), (MENTIONS_RELATION, SYNONYM_RELATION), _max_entities)),
+          data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE,), (MENTIONS_RELATION, SYNONYM_RELATION), _max_entities),
+          thresholds={name: (SYNONYM_THRESHOLDS[name],) for name in HIPPORAG_NER_PROFILES}),
 )

@@ -345,3 +345,78 @@ def test_a_public_report_whose_answer_box_predates_the_reachable_p_still_audits(
     assert "does" not in public["about"]
     public["glance"]["answer"]["rule"] = RULE
     assert audited(public) == 1
+
+
+# ------------------------------------------------------------------------- a board of 16 methods
+
+SIXTEEN = ["graph_entity_walk", "linearrag_v1", "graph_walk", "graph_hybrid_entity", "graph_hybrid_depth_zero",
+           "weighted_rrf_v2", "hipporag_ner", "graph_hybrid_balanced", "weighted_rrf_v1", "semantic", "graph_ppr_names",
+           "prf_hybrid_v1", "cosine_rocchio_v1", "graph_ppr_passages", "graph_lexical_balanced", "lexical"]
+
+
+def sixteen_board() -> dict:
+    """The MuSiQue sample's sixteen method names, spread so that some pairs separate, drawn in
+    edition 1 with linearrag_v1 − weighted_rrf_v2 as the question."""
+    shifts = {m: 0.3 * (len(SIXTEEN) - i) / 16 for i, m in enumerate(SIXTEEN)}
+    costs = {m: 2.0 + (i % 5) * 0.3 for i, m in enumerate(SIXTEEN)}
+    document = board([toy_stratum("musique", 67, shifts, 3, costs=costs)], {**SETTINGS, "permutations": 20000})
+    return {**document, "view_edition": 1, "question": {"candidate": "linearrag_v1", "baseline": "weighted_rrf_v2"}}
+
+
+def test_sixteen_methods_say_in_words_which_the_data_cannot_tell_from_the_best_and_from_the_baseline():
+    document = sixteen_board()
+    table = leaderboard_views.board_table(document)
+    best, baseline = table.columns.index("told apart from the best? (Holm p)"), \
+        table.columns.index("told apart from the baseline? (Holm p)")
+    for row, method in zip(table.rows, document["methods"]):
+        name = method["method"]
+        for column, other in ((best, document["methods"][0]["method"]), (baseline, "weighted_rrf_v2")):
+            text = row[column].text()
+            if name == other:
+                assert text in ("best", "baseline")
+                continue
+            pair = next(p for p in document["pairs"] if {p["better"], p["worse"]} == {name, other})
+            assert text.startswith("yes" if pair["separated"] else "no") and f"{pair['p_value_holm']:.3f}" in text
+            assert share_a_letter(method["letters"], next(r["letters"] for r in document["methods"]
+                                                          if r["method"] == other)) != pair["separated"]
+    marked = [row[0].text() for row in table.rows if "(" in row[0].text()]
+    assert marked == ["linearrag_v1 (question)", "weighted_rrf_v2 (baseline)"]
+
+
+def test_twenty_four_methods_each_have_their_own_colour_and_marker_and_no_label_overlaps():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from evaluator.views import plotting
+
+    assert len({plotting.series_style(i)[:2] for i in range(24)}) == 24
+    names = [f"method_{i:02d}" for i in range(24)]
+    shifts = {m: 0.01 * (i % 6) for i, m in enumerate(names)}  # clustered: labels compete for room
+    costs = {m: 2.0 + (i % 3) * 0.01 for i, m in enumerate(names)}
+    document = {**board([toy_stratum("d", 40, shifts, 5, costs=costs)], SETTINGS), "view_edition": 1}
+    fig = leaderboard_views.cost_figure(document)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    (ax,) = fig.axes
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    assert boxes, "some rank numbers have room beside their point"
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert all(any(entry.startswith(f"{row['rank']} {row['method']}") for entry in legend)
+               for row in document["methods"])
+
+
+@pytest.mark.heavy  # a headless browser, twice
+@pytest.mark.parametrize("width", [800, 1400])
+def test_a_sixteen_method_board_reads_in_a_browser_at(width, tmp_path):
+    """Both tables within the window (no sideways scroll), no word broken, nothing under 10 px."""
+    from evaluator.views import plotting
+    from tests.browser import need_browser, render
+
+    binary = need_browser()
+    document = sixteen_board()
+    page = tmp_path / "board.html"
+    page.write_text(leaderboard_views.page("sixteen", document,
+                                           plotting.svg(leaderboard_views.cost_figure(document), "quality_cost")))
+    seen = render(binary, page, tmp_path / "profile", width=width)
+    assert seen["errors"] == [] and seen["broken"] == [] and seen["small"] == []
+    assert seen["scroll_width"] <= width and seen["scrolling"] == [], seen
+    assert not [w for w in seen["wider"] if w.startswith("table-")], seen["wider"]

@@ -125,10 +125,10 @@ def test_triples_are_kept_as_hipporag_keeps_them_and_the_rest_counted(tmp_path):
 
 
 @pytest.mark.parametrize("bad, message", [
-    (["Orin River", "", "Lake Tessa"], "triple 0 element 1: '' is not a non-blank string"),
-    (["Orin River", "flows into", 7], "triple 0 element 2: int is not a non-blank string"),
-    (["Orin River", "flows into", "   "], "element 2: '   ' is not a non-blank string"),
-    ("Orin River flows into Lake Tessa", "triple 0: expected a list, got str"),
+    (["Orin River", "", "Lake Tessa"], r"docs\[0\]\.extracted_triples\[0\], predicate: '' is not a non-blank string"),
+    (["Orin River", "flows into", 7], r"extracted_triples\[0\], object: int is not a non-blank string"),
+    (["Orin River", "flows into", "   "], "object: '   ' is not a non-blank string"),
+    ("Orin River flows into Lake Tessa", r"extracted_triples\[0\]: expected a list, got str"),
 ])
 def test_a_triple_that_names_nothing_is_refused(tmp_path, bad, message):
     saved = copy.deepcopy(TRIPLES)
@@ -168,8 +168,29 @@ def test_a_v2_file_whose_chunk_id_is_not_its_passage_md5_is_refused(tmp_path):
 
 def test_a_graphrag_relationship_whose_text_unit_does_not_exist_is_refused(tmp_path):
     folder = write_graphrag(tmp_path / "graphrag", unit_of_relationship="u-missing")
-    with pytest.raises(GraphFileError, match="row 0: text unit 'u-missing' is not in the text_units table"):
+    with pytest.raises(GraphFileError, match="row 1: text unit 'u-missing' is not in the text_units table"):
         imported(folder, "graphrag_parquet_v1")
+
+
+def test_a_blank_field_is_named_by_the_row_and_table_it_is_in_counted_from_1_in_every_format(tmp_path):
+    """A blank description in relationships.parquet's second row is that row's fault, not its
+    passage's; the same triple as the second line of a JSON-lines file is line 2."""
+    import pyarrow.parquet as pq
+
+    folder = write_graphrag(tmp_path / "graphrag")
+    table = pq.read_table(folder / "relationships.parquet").to_pydict()
+    table["description"][1] = ""
+    import pyarrow as pa
+
+    pq.write_table(pa.table(table), folder / "relationships.parquet")
+    with pytest.raises(GraphFileError, match="relationships row 2, predicate: '' is not a non-blank string"):
+        imported(folder, "graphrag_parquet_v1")
+    lines = tmp_path / "triples.jsonl"
+    rows = [{"passage": "doc-a", "subject": "Orin River", "predicate": "flows into", "object": "Lake Tessa"},
+            {"passage": "doc-a", "subject": "Lake Tessa", "predicate": "", "object": "Velmar"}]
+    lines.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(GraphFileError, match="line 2, predicate: '' is not a non-blank string"):
+        imported(lines, "lab_triples_v1")
 
 
 def test_each_passage_disagreement_is_refused_by_default_and_counted_when_allowed(tmp_path):
@@ -203,8 +224,12 @@ def test_a_file_other_than_the_pinned_one_is_refused_before_it_is_read(tmp_path)
     with pytest.raises(GraphFileError, match="not the pinned graph, refused before reading it"):
         pinned_paths(builder, tmp_path)
     path.unlink()
-    with pytest.raises(GraphFileError, match="graph file graph not found"):
+    with pytest.raises(GraphFileError, match="the graph file .* is not in .*: pass the folder that holds it as "
+                                             "--graph-dir DIR"):
         pinned_paths(builder, tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    path = write_v1(tmp_path / "elsewhere")  # the hint as printed: the folder that holds it
+    assert pinned_paths(builder, tmp_path / "elsewhere") == {"graph": path}
 
 
 def test_a_refused_graph_leaves_no_file(tmp_path):

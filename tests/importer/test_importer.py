@@ -329,6 +329,18 @@ def test_missing_source_file_refused(tmp_path, sample_protocol):
     refused(tmp_path, protocol, data, "source file train not found")
 
 
+def test_a_wrong_data_dir_is_one_line_naming_the_flag_and_hashes_nothing(tmp_path, sample_protocol):
+    """No "hashing ... (0.0 MiB)" for a file that is not there: every pinned file is looked for first."""
+    protocol, data = make_dataset(tmp_path, sample_protocol)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = cli("--protocol", protocol, "--data-dir", elsewhere, "--output", tmp_path / "out" / "source.json",
+               "--relations", tmp_path / "out" / "relations.json")
+    assert done.returncode == 2 and "hashing" not in done.stderr, done.stderr
+    assert "not found" in done.stderr and "as --data-dir DIR" in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_non_answerable_row_refused(tmp_path, sample_protocol):
     def unanswerable(rows, lines):
         rows[7]["answerable"] = False

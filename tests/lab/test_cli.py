@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import os
 import subprocess
 import sys
 import tomllib
@@ -302,6 +303,12 @@ def test_ctrl_c_ends_a_command_with_one_line_and_exit_130():
     assert err.startswith("interrupted: stopped by Ctrl-C")
 
 
+def _as_invoked() -> str:
+    """How `_lab` invokes the lab, as its hints must print it (ground/command.py `invoked_as`)."""
+    relative = os.path.relpath(sys.executable, REPO)
+    return f"{sys.executable if relative.startswith('..') else relative} -m lab"
+
+
 def _lab(*args, cwd=REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "lab", *map(str, args)], capture_output=True, text=True,
                           timeout=120, cwd=cwd)
@@ -338,17 +345,20 @@ def test_evaluate_resume_against_a_stopped_lab_prints_commands_that_work(tmp_pat
     save(run.access, {"base_url": "http://127.0.0.1:9", "token": "t", "scope": "lab", "pid": _dead_pid()})
     done = _lab("evaluate", "--run-dir", run.root, "--resume")
     assert done.returncode == 2 and "--server-pid" not in done.stderr
-    assert "is not running: reopen its store with `lab serve DBDIR NEW_ACCESS_FILE 0 --reopen`" in done.stderr
+    assert (f"is not running: reopen its store with `{_as_invoked()} serve DBDIR NEW_ACCESS_FILE 0 --reopen`"
+            in done.stderr)
     save(run.record, {"format": "lab-run-record-v1"})
     done = _lab("evaluate", "--run-dir", run.root, "--resume")
-    assert done.returncode == 2 and f"`lab run --resume {run.root}` reopens it on its store" in done.stderr
+    assert done.returncode == 2 and f"`{_as_invoked()} run --resume {run.root}` reopens it on its store" in done.stderr
 
 
 def test_a_stage_of_a_lab_run_names_lab_run_resume_when_interrupted(tmp_path):
+    from ground.command import invoked_as
     from lab.cli import continue_hint, parser
 
     (tmp_path / "run.json").write_text("{}")
     args = parser().parse_args(["prepare", "--run-dir", str(tmp_path)])
-    assert continue_hint(args, []).endswith(f"continue with: lab run --resume {tmp_path}")
+    assert continue_hint(args, []).endswith(f"continue with: {invoked_as()} run --resume {tmp_path}")
     args = parser().parse_args(["evaluate", "--run-dir", str(tmp_path / "elsewhere")])
-    assert continue_hint(args, ["evaluate", "--run-dir", "x"]).endswith("continue with: lab evaluate --run-dir x --resume")
+    assert continue_hint(args, ["evaluate", "--run-dir", "x"]).endswith(
+        f"continue with: {invoked_as()} evaluate --run-dir x --resume")

@@ -80,6 +80,26 @@ def test_lab_run_writes_the_standard_layout_and_prints_the_table(by_lab_run):
 
 
 @pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
+def test_lab_run_says_whether_its_protocol_is_frozen_and_so_do_the_report_and_the_page(by_lab_run):
+    """The test protocol has no lock: `lab run` says so before its first stage, keeps no lock in the
+    run, and the report and the public page say it beside the protocol's digest."""
+    from ground.canonical import digest
+
+    run_dir, done = by_lab_run
+    protocol = json.loads((run_dir / "protocol.json").read_text())
+    said = [line for line in done.stderr.splitlines() if line.startswith("protocol synthetic-test-small ")]
+    assert said and said[0] == (f"protocol synthetic-test-small (digest {digest(protocol)}): NOT frozen: no lock "
+                                f"beside it and no lock froze this content; `{said[0].split('`')[1]}` writes one")
+    assert said[0].split("`")[1].endswith("protocol freeze " + str(json.loads((run_dir / "run.json").read_text())
+                                                                    ["protocol"]))
+    assert not (run_dir / "protocol.lock.json").exists()
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["protocol_frozen"] == {"digest": digest(protocol), "frozen": False, "by": ""}
+    assert (f"| protocol digest | {digest(protocol)} (NOT frozen: no lock held its content) |"
+            in (run_dir / "public.md").read_text())
+
+
+@pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_scripts_and_lab_run_give_the_same_campaign(by_lab_run, by_scripts, tmp_path):
     run_dir, _ = by_lab_run
     for name in ("source.json", "relations.json", "fixture.json"):
@@ -135,24 +155,23 @@ def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, 
     assert [p.name for p in other.root.iterdir()] == ["protocol.json"]
 
 
-def _interrupted(args: list, run_dir, watch: str, sig: int) -> subprocess.CompletedProcess:
-    """`lab ARGS` in its own session, sent `sig` once `watch` exists in the run directory: SIGINT to
-    `lab run` alone (what Ctrl-C in a terminal becomes, since its stages run in their own sessions),
-    SIGKILL to its whole process group (a crash)."""
+LAB = ".venv/bin/lab"  # how the README's commands invoke the lab from the clone: hints must print it so
+
+
+def _interrupted(argv: list, run_dir, watch: str, sig: int) -> subprocess.CompletedProcess:
+    """The command line `argv` (as typed in the clone, from its root) in its own process group,
+    sent `sig` once `watch` exists in the run directory: SIGINT to the whole group (what Ctrl-C in
+    a terminal does), SIGKILL to it too (a crash)."""
     import os
-    import signal
     import time
 
-    child = subprocess.Popen([sys.executable, "-m", "lab", *map(str, args)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    child = subprocess.Popen(list(map(str, argv)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, cwd=REPO)
     while child.poll() is None and not (run_dir / watch).exists():
         time.sleep(0.02)
     if child.poll() is None:
         time.sleep(0.2)
-        if sig == signal.SIGKILL:
-            os.killpg(child.pid, sig)
-        else:
-            child.send_signal(sig)
+        os.killpg(child.pid, sig)
     out, err = child.communicate(timeout=600)
     return subprocess.CompletedProcess(child.args, child.returncode, out, err)
 
@@ -162,9 +181,17 @@ def _printed_command(text: str) -> list[str]:
     import re
     import shlex
 
-    found = re.findall(r"continue with: (lab run --resume \S+)", text) or re.findall(r"`(lab run --resume [^`]+)`", text)
-    assert found, f"no command printed to continue:\n{text}"
-    return shlex.split(found[-1])[1:]
+    found = (re.findall(rf"continue with: ({re.escape(LAB)} run --resume \S+)", text)
+             or re.findall(rf"`({re.escape(LAB)} run --resume [^`]+)`", text))
+    assert found, f"no command printed to continue, as invoked ({LAB}):\n{text}"
+    return shlex.split(found[-1])
+
+
+def _after_ctrl_c(stderr: str) -> list[str]:
+    """What Ctrl-C printed: every line but the stages' progress (`== ...`, rates and ETAs)."""
+    return [line for line in stderr.splitlines()
+            if line.startswith(("interrupted:", "error:", "failed:", "Traceback")) or "Errno" in line
+            or "--resume" in line]
 
 
 @pytest.mark.heavy  # two campaigns, each stopped four times: the full suite runs it, the fast lane does not
@@ -179,28 +206,29 @@ def test_a_run_stopped_at_every_stage_continues_with_the_printed_command_to_the_
 
     inputs = built_inputs(tmp_path_factory)
     run_dir = tmp_path_factory.mktemp("stopped") / "run"
-    start = ["run", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir", run_dir]
-    args = start
+    start = [LAB, "run", "--protocol", inputs.protocol, "--data-dir", inputs.root / "synthetic", "--run-dir", run_dir]
+    argv = start
     watches = {"import": "run.json", "embed": "fixture.json.partial/batch-000002.npz", "prepare": "state.json",
                "evaluate": "report.json"}
     for (stage, watch), name in zip(watches.items(), signals):
         sig = getattr(signal, name)
-        stopped = _interrupted(args, run_dir, watch, sig)
+        stopped = _interrupted(argv, run_dir, watch, sig)
         if stage != "import":  # an import takes well under a second: the signal may land after it
             assert stage not in json.loads((run_dir / "run.json").read_text())["done"], stopped.stderr
         if sig == signal.SIGINT:
             assert stopped.returncode == 130, stopped.stderr
-            lines = [line for line in stopped.stderr.splitlines() if line.startswith("interrupted:")]
-            assert len(lines) == 1 and "Traceback" not in stopped.stderr, stopped.stderr
-            args = _printed_command(lines[0])
+            # one line: no stage's error, no second hint, no traceback
+            (line,) = _after_ctrl_c(stopped.stderr) or [""]
+            assert line.startswith("interrupted:"), stopped.stderr
+            argv = _printed_command(line)
         else:
             assert stopped.returncode == -signal.SIGKILL
-            again = lab_cli(*start, check=False)  # the first command again: refused, naming the way on
-            assert again.returncode == 2, again.stderr
-            args = _printed_command(again.stderr)
-    assert args == ["run", "--resume", str(run_dir)]
+            again = subprocess.run(list(map(str, start)), capture_output=True, text=True, timeout=120, cwd=REPO)
+            assert again.returncode == 2, again.stderr  # the first command again: refused, naming the way on
+            argv = _printed_command(again.stderr)
+    assert argv == [LAB, "run", "--resume", str(run_dir)]
     assert not (run_dir / "fixture.json.partial").exists()
-    finished = subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, timeout=600)
+    finished = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=REPO)  # as printed
     assert finished.returncode == 0, finished.stderr
     assert "audit: all checks hold" in finished.stdout + finished.stderr or \
         json.loads((run_dir / "run.json").read_text())["done"][-1] == "audit"
@@ -215,3 +243,10 @@ def test_a_run_stopped_at_every_stage_continues_with_the_printed_command_to_the_
         json.loads((baseline / "public.json").read_text())["statistics"]
     # nothing of the run outlives it: no stage, no lab still holding the store
     assert "still serves" not in finished.stderr
+    # the report says it was resumed, and its server resources cover each lab process measured
+    # (Ctrl-C lets the stopped campaign record its server's summary; a crash records nothing)
+    report = json.loads((run_dir / "report.json").read_text())
+    assert len(report["resumed"]) == 1 and report["resumed"][0]["after_jobs"] >= 0
+    assert report["resources"]["processes"] == (2 if signals[3] == "SIGINT" else 1)
+    page = (run_dir / "public.md").read_text()
+    assert "| resumed | at " in page and "recorded jobs |" in page

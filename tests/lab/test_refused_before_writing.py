@@ -127,7 +127,7 @@ def test_an_os_error_is_one_line_naming_the_file_and_the_way_on(tmp_path):
 
 def test_an_os_error_in_evaluate_says_resume_continues_and_only_evaluate_says_so(tmp_path_factory):
     """A real OS error inside `lab evaluate` (the report's folder is a file, so its lock cannot be
-    made) is one line naming the file and saying `lab evaluate --resume` continues; other commands'
+    made) is one line naming the file and saying the same command with --resume continues; other commands'
     OS errors (previous test) do not promise a resume they cannot do."""
     from tests.evaluation_fixtures import built_inputs, prepared_lab
 
@@ -142,7 +142,7 @@ def test_an_os_error_in_evaluate_says_resume_continues_and_only_evaluate_says_so
     assert ran.returncode == 1, ran.stderr
     failed = [line for line in ran.stderr.splitlines() if line.startswith("failed: ")]
     assert len(failed) == 1 and str(root / "afile") in failed[0], ran.stderr
-    assert "`lab evaluate --resume` continues the campaign" in failed[0]
+    assert "the same command with --resume continues the campaign" in failed[0]
     assert "Traceback" not in ran.stderr
     assert not (root / "plan.json").exists()
 

@@ -51,11 +51,11 @@ def test_freeze_writes_a_lock_once_and_show_reads_any_file(tmp_path):
     assert lock["digest"] == digest(load_protocol(path)) and lock["protocol_version"] == "mine-v1"
     assert f"wrote {tmp_path / 'mine-v1.lock.json'}" in done.stdout
     again = lab("protocol", "freeze", path)
-    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+    assert again.returncode == 0 and "already frozen" in again.stdout and "nothing written" in again.stdout
     shown = lab("protocol", "show", path)
-    assert shown.returncode == 0 and f"frozen: frozen by {tmp_path / 'mine-v1.lock.json'}" in shown.stdout
+    assert shown.returncode == 0 and f"frozen: by its lock {tmp_path / 'mine-v1.lock.json'}" in shown.stdout
     assert f"digest: {lock['digest']}" in shown.stdout and "primary contrast: graph_hybrid_balanced" in shown.stdout
-    assert "not frozen" in lab("protocol", "show", own(tmp_path, "other-v1")).stdout
+    assert "NOT frozen" in lab("protocol", "show", own(tmp_path, "other-v1")).stdout
     assert "the lab's own protocol synthetic-v1, unchanged" in lab("protocol", "show", SYNTHETIC).stdout
 
 
@@ -92,8 +92,39 @@ def test_lab_run_refuses_before_writing_anything(tmp_path, case, expected):
     done = lab("run", "--protocol", path, "--run-dir", tmp_path / "run")
     assert done.returncode == 2 and expected in done.stderr, done.stderr
     assert not (tmp_path / "run").exists()
-    if case != "a catalog copy the lab does not serve":
-        assert lab("protocol", "show", path).returncode == 1
+    assert lab("protocol", "show", path).returncode == 1
+
+
+def test_freeze_refuses_what_lab_run_refuses_and_says_a_new_profile_is_code(tmp_path):
+    path = own(tmp_path, "mine-k1-v1", edit=_k1)
+    done = lab("protocol", "freeze", path)
+    assert done.returncode == 2 and "differs from the lab's catalog (fields: k1)" in done.stderr, done.stderr
+    assert "a changed one is a new profile, added in protocols/families/" in done.stderr
+    assert not locks.lock_path(path).exists()
+
+
+def test_a_lock_moved_away_does_not_unfreeze_a_name_earlier_runs_bound(tmp_path):
+    """The run root remembers: a run of mine-v1 kept the lock beside its protocol.json (as `lab run`
+    writes it), so an edited mine-v1 without its lock is refused there before anything is written;
+    the unedited one, lock or no lock, is frozen (its content is what that lock froze)."""
+    from ground.files import save
+
+    path = own(tmp_path)
+    earlier = tmp_path / "runs" / "first"
+    earlier.mkdir(parents=True)
+    save(earlier / "protocol.json", load_protocol(path))
+    save(earlier / "protocol.lock.json", locks.make_lock(load_protocol(path)))
+    (tmp_path / "moved").mkdir()  # the file, edited, where no lock froze it
+    edited = own(tmp_path / "moved", edit=_contrast)
+    done = lab("run", "--protocol", edited, "--run-dir", tmp_path / "runs" / "second")
+    assert done.returncode == 2, done.stderr
+    assert f"the lock of the earlier run {earlier} froze, with other content (changed: " \
+           f"evaluation.primary_contrast)" in done.stderr
+    assert not (tmp_path / "runs" / "second").exists()
+    standing = locks.status(path, load_protocol(path), tmp_path / "runs")
+    assert standing.frozen and standing.line.startswith("frozen: no lock beside it, but its content is what")
+    alone = locks.status(path, load_protocol(path), tmp_path / "elsewhere")
+    assert not alone.frozen and alone.line.startswith("NOT frozen:")
 
 
 def test_protocol_new_writes_its_lock(tmp_path):

@@ -24,7 +24,8 @@ from protocols.route import GRAPH_NODE
 def build(inputs: SectionInputs) -> dict:
     documents = inputs.source["documents"]
     ids = [d["id"] for d in documents]
-    rows = normalize_rows(np.asarray(inputs.encode([d["title"] for d in documents]), dtype=np.float32), ids, NAME)
+    rows = normalize_rows(np.asarray(inputs.encode([d["title"] for d in documents], f"{NAME} titles"), dtype=np.float32),
+                          ids, NAME)
     return {"titles": [{"id": i, "vector": encode_vector(row), "vector_sha256": vector_sha256(row)}
                        for i, row in zip(ids, rows)]}
 

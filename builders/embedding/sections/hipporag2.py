@@ -41,8 +41,9 @@ from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from protocols.families.hipporag2 import (
     COSINE_REF, FACT_ENDS, FIXTURE_SECTION, HIPPORAG2_GRAPH, MENTIONS, NER_REF, NODE_FACT, NODE_PHRASE,
-    SECTION_GRAPHS, STATES, SYNONYM_OF, TRIPLES_REF,
+    SECTION_GRAPHS, STATES, SYNONYM_OF, TRIPLES_REF, synonym_rules,
 )
+from protocols.embedding_space import encoder_of_space
 from protocols.route import GRAPH_NODE
 
 GRAPH_METHOD = "hipporag2_graph_v1"
@@ -77,7 +78,8 @@ def section(inputs: SectionInputs) -> dict:
     texts = [fact_text(fact) for fact in graph.facts]
     phrase_rows = _rows(inputs, graph.phrases, "phrases")
     fact_rows = _rows(inputs, texts, "facts")
-    found = synonyms(graph.phrases, phrase_rows) if len(graph.phrases) else {}  # float32 rows: the stored bits
+    rules = synonym_rules(inputs.encoder)
+    found = synonyms(graph.phrases, phrase_rows, rules) if len(graph.phrases) else {}  # float32 rows: the stored bits
     out = {
         "graph": kind,
         "relations_digest": digest(relations),
@@ -95,7 +97,8 @@ def section(inputs: SectionInputs) -> dict:
 def _rows(inputs: SectionInputs, texts: list[str], role: str) -> np.ndarray:
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
-    return normalize_rows(np.asarray(inputs.encode(texts), dtype=np.float32), texts, f"{FIXTURE_SECTION} {role}")
+    what = f"{FIXTURE_SECTION} {role}"
+    return normalize_rows(np.asarray(inputs.encode(texts, what), dtype=np.float32), texts, what)
 
 
 def _entries(ids: list[str], rows: np.ndarray) -> list[dict]:
@@ -240,7 +243,7 @@ def failures(fixture: Mapping, relations: Mapping) -> list[str]:
     if section_value["left_out"] != left_out:
         faults.append(f"{FIXTURE_SECTION}.left_out {section_value['left_out']}, recomputed {left_out}")
     if not faults:
-        faults += synonym_failures(section_value)
+        faults += synonym_failures(section_value, synonym_rules(encoder_of_space(fixture["space"])))
     return faults
 
 

@@ -67,7 +67,7 @@ def section(inputs: SectionInputs) -> dict:
 def _entries(inputs: SectionInputs, texts: list[str], role: str) -> list[dict]:
     if not texts:
         return []
-    rows = normalize_rows(np.asarray(inputs.encode(texts), dtype=np.float32), texts, f"{NAME} {role}")
+    rows = normalize_rows(np.asarray(inputs.encode(texts, f"{NAME} {role}"), dtype=np.float32), texts, f"{NAME} {role}")
     return [{"id": i, "vector": encode_vector(row), "vector_sha256": vector_sha256(row)} for i, row in zip(texts, rows)]
 
 

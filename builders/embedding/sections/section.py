@@ -27,7 +27,8 @@ import numpy as np
 
 from ground.fields import Fields
 
-Encode = Callable[[list[str]], np.ndarray]  # texts -> one row per text, the encoder's raw output
+# (texts, what they are, for the progress line) -> one row per text, the encoder's raw output
+Encode = Callable[[list[str], str], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class SectionInputs:
     relations: Mapping | None  # the relations file `--relations` names (None without one)
     encode: Encode
     query_entities: Mapping | None  # the fixture's query_entities (None without --query-entities)
+    encoder: str = ""  # the encoder's model, as a threshold names it (protocols/embedding_space.py)
 
     @property
     def passage_ids(self) -> list[str]:

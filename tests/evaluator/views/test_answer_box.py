@@ -102,3 +102,33 @@ def test_an_interval_that_excludes_zero_against_a_test_that_does_not_is_explaine
 @pytest.mark.parametrize("deltas", [[0.01 * (i % 7 + 1) for i in range(30)], [0.0] * 10 + [0.02, -0.02] * 10])
 def test_agreeing_interval_and_test_need_no_line(deltas):
     assert disagreement(constructed(deltas), "query", 10000) is None
+
+
+def test_the_box_on_the_synthetic_corpus_opens_with_the_warning_before_the_verdict():
+    """The demo's corpus (synthetic-v1 pins exactly `lab synth`'s files) says it shows the machinery,
+    as prominently as the verdict and before it, and names the real-data run and the held-out
+    result; a report of real rows, or one drawn before edition 1, has no such line."""
+    from evaluator.views.about import SYNTHETIC_NOTE, data_note, synthetic
+    from protocols.committed import committed_file
+    from protocols.schema import load_protocol
+
+    protocol = load_protocol(committed_file("synthetic-v1.json"))
+    assert synthetic(protocol) and data_note(protocol) == SYNTHETIC_NOTE
+    public = {**public_with({"p_value": 0.001, "p_value_holm": 0.001, "holm_family": "confirmatory ndcg@10: not adjusted"}),
+              "about": {"data": SYNTHETIC_NOTE}, "view_edition": 1}
+    shown = text(public)
+    box = [line for line in shown.splitlines() if line.startswith(">")]
+    assert box[0] == ("> **Synthetic corpus: this shows the machinery, not a finding. Real rows: `make demo-sample`; "
+                      "the result on held-out questions: README.md, \"What it answers\".**")
+    assert box[-1].startswith("> **better.**")
+    html = answer_section(public).html()
+    assert html.index("Synthetic corpus") < html.index("better.")
+    assert "Synthetic" not in text({**public, "about": {"data": "MuSiQue-Ans v1.0, licence CC BY 4.0"}})
+    assert "Synthetic" not in text({**public, "view_edition": 0})
+
+
+def test_the_places_the_warning_points_to_exist():
+    from tests.conftest import REPO
+
+    assert "demo-sample:" in (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "## What it answers" in (REPO / "README.md").read_text(encoding="utf-8")

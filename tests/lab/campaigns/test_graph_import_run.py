@@ -115,7 +115,7 @@ def test_protocol_new_refuses_graph_flags_without_a_graph_and_a_graph_without_it
 
 @pytest.mark.parametrize("damage, message", [
     (lambda text: text[:-30], "not a JSON object"),
-    (lambda text: text.replace('"predicate": "is near"', '"predicate": ""'), "element 1: '' is not a non-blank string"),
+    (lambda text: text.replace('"predicate": "is near"', '"predicate": ""'), "line 3, predicate: '' is not a non-blank string"),
 ])
 def test_protocol_new_refuses_a_damaged_graph_in_one_line_and_writes_nothing(tmp_path, damage, message):
     commands = lay_out(tmp_path)
@@ -132,3 +132,28 @@ def test_a_graph_folder_for_a_protocol_that_pins_no_graph_is_refused(tmp_path):
     ran = lab_cli("run", "--protocol", committed_file("hipporag-musique-sample-v1.json"), "--data-dir", tmp_path,
                   "--graph-dir", tmp_path, "--run-dir", tmp_path / "r", check=False)
     assert ran.returncode == 2 and "pins no external graph" in ran.stderr and not (tmp_path / "r").exists()
+
+
+def test_protocol_new_asks_the_question_its_flag_names_and_says_so(tmp_path):
+    """--graph asks the imported graph's question by default and says which others it could ask;
+    --question hipporag2 writes HippoRAG 2's (against semantic, read first on R@5); a method that
+    is no flagship of the protocol is refused with the ones that are."""
+    commands = lay_out(tmp_path)
+    relative = ("data/", "graph/", "mine-graph-v1.json")
+    argv = [tmp_path / a if a.startswith(relative) else a for a in commands[0][1:]]
+    made = lab_cli(*argv)
+    assert "pinned graph file: triples.jsonl (" in made.stdout and "pinned graph graph" not in made.stdout
+    assert ("question: graph_hybrid_imported - graph_hybrid_balanced on ndcg@10 (confirmatory); --question "
+            "hipporag2 asks another") in made.stdout
+    out = tmp_path / "mine-h2-v1.json"
+    argv[argv.index("--output") + 1] = out
+    made = lab_cli(*argv, "--question", "hipporag2")
+    assert "question: hipporag2 - semantic on recall@5 (confirmatory)" in made.stdout
+    protocol = json.loads(out.read_text(encoding="utf-8"))
+    assert protocol["evaluation"]["primary_contrast"] == {"candidate": "hipporag2", "baseline": "semantic",
+                                                          "label": "confirmatory"}
+    assert protocol["evaluation"]["contrast_metrics"][0] == "recall@5"
+    argv[argv.index("--output") + 1] = tmp_path / "bad.json"
+    refused = lab_cli(*argv, "--question", "lexical", check=False)
+    assert refused.returncode == 2 and "flagship methods are graph_hybrid_imported, hipporag2" in refused.stderr
+    assert not (tmp_path / "bad.json").exists()

@@ -110,3 +110,26 @@ def test_the_pages_hold_on_validation_workers_too(finished):
     reads them from the checker's matrix."""
     done = lab_cli("audit", "--run-dir", finished, "--workers", "2", check=False)
     assert done.returncode == 0 and "audit: all checks hold" in done.stdout + done.stderr, done.stdout[-2000:]
+
+
+def test_hipporag2_under_e5_runs_with_its_calibrated_threshold_and_audits_clean(tmp_path):
+    """The page's protocol, its E5 twin with HippoRAG 2's synonym threshold calibrated for E5
+    (docs/embeddings.md, "Thresholds and their encoder"), frozen and run: the fixture's synonym
+    edges are built, and recomputed by the audit, with the calibrated rule."""
+    commands = lay_out(tmp_path)
+    done = run(tmp_path, commands[0])
+    assert done.returncode == 0, done.stderr
+    for argv in (["lab", "protocol", "derive", "hipporag-musique-openie-hipporag2-e5-v1", "--protocol",
+                  "mine-graph-v1.json", "--version", "mine-graph-e5-v1", "--output", "mine-graph-e5-v1.json"],
+                 ["lab", "protocol", "freeze", "mine-graph-e5-v1.json"],
+                 ["lab", "run", "--protocol", "mine-graph-e5-v1.json", "--data-dir", "data", "--graph-dir", "graph",
+                  "--run-dir", "runs/e5"]):
+        done = run(tmp_path, argv)
+        assert done.returncode == 0, f"{argv}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert "audit: all checks hold" in done.stdout + done.stderr
+    run_dir = tmp_path / "runs" / "e5"
+    fixture = json.loads((run_dir / "fixture.json").read_text(encoding="utf-8"))
+    assert fixture["space"]["model"].startswith("intfloat/multilingual-e5-small")
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert report["protocol"]["methods"]["hipporag2"]["profile"] == "hipporag2_e5_v1"
+    assert report["protocol_frozen"]["frozen"] and hipporag2_rows(report)
