@@ -14,6 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from ground.canonical import digest
 from protocols.route import Route
@@ -87,3 +90,26 @@ def vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
     # The same rule as a stored vector (finite in float32, not all zero, the space's dimension).
     v32 = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
     return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
+
+
+MAX_PHRASE_CHARS = 1024  # an entity phrase a request may carry (`entity_vectors`)
+
+
+def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np.ndarray]]:
+    """The body's `entity_vectors`: at most `most` {phrase, vector}, phrases distinct and ascending."""
+    if not isinstance(value, list) or len(value) > most:
+        raise ApiError(422, "invalid_entity_vectors", f"entity_vectors must be a list of at most {most} "
+                                                      f"{{phrase, vector}} objects")
+    out = []
+    for i, entry in enumerate(value):
+        where = f"entity_vectors[{i}]"
+        if not isinstance(entry, dict) or set(entry) != {"phrase", "vector"}:
+            raise ApiError(422, "invalid_entity_vectors", f"{where} must be an object of exactly phrase and vector")
+        text = entry["phrase"]
+        if not isinstance(text, str) or not 0 < len(text) <= MAX_PHRASE_CHARS:
+            raise ApiError(422, "invalid_entity_vectors", f"{where}.phrase must be a string of 1 to "
+                                                          f"{MAX_PHRASE_CHARS} characters")
+        if out and text <= out[-1][0]:
+            raise ApiError(422, "invalid_entity_vectors", "entity_vectors' phrases must be distinct and ascending")
+        out.append((text, validation.query_vector(entry["vector"], f"{where}.vector", dimensions)))
+    return out

@@ -60,7 +60,20 @@ def test_the_moved_protocol_file_is_the_one_the_old_report_binds(old_run):
 
 
 @pytest.mark.heavy
-def test_exporting_it_again_writes_the_same_public_report(old_run, tmp_path):
+def test_exporting_it_again_writes_the_same_public_report_in_its_edition(old_run, tmp_path):
+    """Drawn in the edition the old page names (none: 0), the report exports to the same bytes; an
+    export today draws the current edition, which differs from the old page by that alone."""
+    from evaluator.export.export import output_paths, public_outputs
+    from evaluator.views import edition
+    from ground.files import encode
+
+    old = load_json(old_run / "public.json", "public report")
+    report, fixture = (load_json(old_run / f"{name}.json", name) for name in ("report", "fixture"))
+    generation = load_json(old_run / "generation.json", "generation") if "encoder" in old else None
+    again, _ = public_outputs(report, fixture, output_paths(old_run / "public.json"), generation=generation,
+                              view_edition=edition.edition(old))
+    assert encode(again) == (old_run / "public.json").read_bytes()
     out = tmp_path / "public.json"
     lab_cli("export", "--run-dir", old_run, "--output", out)
-    assert out.read_bytes() == (old_run / "public.json").read_bytes()
+    today = load_json(out, "public report")
+    assert today[edition.FIELD] == edition.CURRENT and edition.FIELD not in old

@@ -23,7 +23,8 @@ from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, 
 from builders.embedding.sections.hipporag2 import fact_key, phrase_key
 from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
-    dense_digest, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walk,
+    Found, dense_digest, dense_order_failures, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows,
+    walked_failures,
 )
 from protocols.families.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
 
@@ -108,7 +109,6 @@ def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
         fail(rank, field if rank else f"hipporag2.{field}", message)
 
 
-Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): the section's field when no rank
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_cosines: np.ndarray,
@@ -139,7 +139,7 @@ def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, den
             and abs(high - dense.max()) <= tolerance):
         return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
     if not phrases:
-        return _dense_failures(section, hits, mine, dense, limit, tolerance)
+        return dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "phrase")
     seeds = dense_seeds(dense, low, high, passages["dense_bits"], section.get("dense_digest"))
     if seeds is None:
         return [(None, "dense_digest", f"{section.get('dense_digest')} is no flooring of the recomputed dense scores")]
@@ -148,21 +148,7 @@ def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, den
     position = {node: i for i, node in enumerate(mine.nodes)}
     for entry in phrases:
         vector[position[PHRASE + entry["phrase"]]] += entry["units"]
-    mass, iterations, change = walk(mine.edges, vector, rules["grid_bits"], rules["transition_bits"],
-                                    rules["max_iterations"])
-    if (section.get("iterations"), section.get("last_change")) != (iterations, change):
-        return [(None, "iterations", f"{section.get('iterations')} with last_change {section.get('last_change')}, "
-                                     f"recomputed {iterations} and {change}")]
-    order = np.lexsort((np.arange(len(mine.passages)), -mass[: len(mine.passages)]))[:limit]
-    want = [(mine.passages[i], int(mass[i])) for i in order.tolist()]
-    have = [(hit.get("id"), hit.get("mass")) for hit in hits]
-    if have != want:
-        first = next(i for i, pair in enumerate(zip(have + [None] * len(want), want + [None] * len(have)))
-                     if pair[0] != pair[1])
-        field = "mass" if first < min(len(have), len(want)) and have[first][0] == want[first][0] else "id"
-        return [(first + 1, field, f"{have[first] if first < len(have) else None} (id, mass), recomputed "
-                                   f"{want[first] if first < len(want) else None}")]
-    return []
+    return walked_failures(section, hits, mine.passages, mine.edges, vector, rules, limit)
 
 
 def _fact_failures(section: Mapping, mine: Table, cosines: np.ndarray, linking: Mapping, tolerance: float
@@ -216,21 +202,3 @@ def _phrase_seeds(listed: Sequence[Mapping], mine: Table, linking: Mapping, pass
     weights = sorted(((-(value / seen[one]), one) for one, value in total.items()))[: linking["phrases"]]
     unit = Fraction(passages["node_weight"]) / (1 << passages["dense_bits"])
     return [{"phrase": one, "units": int(-weight / unit)} for weight, one in weights]
-
-
-def _dense_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray, limit: int,
-                    tolerance: float) -> Found:
-    """No phrase is seeded: the page is the dense order, no walk, up to near ties."""
-    if (section.get("iterations"), section.get("last_change")) != (0, 0):
-        return [(None, "iterations", f"no phrase seeded, yet iterations {section.get('iterations')}")]
-    order = np.lexsort((np.arange(len(mine.passages)), -dense))[:limit]
-    position = {rid: i for i, rid in enumerate(mine.passages)}
-    if len(hits) != len(order):
-        return [(None, "hits", f"{len(hits)} hits, recomputed {len(order)}")]
-    for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
-        j = position.get(hit.get("id"))
-        if hit.get("mass") is not None:
-            return [(rank, "mass", f"{hit.get('mass')} on the dense order, which has no mass")]
-        if j is None or abs(dense[j] - dense[i]) > tolerance:
-            return [(rank, "id", f"{hit.get('id')} on the dense order, recomputed {mine.passages[i]}")]
-    return []

@@ -28,7 +28,7 @@ from builders.embedding import vector_sha256
 from builders.embedding.sections.linearrag import entity_key, graph_of, sentence_key
 from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
-    edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walk,
+    Found, dense_order_failures, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walked_failures,
 )
 from protocols.families.linearrag import ENTITY, PASSAGE
 from protocols.routes import route_of
@@ -36,7 +36,6 @@ from protocols.routes import route_of
 MAX_AMBIGUOUS = 10
 AMBIGUOUS_UNITS = 1e-4  # of the 2^-32 grid: a float64 weight's rounding is below 1e-6 of them
 
-Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): the section's field when no rank
 
 
 @dataclass
@@ -146,7 +145,7 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entiti
             and abs(high - dense.max()) <= tolerance):
         return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
     if not links:
-        return dense_order_failures(section, hits, mine, dense, limit, tolerance)
+        return dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "entity")
     scaled = passage_weights(dense, low, high, activated, mine, profile["passages"]) * float(1 << bits)
     passage_units = floors_by_digest(scaled, AMBIGUOUS_UNITS, section.get("passage_digest"), MAX_AMBIGUOUS)
     if passage_units is None:
@@ -279,40 +278,7 @@ def walk_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, passag
     position = {node: i for i, node in enumerate(mine.nodes)}
     for seed in seeds:
         units[position[ENTITY + seed["entity"]]] += seed["units"]
-    mass, iterations, change = walk(mine.edges, units, rules["grid_bits"], rules["transition_bits"],
-                                    rules["max_iterations"])
-    if (section.get("iterations"), section.get("last_change")) != (iterations, change):
-        return [(None, "iterations", f"{section.get('iterations')} with last_change {section.get('last_change')}, "
-                                     f"recomputed {iterations} and {change}")]
-    count = len(mine.passages)
-    order = np.lexsort((np.arange(count), -mass[:count]))[:limit]
-    want = [(mine.passages[i], int(mass[i])) for i in order.tolist()]
-    have = [(hit.get("id"), hit.get("mass")) for hit in hits]
-    if have != want:
-        first = next(i for i, pair in enumerate(zip(have + [None] * len(want), want + [None] * len(have)))
-                     if pair[0] != pair[1])
-        field = "mass" if first < min(len(have), len(want)) and have[first][0] == want[first][0] else "id"
-        return [(first + 1, field, f"{have[first] if first < len(have) else None} (id, mass), recomputed "
-                                   f"{want[first] if first < len(want) else None}")]
-    return []
-
-
-def dense_order_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray, limit: int,
-                         tolerance: float) -> Found:
-    """No entity is seeded: the page is the dense order, no walk, up to near ties."""
-    if (section.get("iterations"), section.get("last_change")) != (0, 0):
-        return [(None, "iterations", f"no entity seeded, yet iterations {section.get('iterations')}")]
-    order = np.lexsort((np.arange(len(mine.passages)), -dense))[:limit]
-    position = {rid: i for i, rid in enumerate(mine.passages)}
-    if len(hits) != len(order):
-        return [(None, "hits", f"{len(hits)} hits, recomputed {len(order)}")]
-    for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
-        j = position.get(hit.get("id"))
-        if hit.get("mass") is not None:
-            return [(rank, "mass", f"{hit.get('mass')} on the dense order, which has no mass")]
-        if j is None or abs(dense[j] - dense[i]) > tolerance:
-            return [(rank, "id", f"{hit.get('id')} on the dense order, recomputed {mine.passages[i]}")]
-    return []
+    return walked_failures(section, hits, mine.passages, mine.edges, units, rules, limit)
 
 
 def _first_difference(have, want) -> str:

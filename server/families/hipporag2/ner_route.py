@@ -11,11 +11,9 @@ and the last step's change (evaluator/verification/verifiers/hipporag_ner.py rec
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
-from server import validation
 from server.errors import ApiError
 from server.families.hipporag2.graph_table import GraphTable, passages_table
 from server.families.hipporag2.linking import EntityLink, entity_seeds
@@ -23,30 +21,7 @@ from server.families.hipporag2.page import graph_size, hits, page, seeds_and_wal
 from server.families.hipporag2.ranking import rank
 from server.receipts import vector_sha256
 from server.retrieval import cosine
-from server.retrieval.request import Search, vector_query
-
-MAX_PHRASE_CHARS = 1024
-
-
-def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np.ndarray]]:
-    """The body's `entity_vectors`: at most `most` {phrase, vector}, phrases distinct and ascending."""
-    if not isinstance(value, list) or len(value) > most:
-        raise ApiError(422, "invalid_entity_vectors", f"entity_vectors must be a list of at most {most} "
-                                                      f"{{phrase, vector}} objects")
-    out = []
-    for i, entry in enumerate(value):
-        where = f"entity_vectors[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"phrase", "vector"}:
-            raise ApiError(422, "invalid_entity_vectors", f"{where} must be an object of exactly phrase and vector")
-        text = entry["phrase"]
-        if not isinstance(text, str) or not 0 < len(text) <= MAX_PHRASE_CHARS:
-            raise ApiError(422, "invalid_entity_vectors", f"{where}.phrase must be a string of 1 to "
-                                                          f"{MAX_PHRASE_CHARS} characters")
-        if out and text <= out[-1][0]:
-            raise ApiError(422, "invalid_entity_vectors", "entity_vectors' phrases must be distinct and ascending")
-        out.append((text, validation.query_vector(entry["vector"], f"{where}.vector", dimensions)))
-    return out
-
+from server.retrieval.request import Search, entity_vectors, vector_query
 
 def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]]) -> list[EntityLink]:
     """Each entity's phrase of highest exact cosine, ties by phrase (the table's order)."""

@@ -12,43 +12,17 @@ carries its mass (None on the dense order, when no entity is seeded).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import numpy as np
 
 from protocols.families.linearrag import ENTITY, PASSAGE
-from server import validation
-from server.errors import ApiError
 from server.families.linearrag.bridging import Bridged, bridge, passage_weights, seed_units
 from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256
 from server.retrieval import cosine
 from server.retrieval import page_parts as parts
-from server.retrieval.request import Search, VectorQuery, vector_query
+from server.retrieval.request import Search, VectorQuery, entity_vectors, vector_query
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
-
-MAX_PHRASE_CHARS = 1024
-
-
-def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np.ndarray]]:
-    """The body's `entity_vectors`: at most `most` {phrase, vector}, phrases distinct and ascending."""
-    if not isinstance(value, list) or len(value) > most:
-        raise ApiError(422, "invalid_entity_vectors", f"entity_vectors must be a list of at most {most} "
-                                                      f"{{phrase, vector}} objects")
-    out = []
-    for i, entry in enumerate(value):
-        where = f"entity_vectors[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"phrase", "vector"}:
-            raise ApiError(422, "invalid_entity_vectors", f"{where} must be an object of exactly phrase and vector")
-        text = entry["phrase"]
-        if not isinstance(text, str) or not 0 < len(text) <= MAX_PHRASE_CHARS:
-            raise ApiError(422, "invalid_entity_vectors", f"{where}.phrase must be a string of 1 to "
-                                                          f"{MAX_PHRASE_CHARS} characters")
-        if out and text <= out[-1][0]:
-            raise ApiError(422, "invalid_entity_vectors", "entity_vectors' phrases must be distinct and ascending")
-        out.append((text, validation.query_vector(entry["vector"], f"{where}.vector", dimensions)))
-    return out
-
 
 def links(index, table: LinearTable, space_id: str, entities: list[tuple[str, np.ndarray]]) -> list[tuple[str, float]]:
     """Each question entity's graph entity of highest exact cosine, ties by entity text."""

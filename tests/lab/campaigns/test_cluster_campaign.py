@@ -29,7 +29,8 @@ from tests.evaluation_fixtures import built_inputs, prepared_lab
 pytestmark = pytest.mark.heavy
 
 TIMING_KEYS = ("retrieval_micros", "http_ms", "embed_plus_http_ms")
-MEASURED = ("started_at", "finished_at", "resources", "latency", "seal")
+# measured, or a record of how the campaign ran (`resumed`: when, after how many jobs)
+MEASURED = ("started_at", "finished_at", "resources", "latency", "seal", "resumed")
 
 
 def timings_aside(report: dict) -> bytes:
@@ -196,6 +197,7 @@ def test_a_killed_evaluator_resumes_to_the_same_report(lab, baseline, tmp_path):
     done = lab_cli(*args, "--resume", "--workers", "0")
     assert f"after {len(journal) - 1} of" in done.stderr or "after" in done.stderr
     assert timings_aside(load(out / "report.json")) == timings_aside(load(baseline))
+    assert len(load(out / "report.json")["resumed"]) == 1 and "resumed" not in load(baseline)
     assert sorted(p.name for p in out.iterdir()) == ["plan.json", "report.json"]
     audit_holds(lab, out / "report.json")
     before = (out / "report.json").read_bytes()
@@ -222,6 +224,8 @@ def test_a_killed_lab_resumes_to_the_same_report_after_a_reopen(lab, baseline, t
     done = lab_cli(*lab.evaluate_args(out / "plan.json", out / "report.json"), "--resume", "--workers", "1")
     assert f"after {len(failed['jobs'])} of" in done.stderr or "resuming" in done.stderr
     assert timings_aside(load(out / "report.json")) == timings_aside(load(baseline))
+    # the report covers both lab processes: the killed one (its campaign failed and recorded it) and the reopened
+    assert load(out / "report.json")["resources"]["processes"] == 2
     audit_holds(lab, out / "report.json")
 
 

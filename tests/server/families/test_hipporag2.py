@@ -175,7 +175,7 @@ def test_the_igraph_benchmark_runs_and_reports_each_case(tmp_path):
 
 @pytest.mark.parametrize("seed", [11, 12])
 def test_the_verifiers_walk_is_another_algorithm_with_the_same_bits(seed):
-    from evaluator.verification.verifiers import hipporag2 as verifier
+    from evaluator.verification import whole_graph_walk as verifier
 
     graph = random_graph(seed, passages=500)
     nodes = [PHRASE + p for p in graph.phrases] + [PASSAGE + p for p in graph.passages]
@@ -191,7 +191,7 @@ def test_the_verifiers_walk_is_another_algorithm_with_the_same_bits(seed):
     ([1, 0, 0, 0], 20, 20), ([3, 1, 0, 2], 5, 5), ([3, 1, 0, 2], 0, 0),  # the bound first: its change is printed
 ])
 def test_the_walk_stops_at_its_fixed_point_or_its_bound_as_the_verifier_does(seeds, bound, stops_at):
-    from evaluator.verification.verifiers import hipporag2 as verifier
+    from evaluator.verification import whole_graph_walk as verifier
 
     nodes = ["a", "b", "c", "d"]
     edges = {("a", "b"): 1.0, ("b", "c"): 2.0, ("c", "d"): 1.0, ("a", "d"): 0.5}
