@@ -362,3 +362,17 @@ def test_a_stage_of_a_lab_run_names_lab_run_resume_when_interrupted(tmp_path):
     args = parser().parse_args(["evaluate", "--run-dir", str(tmp_path / "elsewhere")])
     assert continue_hint(args, ["evaluate", "--run-dir", "x"]).endswith(
         f"continue with: {invoked_as()} evaluate --run-dir x --resume")
+
+
+def test_output_into_a_closed_pipe_ends_quietly_with_exit_0(tmp_path):
+    """`lab protocol show FILE | head -1`, through a real shell pipe: no error line, exit 0 (as `git
+    log | head` does). `| true` closes the pipe before the lab has started, so its write surely
+    meets a closed pipe (head may read everything a short listing writes before it exits)."""
+    protocol = committed_file("synthetic-v1.json")
+    for command, shown in ((f"{_as_invoked()} protocol show {protocol} | head -1", True),
+                           (f"{_as_invoked()} protocol list | true", False)):
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120,
+                              cwd=REPO)
+        assert done.returncode == 0, (command, done.returncode, done.stderr)
+        assert done.stderr == "", done.stderr
+        assert bool(done.stdout.strip()) == shown, command
