@@ -57,11 +57,13 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
     closed pipe on stdout ends quietly with 0."""
     try:
         code = main(argv)
-    except (BrokenPipeError, CommandOSError) as exc:
-        if isinstance(exc, CommandOSError) and not isinstance(exc.error, BrokenPipeError):
-            print(f"failed: {os_error_line(exc.error, exc.way_on)}", file=sys.stderr)
-            return 1
+    except BrokenPipeError:
         return closed_pipe()
+    except CommandOSError as exc:  # the same, with the command's own way on (Command.way_on)
+        if isinstance(exc.error, BrokenPipeError):
+            return closed_pipe()
+        print(f"failed: {os_error_line(exc.error, exc.way_on)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:
         if not os.environ.get(STAGE_OF_RUN):  # a stage's `lab run` prints the one line for both
             print(f"interrupted: {exc}" if isinstance(exc, Interrupted) else

@@ -41,12 +41,6 @@ def encoder_of(protocol: dict) -> str:
     return DEFAULT_ENCODER if not isinstance(pinned, dict) else encoder_of_space(pinned)
 
 
-def value_at(profile: dict, path: tuple[str, ...]):
-    for key in path:
-        profile = profile[key]
-    return profile
-
-
 def check_embedding_space(f: Fields, value: Any) -> dict:
     f.obj(value, FIELD, SPACE_KEYS + ("provenance",))
     f.string(value["provider"], join(FIELD, "provider"))

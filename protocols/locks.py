@@ -135,9 +135,9 @@ def status(path: str | Path, protocol: Mapping, run_root: Path | None = None) ->
         problems.append(f"it no longer matches its lock {lock_path(path)} (changed: "
                         f"{', '.join(changed_fields(lock, protocol))}); a frozen protocol is never edited: "
                         f"copy it under a new protocol_version and freeze that")
-    others = [(f"{other}", sibling) for other, sibling in sibling_locks(path, name)]
-    others += [(f"the lock of the earlier run {folder}", kept) for folder, kept in earlier_runs(run_root, name)] \
-        if run_root is not None else []
+    others = [(str(other), sibling) for other, sibling in sibling_locks(path, name)]
+    if run_root is not None:
+        others += [(f"the lock of the earlier run {folder}", kept) for folder, kept in earlier_runs(run_root, name)]
     for where, other in others:
         if other["digest"] != content:
             problems.append(f"it carries the name {name} that {where} froze, with other content (changed: "

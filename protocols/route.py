@@ -89,6 +89,15 @@ class Threshold:
     source: str  # who set it
     carries_over: Mapping[str, str] = field(default_factory=dict)  # encoder -> the rule it holds by there
 
+    def runs_under(self, encoder: str) -> bool:
+        return encoder == self.set_for or encoder in self.carries_over
+
+    def value_in(self, profile: Mapping):
+        """The threshold's value in a profile that declares it."""
+        for key in self.path:
+            profile = profile[key]
+        return profile
+
 
 def section_flag(section: str) -> str:
     """The `lab embed build` flag that builds a fixture section: its name with dashes."""

@@ -19,7 +19,7 @@ from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from ground.files import load_validated
 from protocols import metrics as metric_registry
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space, encoder_of, value_at
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space, encoder_of
 from protocols.fusion import check_profile_rules
 from protocols.graph_file import IMPORTED_BUILDER, check_graph_builder
 from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
@@ -203,8 +203,8 @@ def _check_thresholds(f: Fields, value: dict, methods: dict) -> None:
     encoder = encoder_of(value)
     for name, method in methods.items():
         for threshold in ROUTES[method["route"]].thresholds.get(method["profile"], ()):
-            if encoder != threshold.set_for and encoder not in threshold.carries_over:
-                number = value_at(value["ranking_profiles"][method["profile"]], threshold.path)
+            if not threshold.runs_under(encoder):
+                number = threshold.value_in(value["ranking_profiles"][method["profile"]])
                 f.fail(join(join("methods", name), "profile"),
                        f"{method['profile']} holds the similarity threshold {'.'.join(threshold.path)} = {number}, "
                        f"set for {threshold.set_for} ({threshold.source}); this protocol's encoder is {encoder}, and "

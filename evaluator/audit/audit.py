@@ -484,8 +484,8 @@ def _processes_failures(resources: Mapping, each) -> list[str]:
         parts.append({**one, "series": part})
     if at != len(series):
         out.append(f"resources.series: {len(series)} samples, its processes count {at}")
-    if not out and combined(parts) != {k: v for k, v in resources.items()}:
-        again = combined(parts)
+    again = combined(parts)
+    if not out and again != resources:
         out += [f"resources.{k}: {resources.get(k)!r}, its processes give {again.get(k)!r}"
                 for k in sorted(set(again) | set(resources)) if again.get(k) != resources.get(k)][:5]
     return out

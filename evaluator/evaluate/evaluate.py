@@ -188,6 +188,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
     check_options(cluster)
     cluster = evaluate_cluster(cluster)
     monitor = server_monitor(server_pid, access)
+    servers_file = servers.servers_path(paths.report)  # each lab process's summary, resumes included
     frozen = load_frozen(paths.protocol, paths.fixture, paths.relations, paths.generation)
     check_routes(frozen.protocol)
     state, state_digest = load_bound_state(paths.state, frozen)
@@ -214,7 +215,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
             else:
                 plan_digest = plans.pin(paths.plan, plan)
                 log(f"evaluate: plan pinned {paths.plan} ({len(plan['jobs'])} jobs)")
-                servers.servers_path(paths.report).unlink(missing_ok=True)  # a campaign no report holds
+                servers_file.unlink(missing_ok=True)  # left by a campaign no report holds
                 refuse_existing(paths.report)
                 report = new_report(frozen, plan, plan_digest, state, state_digest, lab, before)
                 # whether the protocol was frozen when the campaign ran (its lock beside it, or the lab's own)
@@ -233,8 +234,8 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
                 finally:
                     journal.close()
                     monitor.stop()
-                    servers.record(servers.servers_path(paths.report), monitor.summary())
-                    report["resources"] = combined(servers.recorded(servers.servers_path(paths.report)))
+                    servers.record(servers_file, monitor.summary())
+                    report["resources"] = combined(servers.recorded(servers_file))
         if report["status"] == "failed":
             report["seal"] = seal_of(report)
             save(paths.report, report, compact=True)
@@ -245,7 +246,7 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         report["seal"] = seal_of(report)  # last: it binds every other field, measurements included
         save(paths.report, report, compact=True)
         journal.path.unlink()  # the complete report holds every job: the journal has served
-        servers.servers_path(paths.report).unlink(missing_ok=True)  # and `resources` every server process
+        servers_file.unlink(missing_ok=True)  # and `resources` every server process
     return report
 
 

@@ -49,11 +49,12 @@ def board_table(document: Mapping, prefix: tuple = ()) -> Table:
             + (f" in {len(board['strata'])} datasets, pooled with weights {weights}" if strata else "")
             + f"; best first. {reading_rule(board)}")
     if against:
-        question = board.get("question") or {}
-        note += (" The columns \"told apart from\" say in words whether the data separates each method from the "
-                 "best one" + (f" and from the baseline, {question.get('baseline')}, which the protocol's question, "
-                               f"{question.get('candidate')}, is measured against (both marked)" if len(against) > 1
-                               else "") + ", with the pair's Holm-adjusted p.")
+        note += " The columns \"told apart from\" say in words whether the data separates each method from the best one"
+        if len(against) > 1:  # the question's baseline is on the board and is not the best
+            question = board["question"]
+            note += (f" and from the baseline, {question['baseline']}, which the protocol's question, "
+                     f"{question['candidate']}, is measured against (both marked)")
+        note += ", with the pair's Holm-adjusted p."
     if board["left_out"]:
         note += f" Left out (not measured on every dataset): {', '.join(board['left_out'])}."
     after = ("Cost is the median HTTP time" + ("" if drawn else " and server retrieval time") + " of every timed "

@@ -90,7 +90,7 @@ def nearest(space: SpaceMatrix, rows: np.ndarray, vectors: list[np.ndarray]) -> 
         return []
     margin = 2.0 * (space.dimensions + 2) * _UNIT_ROUNDOFF_32
     queries = [prepare_query(space, vector) for vector in vectors]
-    estimates = (space.rows[: space.count] @ np.stack([q.unit32 for q in queries]).T)[rows]
+    estimates = space.rows[rows] @ np.stack([q.unit32 for q in queries]).T  # only the candidate rows
     found = []
     for query, estimate in zip(queries, estimates.T):
         close = np.flatnonzero(estimate >= estimate.max() - 2 * margin)

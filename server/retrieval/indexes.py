@@ -244,6 +244,14 @@ class ScopeIndex:
         self.derived_indexes: dict[tuple, object] = {}
         self.writes = 0  # records and relations written: a derived table is stale when it moved
 
+    def derived(self, key: tuple, build):
+        """The table a method family derives from this index under `key` (its owner first), built by
+        `build()` once and again only after a record or relation was written (`writes` moved)."""
+        cached = self.derived_indexes.get(key)
+        if cached is None or cached[0] != self.writes:
+            cached = self.derived_indexes[key] = (self.writes, build())
+        return cached[1]
+
     # ------------------------------------------------------------------ feeding (store side)
 
     def put_memory(self, record_id: str, revision: int, content: str, payload: dict | None = None) -> None:

@@ -46,12 +46,7 @@ class GraphTable:
 
 
 def graph_table(index, space_id: str, transition_bits: int) -> GraphTable:
-    key = ("hipporag2", space_id, transition_bits)
-    cached = index.derived_indexes.get(key)
-    if cached is None or cached[0] != index.writes:
-        cached = (index.writes, _build(index, space_id, transition_bits))
-        index.derived_indexes[key] = cached
-    return cached[1]
+    return index.derived(("hipporag2", space_id, transition_bits), lambda: _build(index, space_id, transition_bits))
 
 
 def passages_table(index, space_id: str, transition_bits: int) -> GraphTable:

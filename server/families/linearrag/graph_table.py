@@ -62,12 +62,7 @@ class LinearTable:
 
 
 def linear_table(index, space_id: str, transition_bits: int) -> LinearTable:
-    key = ("linearrag", space_id, transition_bits)
-    cached = index.derived_indexes.get(key)
-    if cached is None or cached[0] != index.writes:
-        cached = (index.writes, _build(index, space_id, transition_bits))
-        index.derived_indexes[key] = cached
-    return cached[1]
+    return index.derived(("linearrag", space_id, transition_bits), lambda: _build(index, space_id, transition_bits))
 
 
 def _live(space, ids) -> tuple[list[str], np.ndarray]:

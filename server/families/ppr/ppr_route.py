@@ -35,13 +35,11 @@ def _entities(value) -> list[str]:
 def cached_tables(index, kinds) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(entity -> passages, passage -> entities), kept on the index until a record or relation is
     written (`index.writes`): regrouping every relation on each request was most of the route's time."""
-    key = ("ppr_tables", tuple(kinds))
-    cached = index.derived_indexes.get(key)
-    if cached is None or cached[0] != index.writes:
+    def build():
         holders = index_holders(index, kinds)
-        cached = (index.writes, holders, entities_by_passage(holders))
-        index.derived_indexes[key] = cached
-    return cached[1], cached[2]
+        return holders, entities_by_passage(holders)
+
+    return index.derived(("ppr_tables", tuple(kinds)), build)
 
 
 def index_holders(index, kinds) -> dict[str, list[str]]:
