@@ -17,16 +17,35 @@ from collections.abc import Callable
 _PR_SET_PDEATHSIG = 1
 
 
-def dies_with_parent(signum: int = signal.SIGKILL) -> Callable[[], None] | None:
-    """A `preexec_fn` that asks for `signum` when the parent dies; None where prctl is missing."""
+def _prctl():
     name = ctypes.util.find_library("c")
     if name is None or not hasattr(os, "getppid"):
         return None
-    libc = ctypes.CDLL(name, use_errno=True)
+    return ctypes.CDLL(name, use_errno=True).prctl
+
+
+def tie_to(parent: int, signum: int = signal.SIGKILL) -> None:
+    """Called inside a child already running (a pool's worker initializer): ask for `signum` when
+    `parent` dies, and take it at once if it already has. A worker of a worker pool is no child of
+    `lab run`, so nothing else ends it when its stage is killed; the pool's own shutdown never runs
+    after SIGKILL."""
+    prctl = _prctl()
+    if prctl is None:
+        return
+    prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), int(signum))
+
+
+def dies_with_parent(signum: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A `preexec_fn` that asks for `signum` when the parent dies; None where prctl is missing."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
     parent = os.getpid()
 
     def arm() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the request was armed
             os.kill(os.getpid(), int(signum))
 

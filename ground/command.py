@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,12 +52,49 @@ def typed(words: str) -> str:
     return f"{invoked_as()} {words}"
 
 
+def again(args: argparse.Namespace, *extra: str) -> str:
+    """The command the user typed (its words kept by the dispatcher in `args._argv`), with the
+    flags in `extra` added where it lacks them: a hint that repeats a command works as printed."""
+    import shlex
+
+    words = list(getattr(args, "_argv", None) or [])
+    words += [flag for flag in extra if flag not in words]
+    return typed(shlex.join(words))
+
+
 def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None = None) -> int:
     """Call a CLI main; a RefusedInput becomes one `error:` line on stderr and exit code 2, a
     CheckFailed one `failed:` line and exit code 1, an OSError (no space, permission denied, a
     missing directory) one `failed:` line naming the file and the way on, exit code 1; Ctrl-C one
-    `interrupted:` line and exit code 130 (128 + SIGINT, what a shell reports), never a traceback; a
-    closed pipe on stdout ends quietly with 0."""
+    `interrupted:` line and exit code 130 (128 + SIGINT, what a shell reports), never a traceback;
+    SIGTERM (`kill`, `timeout`) the same line and the same clean stop, exit code 143; a closed pipe
+    on stdout ends quietly with 0."""
+    received: list[int] = []
+    with stops_like_ctrl_c(received):
+        return _outcome(main, argv, received)
+
+
+@contextmanager
+def stops_like_ctrl_c(received: list[int]):
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so a terminated command stops the same
+    clean way (its stages and its lab stopped, what finished kept, one line); the signals taken are
+    appended to `received`. Only the main thread can take a signal handler; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _outcome(main: Callable[[list[str] | None], int | None], argv: list[str] | None, received: list[int]) -> int:
     try:
         code = main(argv)
     except BrokenPipeError:
@@ -66,20 +106,37 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
         return 1
     except KeyboardInterrupt as exc:
         if not os.environ.get(STAGE_OF_RUN):  # a stage's `lab run` prints the one line for both
+            by = "SIGTERM" if received else "Ctrl-C"
             print(f"interrupted: {exc}" if isinstance(exc, Interrupted) else
-                  "interrupted: stopped by Ctrl-C; every file is written whole or not at all, so what was "
+                  f"interrupted: stopped by {by}; every file is written whole or not at all, so what was "
                   "complete is kept and nothing half-written is", file=sys.stderr)
-        return 130
+        return 128 + (received[0] if received else signal.SIGINT)
     except RefusedInput as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(for_terminal(f"error: {exc}", sys.stderr), file=sys.stderr)
         return 2
     except CheckFailed as exc:
-        print(f"failed: {exc}", file=sys.stderr)
+        print(for_terminal(f"failed: {exc}", sys.stderr), file=sys.stderr)
         return 1
     except OSError as exc:  # a full disk, a permission, a missing folder: one line, not a traceback
         print(f"failed: {os_error_line(exc)}", file=sys.stderr)
         return 1
     return int(code or 0)
+
+
+def for_terminal(text: str, stream) -> str:
+    """`text` wrapped to the terminal's width when `stream` is one (a file or a pipe gets it whole,
+    one line per line, for a program or a test to read). A command quoted between backquotes is
+    never broken, so a hint still works when copied from the screen."""
+    if not stream.isatty():
+        return text
+    import re
+    import textwrap
+
+    width = max(shutil.get_terminal_size().columns - 1, 40)
+    glued = re.sub(r"`[^`\n]*`", lambda m: m.group(0).replace(" ", "\0"), text)
+    lines = [textwrap.fill(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+             for line in glued.splitlines()]
+    return "\n".join(lines).replace("\0", " ")
 
 
 def closed_pipe() -> int:
@@ -123,19 +180,25 @@ def os_error_line(exc: OSError, way_on: str = "") -> str:
 
 
 class Progress:
-    """Prints `label: done/total (pct) rate/s ETA` at most every `interval` seconds, to stderr."""
+    """Prints `label: done/total (pct) rate/s ETA` to stderr: the first step, then at most every
+    `interval` seconds once a tenth more is done or `quiet` seconds have passed, and the last step.
+    A short job says about ten lines and a long one one line in `quiet` seconds, so the lines of a
+    whole `lab run` fit a terminal and a slow step still shows it is alive."""
 
-    def __init__(self, label: str, total: int, unit: str = "items", interval: float = 2.0):
-        self.label, self.total, self.unit, self.interval = label, total, unit, interval
+    def __init__(self, label: str, total: int, unit: str = "items", interval: float = 2.0, quiet: float = 30.0):
+        self.label, self.total, self.unit, self.interval, self.quiet = label, total, unit, interval, quiet
         self.start = time.monotonic()
         self.last = 0.0
+        self.last_done = 0
         self.done = 0
 
     def advance(self, n: int = 1) -> None:
         self.done += n
         now = time.monotonic()
-        if now - self.last >= self.interval or self.done >= self.total:
-            self.last = now
+        tenth = 10 * (self.done - self.last_done) >= self.total
+        if self.done >= self.total or not self.last_done or (
+                now - self.last >= self.interval and (tenth or now - self.last >= self.quiet)):
+            self.last, self.last_done = now, self.done
             print(self.line(now), file=sys.stderr, flush=True)
 
     def line(self, now: float | None = None) -> str:
@@ -174,7 +237,7 @@ class Command:
     def attach(self, parent: argparse._SubParsersAction) -> argparse.ArgumentParser:
         """Add this command (and its subcommands) under `parent`."""
         parser = parent.add_parser(self.name, help=self.summary, description=self.description or self.summary,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
         if self.subcommands:
             children = parser.add_subparsers(dest=f"_{self.name}_command", required=True, metavar="COMMAND")
             for child in self.subcommands:
@@ -193,12 +256,12 @@ def script_parser(commands: Sequence[Command], prog: str) -> argparse.ArgumentPa
     if len(commands) == 1:
         command = commands[0]
         parser = argparse.ArgumentParser(prog=prog, description=command.description or command.summary,
-                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                                         formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
         if command.configure is not None:
             command.configure(parser)
         parser.set_defaults(_command=command)
         return parser
-    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = argparse.ArgumentParser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
                                      description="; ".join(f"{c.name}: {c.summary}" for c in commands))
     children = parser.add_subparsers(dest="_script_command", required=True, metavar="COMMAND")
     for command in commands:
@@ -213,6 +276,7 @@ def script(commands: Sequence[Command], argv: list[str] | None = None, prog: str
 
     def main(args: list[str] | None) -> int:
         parsed = parser.parse_args(args)
+        parsed._argv = list(args or [])
         return call(parsed._command, parsed)
 
     return run(main, argv if argv is not None else sys.argv[1:])

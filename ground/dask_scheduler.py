@@ -65,6 +65,9 @@ def start_local(workers: int):
     """A local cluster of `workers` single-threaded worker processes on 127.0.0.1, and its client."""
     from distributed import Client, LocalCluster
 
+    # no dashboard; the scheduler still serves its small HTTP routes, on a free loopback port rather
+    # than on 8787 (taken there, Dask warns "Port 8787 is already in use" inside the lab's output)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=None, silence_logs=logging.ERROR,
+                           scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
     return cluster, Client(cluster)

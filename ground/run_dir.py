@@ -13,10 +13,16 @@ from pathlib import Path
 
 from ground.errors import RefusedInput
 
+# where `lab demo` puts its run directories, relative to the working directory (the Makefile runs from
+# the clone); `lab protocol freeze` and `show` hold a file to the locks of the runs there, as `lab run`
+# holds it to those beside its --run-dir
+DEFAULT_RUN_ROOT = Path("runs")
+
 # file name of each artifact inside a run directory (docs/cli.md, "The run directory")
 FILES = {
     "protocol": "protocol.json",      # the frozen protocol, copied in so the run is self-contained
     "record": "run.json",             # lab run: how the run was started and the stages it finished
+    "stages": "stages.log",           # lab run: each stage's own output (what it wrote, the audit's checks)
     "data": "data",                   # generated source data (synthetic runs only)
     "source": "source.json",          # importer: documents, queries, judgments, provenance
     "relations": "relations.json",    # builders/title_graph.py: the typed graph

@@ -156,7 +156,50 @@ def run_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+DATA_VERIFY_DESCRIPTION = """Check the shared samples under a data folder against the lab's pins.
+
+Every file of every sample folder (importer/samples.py; docs/data.md lists them) is looked for
+under --data-dir, its size and SHA-256 compared with the pin. Prints one line per file (ok,
+missing, or what differs) and a last line that counts them. Exit 0 when every file is there and
+equal, 1 when any is missing or different, 2 when --data-dir is no folder. Reads only."""
+
+
+def configure_data_verify(parser: argparse.ArgumentParser) -> None:
+    from importer.samples import DEFAULT_DATA_DIR
+
+    parser.add_argument("--data-dir", type=Path, metavar="DIR", default=DEFAULT_DATA_DIR,
+                        help=f"the folder holding the sample folders (default: {DEFAULT_DATA_DIR}, beside the clone)")
+
+
+def run_data_verify(args: argparse.Namespace) -> int:
+    from importer.samples import verify
+
+    if not args.data_dir.is_dir():
+        raise RefusedInput(f"--data-dir {args.data_dir} is not a folder: give the folder that holds the sample "
+                           f"folders (docs/data.md)")
+    findings = verify(args.data_dir)
+    for f in findings:
+        where = f"{f.name}" if f.folder == "." else f"{f.folder}/{f.name}"
+        print(f"{f.status:8} {where}" + (f": {f.detail}" if f.detail else ""))
+    bad = [f for f in findings if f.status != "ok"]
+    print(f"{len(findings) - len(bad)} of {len(findings)} files as pinned under {args.data_dir}"
+          + (f"; {len(bad)} missing or different" if bad else ""))
+    return 1 if bad else 0
+
+
+def run_data_list(args: argparse.Namespace) -> int:
+    from importer.samples import tables
+
+    print(tables(), end="")
+    return 0
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("synth", "write a synthetic MuSiQue-, HotpotQA- or 2Wiki-shaped corpus into a new directory",
             description=SYNTH_DESCRIPTION, configure=configure_synth, run=run_synth),
+    Command("data", "the shared samples: list them, verify a folder of them", subcommands=(
+        Command("list", "every sample folder and file the lab pins (docs/data.md's tables)", run=run_data_list),
+        Command("verify", "check the sample folders under --data-dir against their pins",
+                description=DATA_VERIFY_DESCRIPTION, configure=configure_data_verify, run=run_data_verify),
+    )),
 )

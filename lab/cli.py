@@ -63,7 +63,7 @@ def _handed_in(command: Command, path: tuple[str, ...]) -> Command:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="lab", description=DESCRIPTION,
+    top = argparse.ArgumentParser(prog="lab", description=DESCRIPTION, allow_abbrev=False,
                                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = top.add_subparsers(dest="_top_command", required=True, metavar="COMMAND")
     for command in commands():
@@ -95,7 +95,7 @@ def unknown_option(top: argparse.ArgumentParser, argv: list[str]) -> str | None:
         if token == "--":
             break
         name = token.split("=", 1)[0]
-        if not name.startswith("--") or name in known or len([k for k in known if k.startswith(name)]) == 1:
+        if not name.startswith("--") or name in known:  # a flag is spelled whole: `--run` is not `--run-dir`
             continue
         close = difflib.get_close_matches(name, known, n=1)
         return f"{' '.join(path)}: unknown option {name}" + (f"; did you mean {close[0]}?" if close else "")
@@ -108,6 +108,7 @@ def _dispatch(argv: list[str] | None) -> int:
     if unknown is not None:
         raise RefusedInput(unknown)
     args = top.parse_args(argv)
+    args._argv = list(argv or [])  # the command's words as typed: a hint repeats them (ground/command.py `again`)
     try:
         return call(args._command, args)
     except Interrupted:

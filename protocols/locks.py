@@ -99,6 +99,11 @@ class Standing:
     frozen: bool
     problems: tuple[str, ...]
     by: str = ""  # what froze it, in words a report prints ("" when not frozen)
+    hint: str = ""  # the command that freezes it, where that is the way on
+
+    def told(self) -> str:
+        """The line with its hint: for a file nothing refuses (a refused one cannot be frozen)."""
+        return f"{self.line}; {self.hint}" if self.hint else self.line
 
     def record(self, protocol: Mapping) -> dict:
         """What a report keeps of it, beside the protocol's digest (no path: reports travel)."""
@@ -138,11 +143,12 @@ def status(path: str | Path, protocol: Mapping, run_root: Path | None = None) ->
     others = [(str(other), sibling) for other, sibling in sibling_locks(path, name)]
     if run_root is not None:
         others += [(f"the lock of the earlier run {folder}", kept) for folder, kept in earlier_runs(run_root, name)]
-    for where, other in others:
-        if other["digest"] != content:
-            problems.append(f"it carries the name {name} that {where} froze, with other content (changed: "
-                            f"{', '.join(changed_fields(other, protocol))}); a frozen name is never reused: give it "
-                            f"its own protocol_version")
+    differing = [f"{where} (changed: {', '.join(changed_fields(other, protocol))})"
+                 for where, other in others if other["digest"] != content]
+    if differing:  # one reason, however many locks froze the name
+        problems.append(f"it carries the name {name} that {'another lock' if len(differing) == 1 else 'other locks'} "
+                        f"froze with other content: {'; '.join(differing)}; a frozen name is never reused: give it "
+                        f"its own protocol_version")
     same = [where for where, other in others if other["digest"] == content]
     if declared == content:
         return Standing(f"frozen: the lab's own protocol {name}, unchanged", True, tuple(problems),
@@ -154,21 +160,23 @@ def status(path: str | Path, protocol: Mapping, run_root: Path | None = None) ->
     if same:
         return Standing(f"frozen: no lock beside it, but its content is what {same[0]} froze", True, tuple(problems),
                         "a lock of its name and content")
-    return Standing(f"NOT frozen: no lock beside it and no lock froze this content; `{typed(f'protocol freeze {path}')}` "
-                    f"writes one", False, tuple(problems))
+    return Standing("NOT frozen: no lock beside it and no lock froze this content", False, tuple(problems),
+                    hint=f"`{typed(f'protocol freeze {path}')}` writes one")
 
 
 def check_frozen(path: str | Path, protocol: Mapping, run_root: Path | None = None) -> Standing:
     standing = status(path, protocol, run_root)
     if standing.problems:
-        raise RefusedInput(f"protocol {path}: " + "; ".join(standing.problems))
+        raise RefusedInput(f"protocol {path}: " + (standing.problems[0] if len(standing.problems) == 1 else
+                                                   "".join(f"\n- {p}" for p in standing.problems)))
     return standing
 
 
-def freeze(path: str | Path, protocol: Mapping) -> Path:
-    """Write the file's lock; refused when the lock exists or the file's name is taken by other content."""
+def freeze(path: str | Path, protocol: Mapping, run_root: Path | None = None) -> Path:
+    """Write the file's lock; refused when the lock exists or the file's name is taken by other
+    content (beside it, or in a run under `run_root`)."""
     target = lock_path(path)
     refuse_existing(target)
-    check_frozen(path, protocol)
+    check_frozen(path, protocol, run_root)
     save(target, make_lock(protocol))
     return target

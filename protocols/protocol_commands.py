@@ -14,6 +14,7 @@ from ground.canonical import digest
 from ground.command import Command, typed
 from ground.errors import CheckFailed, RefusedInput
 from ground.files import refuse_existing, save
+from ground.run_dir import DEFAULT_RUN_ROOT
 from protocols import locks, registry
 from protocols.committed import FROZEN_DIR
 from protocols.derivations import Inputs, Skipped
@@ -59,14 +60,21 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_run_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-root", type=Path, metavar="DIR", default=DEFAULT_RUN_ROOT,
+                        help=f"the folder whose runs bind the names they ran frozen, as `lab run` holds a file to the "
+                             f"runs beside its --run-dir (default: {DEFAULT_RUN_ROOT}, where `lab demo` writes)")
+
+
 def _show_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="a declared protocol or suite (its file name without .json), or the path of any "
                                      "protocol file")
+    _add_run_root(parser)
 
 
 def _show(args: argparse.Namespace) -> int:
     if args.name.endswith(".json") or "/" in args.name:
-        return _show_file(Path(args.name))
+        return _show_file(Path(args.name), args.run_root)
     entry = _declared(args.name)
     if not isinstance(entry.step, SuitePin):  # a file that no longer validates is refused, not shown
         load_protocol(FROZEN_DIR / entry.file)
@@ -84,17 +92,18 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_file(path: Path) -> int:
-    """Any protocol file: its name and digest, how it stands against its lock and the lab's own
-    protocols (exit 1 when `lab run` would refuse it), and what it runs."""
+def _show_file(path: Path, run_root: Path) -> int:
+    """Any protocol file: its name and digest, how it stands against its lock, the lab's own
+    protocols and the runs under `run_root` (exit 1 when `lab run` there would refuse it), and what
+    it runs."""
     if not path.is_file():
         raise RefusedInput(f"{path}: no such file")
     protocol = load_protocol(path)
-    standing = locks.status(path, protocol)
+    standing = locks.status(path, protocol, run_root)
     problems = list(standing.problems) + catalog_problems(protocol)
     print(f"{protocol['protocol_version']}: {path}")
     print(f"digest: {digest(protocol)}")
-    print(standing.line)
+    print(standing.line if problems else standing.told())
     for problem in problems:
         print(f"refused by lab run: {problem}")
     print("source files: " + ", ".join(f"{role} {entry['name']}" for role, entry in protocol["source_files"].items()))
@@ -109,19 +118,20 @@ def _show_file(path: Path) -> int:
 
 def _freeze_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, metavar="FILE", help="the protocol file to freeze (FILE.lock.json is written beside it)")
+    _add_run_root(parser)
 
 
 def _freeze(args: argparse.Namespace) -> int:
     protocol = load_protocol(args.file)
     lock = locks.lock_path(args.file)
-    standing = locks.check_frozen(args.file, protocol)
+    standing = locks.check_frozen(args.file, protocol, args.run_root)
     if lock.is_file() and standing.frozen:
         print(f"already frozen: {lock} holds its digest {digest(protocol)}; nothing written")
         return 0
     problems = catalog_problems(protocol)
     if problems:  # what `lab run` would refuse is not frozen either
         raise RefusedInput(f"protocol {args.file}: " + "; ".join(problems))
-    written = locks.freeze(args.file, protocol)
+    written = locks.freeze(args.file, protocol, args.run_root)
     print(f"froze {protocol['protocol_version']} (digest {digest(protocol)}); `lab run` now refuses this file "
           f"if it changes")
     print(f"wrote {written}")
@@ -206,7 +216,8 @@ def _derive(args: argparse.Namespace) -> int:
     if isinstance(entry.step, (Root, SuitePin)):
         raise RefusedInput(f"{args.name} is a {entry.step.kind}: it has no step to apply to another protocol")
     if args.version in registry.check_declarations(registry.DECLARED):
-        raise RefusedInput(f"--version {args.version} names a declared protocol: `{typed('protocol regenerate --output-dir DIR')}` makes it")
+        raise RefusedInput(f"--version {args.version} names a declared protocol (`{typed(f'protocol show {args.version}')}` "
+                           f"shows it); give the derived protocol a name of its own")
     refuse_existing(args.output)
     parent = load_protocol(args.protocol)  # validated first: a malformed parent is refused, not a KeyError
     if args.version == parent["protocol_version"]:

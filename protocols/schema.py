@@ -16,6 +16,7 @@ from typing import Any
 from ground.artifacts import (ALL_ROWS, HOP_KEYS, WARMUP_DEVELOPMENT, WARMUP_RULES, RowFormat, check_dataset,
     check_row_format, check_splits, hop_category)
 from ground.errors import RefusedInput
+from ground.command import typed
 from ground.fields import Fields, join
 from ground.files import load_validated
 from protocols import metrics as metric_registry
@@ -199,17 +200,57 @@ def _check_methods(f: Fields, methods: Any, profiles: dict) -> dict:
 
 def _check_thresholds(f: Fields, value: dict, methods: dict) -> None:
     """A similarity threshold runs only on the encoder it was set for, or one its profile says how it
-    carries over to (protocols/route.py `Threshold`): the same number means another rule elsewhere."""
+    carries over to (protocols/route.py `Threshold`): the same number means another rule elsewhere.
+    Every method that breaks the rule is named, each profile's reason once, with advice a user can
+    follow: the profile calibrated for this encoder and a protocol that runs it, where they exist."""
     encoder = encoder_of(value)
+    offenders: dict[str, list[str]] = {}  # profile -> the methods that run it
+    reasons: dict[str, str] = {}
     for name, method in methods.items():
         for threshold in ROUTES[method["route"]].thresholds.get(method["profile"], ()):
             if not threshold.runs_under(encoder):
-                number = threshold.value_in(value["ranking_profiles"][method["profile"]])
-                f.fail(join(join("methods", name), "profile"),
-                       f"{method['profile']} holds the similarity threshold {'.'.join(threshold.path)} = {number}, "
-                       f"set for {threshold.set_for} ({threshold.source}); this protocol's encoder is {encoder}, and "
-                       f"the profile declares no way the threshold carries over to it: pin {threshold.set_for}, or "
-                       f"use a profile calibrated for {encoder} (docs/embeddings.md, \"Thresholds and their encoder\")")
+                offenders.setdefault(method["profile"], []).append(name)
+                reasons[method["profile"]] = _threshold_reason(method, threshold, value, encoder)
+    if offenders:
+        raise f.error(f"{len(offenders)} profile(s) hold a similarity threshold that does not run under this "
+                      f"protocol's encoder, {encoder} (docs/embeddings.md, \"Thresholds and their encoder\"):\n"
+                      + "\n".join(f"- {'method' if len(names) == 1 else 'methods'} {', '.join(names)} (profile "
+                                   f"{profile}): {reasons[profile]}" for profile, names in offenders.items()))
+
+
+def _threshold_reason(method: dict, threshold, protocol: dict, encoder: str) -> str:
+    from protocols.embedding_space import how_to_get
+
+    route = ROUTES[method["route"]]
+    number = threshold.value_in(protocol["ranking_profiles"][method["profile"]])
+    runs = [threshold.set_for, *threshold.carries_over]
+    said = (f"{'.'.join(threshold.path)} = {number} was set for {threshold.set_for} ({threshold.source}); it runs "
+            f"under {', '.join(runs)}. ")
+    calibrated = [p for p, held in route.thresholds.items() if any(t.path == threshold.path and t.runs_under(encoder)
+                                                                  for t in held)]
+    if calibrated:
+        where = _protocols_running(calibrated, encoder)
+        return said + (f"Use the profile calibrated for {encoder}: {', '.join(calibrated)}"
+                       + (f"; protocol {where[0]} runs it, and `{typed(f'protocol show {where[0]}')}` shows the "
+                          f"step that swaps it into a protocol" if where else "") + ".")
+    ways = "; ".join(how_to_get(e) for e in runs)
+    return said + f"No profile calibrated for {encoder} exists yet: pin an encoder it runs under ({ways})."
+
+
+def _protocols_running(profiles: list[str], encoder: str) -> list[str]:
+    """The committed protocols that run one of `profiles` under `encoder` (read as files, not validated)."""
+    import json
+
+    from protocols.committed import DATASETS_DIR
+
+    found = []
+    for path in sorted(DATASETS_DIR.glob("*.json")):
+        if path.name.endswith(".lock.json"):
+            continue
+        protocol = json.loads(path.read_text(encoding="utf-8"))
+        if encoder_of(protocol) == encoder and any(m.get("profile") in profiles for m in protocol["methods"].values()):
+            found.append(protocol["protocol_version"])
+    return found
 
 
 EVALUATION_KEYS = ("split", "k", "recall_cutoffs", "repetitions", "warmup", "min_score", "scan_limit",

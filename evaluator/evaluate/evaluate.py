@@ -64,7 +64,7 @@ from evaluator.verification.dask_checks import PageChecks, failures_of, page_che
 from evaluator.verification.routes import VERIFIERS
 from evaluator.verification.verify import cross_method_failures, proof_digest, ranking_digest
 from ground.canonical import digest
-from ground.command import Progress, typed
+from ground.command import Progress
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json, refuse_existing, refuse_same_path, save
@@ -178,7 +178,9 @@ def evaluate_cluster(options: ClusterOptions) -> ClusterOptions:
 
 def evaluate(paths: Paths, access: dict, server_pid: int,
              log: Callable[[str], None] = lambda line: print(line, file=sys.stderr), clients: int = 1,
-             cluster: ClusterOptions = ClusterOptions(), resume: bool = False) -> dict:
+             cluster: ClusterOptions = ClusterOptions(), resume: bool = False, way_on: str = "") -> dict:
+    """Run the campaign into `paths.report`; `way_on` is the command that continues a failed
+    campaign, as the caller would have it typed (said in the failure)."""
     refuse_same_path(plan=paths.plan, report=paths.report)
     if not resume:
         refuse_existing(paths.report, journal_path(paths.report))
@@ -239,8 +241,8 @@ def evaluate(paths: Paths, access: dict, server_pid: int,
         if report["status"] == "failed":
             report["seal"] = seal_of(report)
             save(paths.report, report, compact=True)
-            raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report}; "
-                                 f"`{typed('evaluate --resume')}` with the same files continues it)")
+            raise CampaignFailed(f"campaign failed: {report['failure']['message']} (report saved as failed: {paths.report}"
+                                 + (f"; once the cause is fixed, `{way_on}` continues it)" if way_on else ")"))
         report.update({k: v for k, v in derive(report, frozen.protocol, frozen.queries, document_titles(frozen.source)).items() if k != "row_metrics"})
         report["status"] = "complete"
         report["seal"] = seal_of(report)  # last: it binds every other field, measurements included

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
 
 from evaluator.prepare.prepare_command import campaign_files, configure_campaign_files, read_access
 from evaluator.verification.check_placement import add_cluster_flags, options_of
-from ground.command import Command, typed
+from ground.command import STAGE_OF_RUN, Command, again, typed
 from ground.errors import RefusedInput
 from ground.files import load_json
 from ground.run_dir import RunDir, add_file, resolve
 from protocols.schema import load_protocol
 
+
+REOPENED_ACCESS = "lab-access-reopened.json"  # the access file a reopened lab of a run directory writes
 
 EVALUATE_DESCRIPTION = """Run a frozen protocol against a prepared lab and write the private report.
 
@@ -80,15 +83,31 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def lab_gone(access_file: Path, pid: int, run_dir: Path | None) -> str:
-    """The way on when the lab an access file names has stopped: commands that work as printed."""
-    lab_run = run_dir is not None and RunDir(Path(run_dir)).record.is_file()
-    if lab_run:
-        return (f"the lab named by {access_file} (pid {pid}) is not running; `{typed(f'run --resume {run_dir}')}` reopens "
-                f"it on its store and continues")
-    return (f"the lab named by {access_file} (pid {pid}) is not running: reopen its store with `{typed('serve DBDIR')} "
-            f"NEW_ACCESS_FILE 0 --reopen`, then run this command again with --access-file NEW_ACCESS_FILE "
-            f"(docs/campaign.md, \"Resuming an interrupted campaign\")")
+def resume_hint(args: argparse.Namespace) -> str:
+    """The command that continues this campaign: inside `lab run`, that run's `lab run --resume`
+    (it restarts the lab the run started); otherwise this very command with --resume."""
+    run_dir = getattr(args, "run_dir", None)
+    if os.environ.get(STAGE_OF_RUN) and run_dir is not None and RunDir(Path(run_dir)).record.is_file():
+        return typed(f"run --resume {run_dir}")
+    return again(args, "--resume")
+
+
+def lab_gone(access_file: Path, pid: int, args: argparse.Namespace) -> str:
+    """The way on when the lab an access file names has stopped: commands that work as printed.
+    Inside a `lab run`, its `--resume`; with --run-dir, the store is the run's, so both commands are
+    whole; otherwise the store is wherever `lab serve` was pointed, which no file here records."""
+    run_dir = getattr(args, "run_dir", None)
+    gone = f"the lab named by {access_file} (pid {pid}) is not running"
+    if run_dir is not None and RunDir(Path(run_dir)).record.is_file():
+        return f"{gone}; `{typed(f'run --resume {run_dir}')}` reopens it on its store and continues"
+    if run_dir is not None:
+        run = RunDir(Path(run_dir))
+        reopened = run.root / REOPENED_ACCESS
+        return (f"{gone}: reopen its store in another terminal with `{typed(shlex.join(['serve', str(run.db), str(reopened), '0', '--reopen']))}` "
+                f"(it serves until stopped), then run `{again(args, '--access-file', str(reopened))}`")
+    return (f"{gone}: reopen the store it served in another terminal (the lab's serve command with that store's "
+            f"directory, a new access file and --reopen), then run this command again with --access-file and the "
+            f"new file (docs/campaign.md, \"Resuming an interrupted campaign\")")
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -110,11 +129,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
         return 0
     pid = server_pid(args.server_pid, access, files["access_file"])
     if not _alive(pid):
-        raise RefusedInput(lab_gone(files["access_file"], pid, getattr(args, "run_dir", None)))
+        raise RefusedInput(lab_gone(files["access_file"], pid, args))
     started = time.monotonic()
     try:
-        done = evaluate(paths, access, pid,
-                        clients=args.clients, cluster=options_of(args), resume=args.resume)
+        done = evaluate(paths, access, pid, clients=args.clients, cluster=options_of(args), resume=args.resume,
+                        way_on=resume_hint(args))
     except CampaignFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(plan)
@@ -122,7 +141,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         return 1
     except (LabError, httpx.HTTPError) as exc:
         # before the plan was pinned: nothing was written
-        print(f"error: the lab did not answer as required before the campaign started: {exc}", file=sys.stderr)
+        gone = "" if _alive(pid) else f"; {lab_gone(files['access_file'], pid, args)}"
+        print(f"error: the lab did not answer as required before the campaign started: {exc}{gone}", file=sys.stderr)
         return 1
     print(f"evaluated {len(done['jobs'])} jobs in {time.monotonic() - started:.1f}s")
     print(plan)

@@ -88,10 +88,34 @@ def metric_bars(public: Mapping):
                            top=0.35, bottom=0.4, wspace=0.15, hspace=0.45)
 
 
+# edition 2 draws the heatmap with a row per method (figures.py `_heatmap_by_method`)
+CAPTIONS_BY_METHOD = {**CAPTIONS, "category_heatmap": "Mean of each contrast metric per method (rows) and query "
+                                                      "category (columns, with its number of queries)."}
+
+
+def caption(name: str, public: Mapping) -> str:
+    return (CAPTIONS_BY_METHOD if edition(public) >= 2 else CAPTIONS)[name]
+
+
+def _shaded_cells(ax, grid, fontsize: float):
+    """A 0-1 grid as shaded cells, each with its value written in it; the mesh, for a colour bar."""
+    import numpy as np
+
+    ax.grid(False)
+    mesh = ax.pcolormesh(grid, cmap="viridis", vmin=0.0, vmax=1.0, edgecolors="white", linewidth=0.5)
+    for (r, c), value in np.ndenumerate(grid):
+        if not np.isnan(value):
+            ax.text(c + 0.5, r + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=fontsize,
+                    color="white" if value < 0.6 else "black")
+    return mesh
+
+
 def category_heatmap(public: Mapping):
     methods = public["plan"]["methods"]
     categories = sorted(public["aggregates"]["categories"])
     metrics = public["evaluation"]["contrast_metrics"]
+    if edition(public) >= 2:
+        return _heatmap_by_method(public, methods, categories, metrics)
 
     def build(fig):
         import numpy as np
@@ -100,12 +124,7 @@ def category_heatmap(public: Mapping):
         for i, (ax, metric) in enumerate(zip(axes, metrics)):
             cells = public["aggregates"]["categories"]
             grid = np.array([[cells[c][m][metric] if m in cells[c] else np.nan for m in methods] for c in categories])
-            ax.grid(False)
-            mesh = ax.pcolormesh(grid, cmap="viridis", vmin=0.0, vmax=1.0, edgecolors="white", linewidth=0.5)
-            for (r, c), value in np.ndenumerate(grid):
-                if not np.isnan(value):
-                    ax.text(c + 0.5, r + 0.5, f"{value:.2f}", ha="center", va="center", fontsize=8.0,
-                            color="white" if value < 0.6 else "black")
+            mesh = _shaded_cells(ax, grid, 8.0)
             ax.set_xticks([x + 0.5 for x in range(len(methods))], methods, rotation=60, ha="right")
             ax.set_yticks([y + 0.5 for y in range(len(categories))],
                           [f"{c} ({cells[c][methods[0]]['queries']})" if methods[0] in cells[c] else c for c in categories]
@@ -120,6 +139,34 @@ def category_heatmap(public: Mapping):
     return plotting.figure(build, left + (0.42 * len(methods) + 0.3) * len(metrics) + 1.0,
                            0.32 * len(categories) + bottom + 0.45, left=left, bottom=bottom, top=0.35, right=0.55,
                            wspace=0.1)
+
+
+def _heatmap_by_method(public: Mapping, methods: list, categories: list, metrics: list):
+    """Edition 2: a row per method and a column per category, one panel per metric side by side, at a
+    cell size that reads on screen whether there are 3 methods or 24."""
+    cells = public["aggregates"]["categories"]
+
+    def build(fig):
+        import numpy as np
+
+        axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+        for i, (ax, metric) in enumerate(zip(axes, metrics)):
+            grid = np.array([[cells[c][m][metric] if m in cells[c] else np.nan for c in categories] for m in methods])
+            mesh = _shaded_cells(ax, grid, 9.0)
+            ax.set_xticks([x + 0.5 for x in range(len(categories))],
+                          [f"{c} ({cells[c][methods[0]]['queries']})" if methods[0] in cells[c] else c
+                           for c in categories], rotation=45, ha="right")
+            ax.set_yticks([y + 0.5 for y in range(len(methods))], methods if i == 0 else [])
+            ax.invert_yaxis()
+            ax.set_title(metric_label(metric))
+        bar = fig.colorbar(mesh, ax=list(axes), fraction=0.03, pad=0.02)
+        bar.solids.set_rasterized(False)
+
+    left = plotting.label_width(methods)
+    bottom = 0.75 * plotting.label_width([f"{c} (000)" for c in categories]) + 0.1
+    return plotting.figure(build, left + (0.62 * len(categories) + 0.4) * len(metrics) + 1.1,
+                           0.3 * len(methods) + bottom + 0.45, left=left, bottom=bottom, top=0.35, right=0.6,
+                           wspace=0.08)
 
 
 def latency(public: Mapping):

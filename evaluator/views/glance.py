@@ -27,6 +27,7 @@ import csv
 import html
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from evaluator.numbers.verdicts import (ALPHA, EARLIER_RULE, RULE, SMALLEST_EFFE
 from evaluator.views import contrast_text
 from evaluator.views.about import SYNTHETIC_NOTE
 from evaluator.views.edition import edition
-from evaluator.views.tables import Cell, Num, Table, label, metric_label, num
+from evaluator.views.tables import Cell, Num, Table, label, metric_label, num, p_format
 
 WINS_LOSSES_SHOWN = 5
 # the answer box on the corpus the lab generates (edition 1): its verdict is about invented text
@@ -133,21 +134,30 @@ class Prose:
     strong: str = ""  # the verdict, shown first and emphasised
     note: str = ""  # plain text under the sentence
     warning: str = ""  # said before the verdict, as prominently (the synthetic corpus)
+    question: str = ""  # the question the verdict answers, asked first (edition 2)
+    code: bool = False  # `quoted` text reads as code in the HTML (edition 2)
 
     def markdown(self) -> str:
         text = Cell(self.parts).text()
         lead = f"**{self.strong}.** " if self.strong else ""
         warning = [f"> **{self.warning}**", ">"] if self.warning else []
-        return "\n".join([f"## {self.title}", "", *warning, f"> {lead}{text}", "",
+        question = [f"> **Question: {self.question}**", ">"] if self.question else []
+        return "\n".join([f"## {self.title}", "", *warning, *question, f"> {lead}{text}", "",
                           *([self.note, ""] if self.note else [])])
 
     def html(self) -> str:
         from evaluator.views.tables import _html_part
 
+        def escaped(text: str) -> str:
+            out = html.escape(text)
+            return re.sub(r"`([^`]+)`", r"<code>\1</code>", out) if self.code else out
+
         body = "".join(_html_part(p) for p in self.parts)
         lead = f"<strong>{html.escape(self.strong)}.</strong> " if self.strong else ""
-        note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
-        warning = f"<strong>{html.escape(self.warning)}</strong><br>" if self.warning else ""
+        note = f'<p class="note">{escaped(self.note)}</p>' if self.note else ""
+        warning = f"<strong>{escaped(self.warning)}</strong><br>" if self.warning else ""
+        if self.question:
+            warning += f"<strong>Question: {escaped(self.question)}</strong><br>"
         return (f'<section id="{html.escape(self.id)}" class="answer"><h2>{html.escape(self.title)}</h2>'
                 f'<p class="answer">{warning}{lead}{body}</p>{note}</section>')
 
@@ -190,11 +200,34 @@ def answer_section(public: Mapping) -> Prose | None:
         parts += ["; the smallest p the test can reach on this cohort is ",
                   Num(("glance", "answer", "smallest_p"), least, ".3g")]
     parts.append(".")
+    second = edition(public) >= 2
+    if second:
+        parts += board_link(public, c)
     data = (public.get("about") or {}).get("data")  # absent from reports exported before it existed
     why = f"{box['disagreement']} " if box.get("disagreement") else ""
     note = why + (f"Data: {data}. " if data else "") + f"Verdict rule: {box['rule']}."
     warning = SYNTHETIC_WARNING if edition(public) and data == SYNTHETIC_NOTE else ""
-    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note, warning=warning)
+    question = f"does {c['candidate']} beat {c['baseline']} on {metric_label(c['metric'])}?" if second else ""
+    return Prose("answer", "Answer", tuple(parts), strong=box["verdict"], note=note, warning=warning,
+                 question=question, code=second)
+
+
+def board_link(public: Mapping, contrast: Mapping) -> list:
+    """Edition 2: the same pair's p on the leaderboard below, Holm-adjusted over all its pairs, so
+    the two p a reader meets for one pair are read together (the box's p is the confirmatory test's)."""
+    board = public.get("leaderboard")
+    if not board or board["settings"]["metric"] != contrast["metric"]:
+        return []
+    pair = {frozenset((contrast["candidate"], contrast["baseline"]))}
+    found = [j for j, p in enumerate(board["pairs"]) if frozenset((p["better"], p["worse"])) in pair]
+    if not found:
+        return []
+    j = found[0]
+    holm = board["pairs"][j]["p_value_holm"]
+    return [f" On the leaderboard below, where every pair of its {board['pairs_tested']} is tested and Holm-adjusted "
+            f"together, this pair's p is ", Num(("leaderboard", "pairs", j, "p_value_holm"), holm,
+                                                p_format(holm, board["settings"]["alpha"])),
+            " (" + ("separated" if board["pairs"][j]["separated"] else "not separated") + ")."]
 
 
 def rank_cell(public: Mapping, path: tuple, gold: Sequence[Mapping]) -> Cell:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from evaluator.views import html, plotting, tables
 from evaluator.views.edition import edition
-from evaluator.views.tables import Cell, Table, interval, joined, label, num, unbroken_interval
+from evaluator.views.tables import Cell, Table, interval, joined, label, num, p_format, unbroken_interval
 
 
 def reading_rule(board: Mapping) -> str:
@@ -55,6 +55,8 @@ def board_table(document: Mapping, prefix: tuple = ()) -> Table:
             note += (f" and from the baseline, {question['baseline']}, which the protocol's question, "
                      f"{question['candidate']}, is measured against (both marked)")
         note += ", with the pair's Holm-adjusted p."
+        if edition(board) >= 2:
+            note += baseline_order_note(board)
     if board["left_out"]:
         note += f" Left out (not measured on every dataset): {', '.join(board['left_out'])}."
     after = ("Cost is the median HTTP time" + ("" if drawn else " and server retrieval time") + " of every timed "
@@ -100,7 +102,30 @@ def separation(document: Mapping, prefix: tuple, board: Mapping, method: str, ot
     j = next(j for j, pair in enumerate(board["pairs"]) if {pair["better"], pair["worse"]} == {method, other})
     pair = board["pairs"][j]
     words = ("yes, " + ("above" if pair["better"] == method else "below")) if pair["separated"] else "no"
-    return Cell((f"{words} (", *num(document, *prefix, "pairs", j, "p_value_holm").parts, ")"))
+    fmt = p_format(pair["p_value_holm"], board["settings"]["alpha"]) if edition(board) >= 2 else ".3f"
+    return Cell((f"{words} (", *num(document, *prefix, "pairs", j, "p_value_holm", fmt=fmt).parts, ")"))
+
+
+def baseline_order_note(board: Mapping) -> str:
+    """Edition 2: where a method is told apart from the baseline while one ranked above it is not,
+    the reason in one sentence (it surprises a reader of the ranks alone)."""
+    baseline = (board.get("question") or {}).get("baseline")
+    methods = [row["method"] for row in board["methods"]]
+    if baseline not in methods:
+        return ""
+    separated = {}
+    for pair in board["pairs"]:
+        if baseline in (pair["better"], pair["worse"]):
+            separated[pair["worse"] if pair["better"] == baseline else pair["better"]] = pair["separated"]
+    above = methods[:methods.index(baseline)]
+    for i, upper in enumerate(above):
+        lower = next((m for m in above[i + 1:] if separated.get(m) and not separated.get(upper)), None)
+        if lower is not None:
+            return (f" {lower} is told apart from the baseline while {upper}, ranked above it, is not: a pair is "
+                    f"separated by how consistently the two differ query by query, not by the means alone, so a "
+                    f"method that gains a little on most queries can be separated where one that gains much on a "
+                    f"few is not.")
+    return ""
 
 
 def category_table(document: Mapping, prefix: tuple = ()) -> Table | None:
@@ -138,6 +163,11 @@ def adjacent_table(document: Mapping, prefix: tuple = ()) -> Table:
 def _adjacent_compact(document: Mapping, prefix: tuple, board: Mapping) -> Table:
     """Edition 1: the same pairs in narrower columns (the two methods in one cell, p beside its Holm
     adjustment, the interval whole), so the table fits an 800-pixel window at 16 methods."""
+    alpha = board["settings"]["alpha"]
+
+    def p_fmt(p: float | None) -> str:
+        return p_format(p, alpha) if edition(board) >= 2 else ".3f"
+
     t = Table("leaderboard-adjacent", "Each method against the next one down",
               ["better − worse", "delta", "interval", "p (Holm)", "separated", "detectable ±", "queries to separate"],
               note="p (Holm): the pair's p, and in brackets adjusted over every pair of the board, which decides "
@@ -148,7 +178,8 @@ def _adjacent_compact(document: Mapping, prefix: tuple, board: Mapping) -> Table
         at = (*prefix, "adjacent", i)
         t.add(label(f"{pair['better']} − {pair['worse']}"), num(document, *at, "mean_delta", fmt="+.3f"),
               unbroken_interval(document, *at, "interval"),
-              Cell((*num(document, *at, "p_value").parts, " (", *num(document, *at, "p_value_holm").parts, ")")),
+              Cell((*num(document, *at, "p_value", fmt=p_fmt(pair["p_value"])).parts, " (",
+                    *num(document, *at, "p_value_holm", fmt=p_fmt(pair["p_value_holm"])).parts, ")")),
               label("yes" if pair["separated"] else "no"), num(document, *at, "detectable_effect"),
               num(document, *at, "queries_to_separate", fmt=",d"))
     return t

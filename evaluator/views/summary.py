@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from evaluator.views import (about, contrast_text, contrasts, glance, html, leaderboard_views, published,
     rescue_tables, tables)
-from evaluator.views.figures import CAPTIONS
+from evaluator.views.edition import edition
+from evaluator.views.figures import caption
 from evaluator.views.reach_table import reach_tables
 from evaluator.views.tables import Table, metric_label, num
 
@@ -113,11 +114,24 @@ def categories_table(public: Mapping) -> Table:
     methods = public["plan"]["methods"]
     metric = public["evaluation"]["contrast_metrics"][0]
     categories = public["aggregates"]["categories"]
+    if edition(public) >= 2:  # a row per method: 16 methods stay within 1,400 px, as few categories do
+        return _categories_by_method(public, methods, metric, categories)
     t = Table("categories", f"{metric_label(metric)} by category", ["category", "queries", *methods])
     for category, per in categories.items():
         first = next(iter(per))
         t.add(category, num(public, "aggregates", "categories", category, first, "queries", fmt="d"),
               *(num(public, "aggregates", "categories", category, m, metric) for m in methods))
+    return t
+
+
+def _categories_by_method(public: Mapping, methods: list, metric: str, categories: Mapping) -> Table:
+    names = list(categories)
+    counts = [categories[c][next(iter(categories[c]))]["queries"] for c in names]
+    t = Table("categories", f"{metric_label(metric)} by category",
+              ["method", *(f"{c} ({n})" for c, n in zip(names, counts))],
+              note="One row per method, one column per query category (its number of queries in brackets).")
+    for m in methods:
+        t.add(m, *(num(public, "aggregates", "categories", c, m, metric) for c in names))
     return t
 
 
@@ -167,7 +181,7 @@ def resources_table(public: Mapping) -> Table:
 def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section]:
     """Tables and figures in reading order; a figure is listed only when it was drawn."""
     def fig(name):
-        return [FigureRef(name, CAPTIONS[name])] if name in figures else []
+        return [FigureRef(name, caption(name, public))] if name in figures else []
 
     sections: list[Section | None] = [
         glance.answer_section(public), *_board(public, fig), about.methods_key(public),
@@ -178,6 +192,14 @@ def public_sections(public: Mapping, figures: Mapping[str, str]) -> list[Section
         *rescue_tables.tables(public), *fig("budget_curve"), *reach_tables(public),
     ]
     return [s for s in sections if s is not None]
+
+
+def terminal_summary(public: Mapping) -> str:
+    """What `lab run` and `lab demo` end on: the answer box and the method table (the leaderboard,
+    or the means table of a report without one), as in the full report; nothing else."""
+    table = leaderboard_views.board_table(public, ("leaderboard",)) if "leaderboard" in public else means_table(public)
+    sections = [glance.answer_section(public), table]
+    return markdown_body([s for s in sections if s is not None], str)
 
 
 def _board(public: Mapping, fig) -> list[Section]:
@@ -191,7 +213,11 @@ def _board(public: Mapping, fig) -> list[Section]:
 
 def markdown(heading: str, sections: list[Section], figure_link) -> str:
     """Markdown: the tables, and each figure as an image link (`figure_link(name)` gives the path)."""
-    parts = [f"# {heading}", ""]
+    return f"# {heading}\n\n" + markdown_body(sections, figure_link)
+
+
+def markdown_body(sections: list[Section], figure_link) -> str:
+    parts = []
     for section in sections:
         if isinstance(section, FigureRef):
             parts += [f"![{section.name}]({figure_link(section.name)})", "", f"*{section.caption}*", ""]

@@ -63,6 +63,15 @@ def label(text: str) -> Cell:
     return Cell((str(text),))
 
 
+def p_format(p: float | None, alpha: float) -> str:
+    """The format that shows a p on the side of `alpha` it lies (edition 2): three decimals, more
+    where three would round it onto alpha (0.0504 is not "0.050" under "separated at p <= 0.05")."""
+    for places in range(3, 10):
+        if p is None or p == alpha or format(p, f".{places}f") != format(alpha, f".{places}f"):
+            return f".{places}f"
+    return ".9f"
+
+
 def lookup(document: Mapping, path: Sequence):
     value = document
     for key in path:

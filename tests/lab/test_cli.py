@@ -260,10 +260,20 @@ def test_an_unknown_flag_is_named_before_a_missing_required_one(tmp_path):
     assert done.returncode == 2 and not (tmp_path / "r").exists()
     assert "lab run: unknown option --protocl; did you mean --protocol?" in done.stderr
     assert cli.unknown_option(cli.parser(), ["leaderboard", "--runz", "a"]).endswith("did you mean --runs?")
-    # abbreviations argparse accepts, values after `=`, groups and commands that hand flags on pass
-    for argv in (["audit", "--rep", "r.json"], ["leaderboard", "--metric=ndcg@10"], ["protocol"],
-                 ["bench", "leaderboard", "--methods", "3"]):
+    # values after `=`, groups and commands that hand flags on pass
+    for argv in (["leaderboard", "--metric=ndcg@10"], ["protocol"], ["bench", "leaderboard", "--methods", "3"]):
         assert cli.unknown_option(cli.parser(), argv) is None, argv
+
+
+def test_a_flag_is_spelled_whole(tmp_path):
+    """argparse would take `--run` for `--run-dir` (and `--rep` for `--report`): a prefix that names
+    one flag today names two tomorrow, so the lab takes no abbreviation, in `lab` or in a script."""
+    assert cli.unknown_option(cli.parser(), ["audit", "--rep", "r.json"]) == \
+        "lab audit: unknown option --rep; did you mean --report?"
+    done = _lab("audit", "--run", tmp_path)
+    assert done.returncode == 2 and "lab audit: unknown option --run; did you mean --run-dir?" in done.stderr
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(["audit", "--run", str(tmp_path)])
 
 
 def test_demo_on_another_samples_folder_names_protocol(tmp_path):
@@ -345,8 +355,10 @@ def test_evaluate_resume_against_a_stopped_lab_prints_commands_that_work(tmp_pat
     save(run.access, {"base_url": "http://127.0.0.1:9", "token": "t", "scope": "lab", "pid": _dead_pid()})
     done = _lab("evaluate", "--run-dir", run.root, "--resume")
     assert done.returncode == 2 and "--server-pid" not in done.stderr
-    assert (f"is not running: reopen its store with `{_as_invoked()} serve DBDIR NEW_ACCESS_FILE 0 --reopen`"
-            in done.stderr)
+    reopened = run.root / "lab-access-reopened.json"
+    assert (f"is not running: reopen its store in another terminal with `{_as_invoked()} serve {run.db} {reopened} 0 "
+            f"--reopen` (it serves until stopped), then run `{_as_invoked()} evaluate --run-dir {run.root} --resume "
+            f"--access-file {reopened}`" in done.stderr)  # run as printed: tests/lab/test_hints.py
     save(run.record, {"format": "lab-run-record-v1"})
     done = _lab("evaluate", "--run-dir", run.root, "--resume")
     assert done.returncode == 2 and f"`{_as_invoked()} run --resume {run.root}` reopens it on its store" in done.stderr
@@ -376,3 +388,72 @@ def test_output_into_a_closed_pipe_ends_quietly_with_exit_0(tmp_path):
         assert done.returncode == 0, (command, done.returncode, done.stderr)
         assert done.stderr == "", done.stderr
         assert bool(done.stdout.strip()) == shown, command
+
+
+def test_sigterm_ends_a_command_with_the_ctrl_c_line_and_exit_143():
+    """`kill PID` or `timeout` stops a command the way Ctrl-C does: one line, no traceback."""
+    import signal
+    import time
+
+    import psutil
+
+    process = subprocess.Popen([sys.executable, "-m", "lab", "bench", "leaderboard", "--queries", "8000",
+                                "--datasets", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    watched, deadline = psutil.Process(process.pid), time.monotonic() + 120
+    while sum(watched.cpu_times()[:2]) < 3.0 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 143, (out, err)
+    assert "Traceback" not in err and err.strip().splitlines() == [err.strip()]
+    assert err.startswith("interrupted: stopped by SIGTERM; every file is written whole or not at all")
+
+
+def test_progress_says_about_ten_lines_for_a_short_job_and_one_in_quiet_seconds_for_a_long_one(capsys, monkeypatch):
+    from ground import command
+
+    clock = [0.0]
+    monkeypatch.setattr(command.time, "monotonic", lambda: clock[0])
+    short = command.Progress("short", 1000, interval=2.0, quiet=30.0)
+    for _ in range(1000):
+        clock[0] += 0.05  # 50 s in all: 25 two-second intervals, but only each tenth is said
+        short.advance()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("short: 1/1000") and lines[-1].startswith("short: 1000/1000 items (100%)")
+    assert 10 <= len(lines) <= 12
+    slow = command.Progress("slow", 1000, interval=2.0, quiet=30.0)
+    for _ in range(100):
+        clock[0] += 3.0  # 300 s for a tenth of the job: the line comes every 30 s, not every 2 s
+        slow.advance()
+    lines = capsys.readouterr().err.splitlines()
+    assert 10 <= len(lines) <= 12 and all("ETA" in line for line in lines)
+
+
+def test_a_long_refusal_wraps_on_a_terminal_and_keeps_each_command_whole():
+    """On a terminal of 80 columns each line fits and a command between backquotes is never split;
+    into a pipe the same refusal is one line per reason, as programs and tests read it."""
+    import pty
+
+    argv = [".venv/bin/lab", "protocol", "derive", "musique-sample-e5-v1", "--protocol",
+            "protocols/frozen/datasets/musique-sample-linearrag-v1.json", "--version", "x", "--output", "/nowhere/x.json"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the lab on a pseudo-terminal of 80 columns
+        os.chdir(REPO)
+        os.environ["COLUMNS"] = "80"
+        os.execv(argv[0], argv)
+    said = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        said += chunk
+    os.waitpid(pid, 0)
+    lines = said.decode().replace("\r\n", "\n").rstrip("\n").splitlines()
+    assert lines[0].startswith("error: 2 profile(s) hold a similarity threshold")
+    assert len(lines) > 10 and max(map(len, lines)) <= 80
+    assert all(line.count("`") % 2 == 0 for line in lines)  # no quoted command broken across lines
+    piped = _lab(*argv[1:])
+    assert piped.returncode == 2 and len(piped.stderr.splitlines()) == 3

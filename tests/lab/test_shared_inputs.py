@@ -107,3 +107,31 @@ def test_packed_arrays_score_exactly_as_the_per_document_structures(inputs):
     assert index.norms.tobytes() == mapped.norms.tobytes()
     for vector in list(frozen.query_vectors.values())[:5]:
         assert index.scores(vector).values.tobytes() == mapped.scores(vector).values.tobytes()
+
+
+def test_a_local_cluster_serves_its_http_routes_on_a_free_loopback_port_without_a_warning():
+    """Dask's scheduler serves a few HTTP routes even without its dashboard, by default on port 8787
+    of every interface, warning inside the lab's output when that port is taken: the lab's local
+    cluster asks for a free port on 127.0.0.1 instead."""
+    import socket
+    import warnings
+
+    from ground.dask_scheduler import start_local
+
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))
+        taken.listen()
+    except OSError:
+        pass  # taken by something else already: the same case
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cluster, client = start_local(1)
+        try:
+            host, port = cluster.scheduler.http_server.address, cluster.scheduler.http_server.port
+        finally:
+            client.close()
+            cluster.close()
+    taken.close()
+    assert not [w for w in caught if "already in use" in str(w.message)]
+    assert host == "127.0.0.1" and port != 8787

@@ -84,7 +84,8 @@ def test_lab_run_refuses_before_writing_anything(tmp_path, case, expected):
         _contrast(value)
         path = tmp_path / "copy.json"
         path.write_text(json.dumps(value))
-        expected += f"{tmp_path / 'mine-v1.lock.json'} froze, with other content (changed: evaluation.primary_contrast)"
+        expected += (f"another lock froze with other content: {tmp_path / 'mine-v1.lock.json'} (changed: "
+                     f"evaluation.primary_contrast)")
     elif case == "the lab's name with other content":
         path = own(tmp_path, "synthetic-v1", edit=_contrast)
     else:
@@ -118,7 +119,7 @@ def test_a_lock_moved_away_does_not_unfreeze_a_name_earlier_runs_bound(tmp_path)
     edited = own(tmp_path / "moved", edit=_contrast)
     done = lab("run", "--protocol", edited, "--run-dir", tmp_path / "runs" / "second")
     assert done.returncode == 2, done.stderr
-    assert f"the lock of the earlier run {earlier} froze, with other content (changed: " \
+    assert f"another lock froze with other content: the lock of the earlier run {earlier} (changed: " \
            f"evaluation.primary_contrast)" in done.stderr
     assert not (tmp_path / "runs" / "second").exists()
     standing = locks.status(path, load_protocol(path), tmp_path / "runs")
@@ -143,3 +144,28 @@ def test_two_reports_with_one_name_and_two_protocols_are_named_in_a_comparison()
     (line,) = same_name_warnings([("A", a), ("B", b)])
     assert line.startswith("protocol mine-v1 names 2 different protocols: A digest aaaaaaaaaaaa; B digest bbbbbbbbbbbb")
     assert same_name_warnings([("A", a), ("B", dict(a))]) == []
+
+
+def test_freeze_and_show_hold_a_file_to_the_runs_under_the_run_root_as_lab_run_does(tmp_path):
+    """An edited mine-v1 that two earlier runs ran frozen: `lab run` beside them refuses it, and so
+    do `lab protocol freeze` and `show` with that run root, naming the reason once for both runs."""
+    from ground.files import save
+
+    path = own(tmp_path)
+    for name in ("first", "second"):
+        earlier = tmp_path / "runs" / name
+        earlier.mkdir(parents=True)
+        save(earlier / "protocol.json", load_protocol(path))
+        save(earlier / "protocol.lock.json", locks.make_lock(load_protocol(path)))
+    (tmp_path / "moved").mkdir()
+    edited = own(tmp_path / "moved", edit=_contrast)
+    run = lab("run", "--protocol", edited, "--run-dir", tmp_path / "runs" / "third")
+    frozen = lab("protocol", "freeze", edited, "--run-root", tmp_path / "runs")
+    shown = lab("protocol", "show", edited, "--run-root", tmp_path / "runs")
+    assert run.returncode == 2 and frozen.returncode == 2 and shown.returncode == 1
+    for said in (run.stderr, frozen.stderr, shown.stdout):
+        assert "other locks froze with other content: the lock of the earlier run " in said, said
+        assert said.count("a frozen name is never reused") == 1, said
+    assert not locks.lock_path(edited).exists()
+    # elsewhere (no runs under the root) the same file freezes, as `lab run` elsewhere would run it
+    assert lab("protocol", "freeze", edited, "--run-root", tmp_path / "elsewhere").returncode == 0

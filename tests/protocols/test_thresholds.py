@@ -71,6 +71,10 @@ def test_hipporag2_under_e5_without_calibration_is_refused_before_anything_is_wr
     refused = lab_cli("protocol", "derive", "musique-sample-e5-v1", "--protocol", path, "--version", "x-e5",
                       "--output", tmp_path / "x-e5.json", check=False)
     assert refused.returncode == 2 and "hipporag2_v1" in refused.stderr and not (tmp_path / "x-e5.json").exists()
+    # the advice names the calibrated profile and a protocol that runs it, with the command that shows its step
+    assert (f"Use the profile calibrated for {E5_SMALL}: hipporag2_e5_v1; protocol "
+            f"hipporag-musique-openie-hipporag2-e5-v1 runs it, and `") in done.stderr
+    assert "protocol show hipporag-musique-openie-hipporag2-e5-v1` shows the step" in done.stderr
     lab_cli("protocol", "derive", "hipporag-musique-openie-hipporag2-e5-v1", "--protocol", path, "--version",
             "y-e5", "--output", tmp_path / "y-e5.json")
     derived = json.loads((tmp_path / "y-e5.json").read_text(encoding="utf-8"))
@@ -88,3 +92,25 @@ def test_the_page_the_refusal_names_says_how_to_calibrate():
     step = shlex.split(command)[3]
     assert step == "hipporag-musique-openie-hipporag2-e5-v1"
     assert step in json.loads((REPO / "protocols" / "frozen" / "declared.lock.json").read_text(encoding="utf-8"))
+
+
+def test_a_refusal_names_every_offending_method_and_says_plainly_when_no_calibration_exists(tmp_path):
+    """LinearRAG and hipporag_ner under E5: both methods named, each reason once; neither has a
+    calibrated profile, so the refusal says so and names the encoders it does run under and how
+    to get each (or that the lab cannot load it)."""
+    from tests.conftest import REPO
+
+    refused = lab_cli("protocol", "derive", "musique-sample-e5-v1", "--protocol",
+                      REPO / "protocols" / "frozen" / "datasets" / "musique-sample-linearrag-v1.json",
+                      "--version", "x-e5", "--output", tmp_path / "x-e5.json", check=False)
+    assert refused.returncode == 2 and not (tmp_path / "x-e5.json").exists()
+    lines = refused.stderr.splitlines()
+    assert lines[0].startswith("error: 2 profile(s) hold a similarity threshold that does not run under this "
+                               f"protocol's encoder, {E5_SMALL}")
+    (ner,) = [line for line in lines if line.startswith("- method hipporag_ner (profile hipporag_ner_v1): ")]
+    (linear,) = [line for line in lines if line.startswith("- method linearrag_v1 (profile linearrag_musique_v1): ")]
+    for line in (ner, linear):
+        assert f"No profile calibrated for {E5_SMALL} exists yet: pin an encoder it runs under" in line
+        assert "all-MiniLM-L6-v2, the lab's default encoder, installed by `make venv`" in line
+    assert "nvidia/NV-Embed-v2, which this lab cannot load yet" in ner
+    assert "sentence-transformers/all-mpnet-base-v2, which this lab cannot load yet" in linear

@@ -14,6 +14,7 @@ count is therefore recorded in generation.json, not in the space. Workers start 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -21,12 +22,16 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 import numpy as np
 
+from ground.child_process import tie_to
+
 _provider = None  # the worker process's own provider, built once by _start
 
 
-def _start(spec: dict, ready) -> None:
+def _start(spec: dict, ready, parent: int) -> None:
     global _provider
     from builders.embedding.providers.factory import open_provider
+
+    tie_to(parent)  # a killed stage takes its encoders with it (nothing else would end them)
 
     _provider = open_provider(spec)
     with _provider.thread_limit():
@@ -55,7 +60,7 @@ def encode_batches(provider, batches: list[list[str]], workers: int,
     pending = deque(range(len(batches)))
     running: dict = {}
     with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context, initializer=_start,
-                             initargs=(provider.spec(), ready)) as pool:
+                             initargs=(provider.spec(), ready, os.getpid())) as pool:
         pool.submit(int)  # a no-op: the pool spawns its processes on the first submission
         while pending or running:
             while ready.acquire(block=False):

@@ -79,7 +79,11 @@ def open_encoder(facts: ModelFacts) -> Encoder:
     model_files = hash_model_files(facts.path)
     start = time.perf_counter()
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    # the library's own "Loading weights" bar would print inside the lab's progress lines, once per
+    # process that loads the model; the lab reports the load time itself (load_ms)
+    transformers_logging.disable_progress_bar()
     try:
         model = SentenceTransformer(str(facts.path), device="cpu", local_files_only=True,
                                     trust_remote_code=False)

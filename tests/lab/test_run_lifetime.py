@@ -1,0 +1,113 @@
+"""Everything a lab command starts dies with it: `lab embed`, `lab evaluate` and `lab demo` killed
+(SIGKILL, a crash) or terminated (SIGTERM, `kill` or `timeout`) leave no process behind, and SIGTERM
+prints the one line Ctrl-C prints. `lab run` is stopped at every stage by every signal in
+tests/lab/test_lab_run.py, with the same survivor check; the demo's terminal is checked here."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from tests.conftest import lab_cli
+from tests.evaluation_fixtures import built_inputs, prepared_lab
+from tests.lab.lifetime import kill_when, new_tag, start_tagged, survivors, tagged
+
+LAB = ".venv/bin/lab"
+
+
+@pytest.fixture(scope="module")
+def imported_run(tmp_path_factory):
+    """The demo's synthetic corpus (about 2,100 documents, so the encoders are still busy when
+    killed) imported into a run directory."""
+    root = tmp_path_factory.mktemp("lifetime")
+    lab_cli("synth", "--output-dir", root / "data")
+    return root
+
+
+def _embed_run(root, name):
+    from protocols.committed import committed_file
+
+    run = root / name
+    run.mkdir()
+    (run / "protocol.json").write_bytes(committed_file("synthetic-v1").read_bytes())
+    lab_cli("import", "--run-dir", run, "--data-dir", root / "data")
+    return run
+
+
+def _one_line(stderr: str) -> str:
+    (line,) = [x for x in stderr.splitlines() if x.startswith(("interrupted:", "error:", "failed:", "Traceback"))]
+    return line
+
+
+@pytest.mark.heavy  # two model loads per signal
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_killed_embed_takes_its_encoder_workers_with_it(imported_run, sig):
+    run = _embed_run(imported_run, f"embed-{sig.name}")
+    tag = new_tag()
+    child = start_tagged([LAB, "embed", "build", "--run-dir", run], tag)
+    # the second encoder is a spawned worker process: wait until it exists beside the stage
+    _, err = kill_when(child, lambda: (run / "fixture.json.partial" / "batch-000002.npz").exists()
+                       and len(tagged(tag)) >= 3, sig)
+    assert survivors(tag) == {}
+    if sig == signal.SIGTERM:
+        assert child.returncode == 143, err
+        line = _one_line(err)
+        assert line == f"interrupted: stopped; every encoded batch is kept beside the fixture; continue with: " \
+                       f"{LAB} embed build --run-dir {run}"
+    else:
+        assert child.returncode == -signal.SIGKILL
+
+
+@pytest.mark.heavy  # a small campaign per signal, its page checks on a local Dask cluster
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_killed_evaluate_takes_its_dask_workers_with_it(tmp_path_factory, tmp_path, sig):
+    inputs = built_inputs(tmp_path_factory)
+    prepared = prepared_lab(inputs, tmp_path / "lab")
+    try:
+        tag = new_tag()
+        argv = [LAB, *prepared.evaluate_args(tmp_path / "plan.json", tmp_path / "report.json"), "--workers", "1"]
+        child = start_tagged(argv, tag)
+        # evaluate, its Dask nanny's worker process and more: kill once the cluster is up
+        _, err = kill_when(child, lambda: len(tagged(tag)) >= 2 and (tmp_path / "report.json").exists(), sig)
+        assert survivors(tag) == {}
+        if sig == signal.SIGTERM:
+            assert child.returncode == 143, err
+            assert _one_line(err).startswith("interrupted: stopped; the report and its journal keep every recorded "
+                                             "job; while the lab still runs, continue with: ")
+    finally:
+        assert prepared.lab.stop() == 0
+
+
+@pytest.mark.heavy  # a demo stopped during embed
+def test_a_terminated_demo_leaves_nothing_and_names_its_resume(tmp_path):
+    run = tmp_path / "demo"
+    tag = new_tag()
+    child = start_tagged([LAB, "demo", "--run-dir", run], tag)
+    _, err = kill_when(child, lambda: (run / "fixture.json.partial" / "batch-000002.npz").exists(), signal.SIGTERM)
+    assert survivors(tag) == {}
+    assert child.returncode == 143, err
+    assert _one_line(err) == (f"interrupted: lab run stopped during embed; {run} keeps what finished (synth, "
+                              f"import); continue with: {LAB} run --resume {run}")
+
+
+@pytest.mark.heavy  # the whole synthetic demo (about a minute and a half on 2 cores)
+def test_the_demo_terminal_fits_two_screens_and_ends_on_the_answer(tmp_path):
+    run = tmp_path / "demo"
+    tag = new_tag()
+    child = start_tagged([LAB, "demo", "--run-dir", run], tag)
+    out, err = child.communicate(timeout=900)
+    assert child.returncode == 0, err[-3000:]
+    assert survivors(tag, within=5) == {}
+    lines = (out + err).splitlines()
+    assert len(lines) < 100, "\n".join(lines)
+    # the last lines: the answer box, then the method table and its note
+    text = out.rstrip()
+    assert text.rfind("## Answer") < text.rfind("## Leaderboard on nDCG@10") < text.rfind("| graph_hybrid_balanced")
+    assert text.splitlines()[-1].startswith("Cost is the median HTTP time")
+    assert f"the full report: {run / 'public.md'}" in out
+    # no third-party bars or warnings inside the lab's own lines
+    for noise in ("Loading weights", "it/s]", "Port 8787", "UserWarning", "Warning:"):
+        assert noise not in out + err, noise
+    assert "== audit: exit 0" in err and "audit: all checks hold" in err
+    assert (run / "stages.log").is_file() and "ok pages" in (run / "stages.log").read_text()
