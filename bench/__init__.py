@@ -29,6 +29,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "graph-v4-dev": ("bench.design.graph_v4_dev", "graph-v4 design harness (entity relations) over development queries only"),
     "prf-dev": ("bench.design.prf_dev", "PRF design harness (RM3, Rocchio, their fusion) over development queries only"),
     "hipporag2-dev": ("bench.design.hipporag2_dev", "hipporag2_v1 beside dense on HippoRAG's GPT-3.5 graph, development rows only (exploratory)"),
+    "linearrag-draws": ("bench.design.linearrag_draws", "LinearRAG's result over draws of the orders its code leaves to chance: each draw's nDCG@10 and their spread, on finished linearrag_v2 runs"),
     "threshold-calibration": ("bench.design.threshold_calibration", "a similarity threshold carried to another encoder: the same quantile of unrelated development pairs"),
     "field-graphs-dev": ("bench.design.field_graphs_dev", "field-graphs design table (ppr profiles beside three baselines) over development queries only"),
 }

@@ -37,6 +37,7 @@ from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "
 STAGE_STOP_SECONDS = 60.0  # how long a stage (or a leftover lab) gets to stop cleanly
+STARTING_SECONDS = 1.0  # a stage listens for Ctrl-C well within this of its start (lab/__main__.py)
 
 
 class StageFailed(CheckFailed):
@@ -222,6 +223,9 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
               clean=lambda: _unlink(run.fixture, run.generation))
         if not {"prepare", "evaluate"} <= set(record.done):
             _with_lab(run, stage, log)
+        else:  # no lab to start for them
+            for name in ("prepare", "evaluate"):
+                stage(name)
         stage("export", "export", "--run-dir", run.root, clean=lambda: _remove_export(run))
         stage("audit", "audit", "--run-dir", run.root)
         for name, url in record.external.items():
@@ -264,13 +268,28 @@ def _with_lab(run: RunDir, stage: Callable, log: Callable[[str], None]) -> None:
 
 def _call(command: list[str], stdout: IO | None) -> int:
     """The stage as its own process in its own session, so Ctrl-C reaches this process alone and is
-    passed on once (the stage stops cleanly); the stage dies with this process if it is killed."""
-    child = subprocess.Popen(command, stdout=stdout, start_new_session=True, preexec_fn=dies_with_parent(),
+    passed on once (the stage stops cleanly); the stage dies with this process if it is killed. It
+    starts with Ctrl-C ignored until `python -m lab` restores it (lab/__main__.py): a Ctrl-C before
+    then would end the interpreter mid-start with a traceback."""
+    tie = dies_with_parent()
+
+    def start() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if tie is not None:
+            tie()
+
+    started = time.monotonic()
+    child = subprocess.Popen(command, stdout=stdout, start_new_session=True, preexec_fn=start,
                              env={**os.environ, STAGE_OF_RUN: "1", INVOKED_AS: invoked_as()})
     try:
         return child.wait()
     except KeyboardInterrupt:
         child.send_signal(signal.SIGINT)
+        if time.monotonic() - started < STARTING_SECONDS:  # it may have come before the stage listened
+            try:
+                child.wait(timeout=STARTING_SECONDS)
+            except subprocess.TimeoutExpired:
+                child.send_signal(signal.SIGINT)
         try:
             child.wait(timeout=STAGE_STOP_SECONDS)
         except subprocess.TimeoutExpired:

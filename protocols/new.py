@@ -106,8 +106,9 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
     and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
     IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). With `ner_graph` it builds document_ner_graph_v1 and
     adds hipporag_ner (HIPPORAG_NER_FAMILY without graph_ppr, which the layout's template lacks). With
-    `linearrag` it adds LinearRAG with the published settings of the layout's dataset
-    (LINEARRAG_FAMILIES), linearrag_v1 against weighted_rrf_v2 its primary contrast. `question`
+    `linearrag` it adds LinearRAG with the published settings of the layout's dataset and the orders its
+    code leaves to chance drawn (LINEARRAG_V2_FAMILIES), linearrag_v2 against weighted_rrf_v2 its primary
+    contrast. `question`
     names the flagship method whose question (protocols/registry.py QUESTIONS) the protocol asks
     first; without it, the last family added asks its own."""
     if layout not in TEMPLATES:
@@ -155,9 +156,9 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
     if linearrag:
         from dataclasses import replace
 
-        from protocols.registry import LINEARRAG_FAMILIES
+        from protocols.registry import LINEARRAG_V2_FAMILIES
 
-        family = LINEARRAG_FAMILIES[dataset_of(layout)]
+        family = LINEARRAG_V2_FAMILIES[dataset_of(layout)]
         requires = {k: v for k, v in family.requires.items() if k in protocol["methods"]}
         protocol = replace(family, requires=requires, title_suffix=" (LinearRAG)").derive(protocol, version)
     if question is not None:

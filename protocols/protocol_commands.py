@@ -267,12 +267,13 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
                         help="build the spaCy entity graph (document_ner_graph_v1) and add HippoRAG 2's PageRank "
                              "over it, hipporag_ner (docs/hipporag2.md); not with --graph")
     parser.add_argument("--linearrag", action="store_true",
-                        help="add LinearRAG (linearrag_v1, the published settings of the layout's dataset; "
-                             "docs/linearrag.md) against weighted_rrf_v2")
+                        help="add LinearRAG (linearrag_v2, the published settings of the layout's dataset, the "
+                             "orders its code leaves to chance drawn per question; docs/linearrag.md) against "
+                             "weighted_rrf_v2")
     parser.add_argument("--question", metavar="METHOD",
                         help="the flagship method whose question the run answers first (the primary contrast): "
                              "graph_hybrid_imported (default with --graph) or hipporag2 with --graph, hipporag_ner "
-                             "with --ner-graph, linearrag_v1 (default with --linearrag); printed, and written into "
+                             "with --ner-graph, linearrag_v2 (default with --linearrag); printed, and written into "
                              "the protocol")
 
 

@@ -201,6 +201,7 @@ QUESTIONS = {question.candidate: question for question in (
     AskQuestion("hipporag2", "semantic", "recall@5", "confirmatory"),
     AskQuestion("hipporag_ner", "weighted_rrf_v2", "ndcg@10", "confirmatory"),
     AskQuestion("linearrag_v1", "weighted_rrf_v2", "ndcg@10", "confirmatory"),
+    AskQuestion("linearrag_v2", "weighted_rrf_v2", "ndcg@10", "confirmatory"),
 )}
 
 # hipporag2 v2: the v1 run's methods and rows, asking HippoRAG 2's question first (docs/hipporag2.md)
@@ -209,20 +210,26 @@ HIPPORAG2_QUESTION = replace(QUESTIONS["hipporag2"], label="exploratory: develop
 
 # LinearRAG (docs/linearrag.md): its published per-dataset settings (LinearRAG's run.sh), no tuning, beside
 # the NER suite's methods; the question is whether it beats weighted_rrf_v2
-def _linearrag_family(profile: str) -> AddMethodFamily:
+def _linearrag_family(profile: str, version: str = "v1", drawn: str = "") -> AddMethodFamily:
+    method = f"linearrag_{version}"
     return AddMethodFamily(
-        title_suffix=" (linearrag v1: plus LinearRAG's entity graph, semantic bridging and PageRank, its published "
-                     "settings)",
-        methods={"linearrag_v1": {"route": "linearrag", "profile": profile, "limit": 10}},
-        primary_contrast={"candidate": "linearrag_v1", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+        title_suffix=f" (linearrag {version}: plus LinearRAG's entity graph, semantic bridging and PageRank, its "
+                     f"published settings{drawn})",
+        methods={method: {"route": "linearrag", "profile": profile, "limit": 10}},
+        primary_contrast={"candidate": method, "baseline": "weighted_rrf_v2", "label": "confirmatory"},
         requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
                   "hipporag_ner": "hipporag_ner_v1", "semantic": "cosine_exact_v1"},
     )
 
 
-LINEARRAG_FAMILIES = {dataset: _linearrag_family(profile) for dataset, profile in (
-    ("musique", "linearrag_musique_v1"), ("hotpotqa", "linearrag_hotpotqa_v1"),
-    ("2wikimultihopqa", "linearrag_2wiki_v1"))}
+LINEARRAG_PROFILE_OF = {"musique": "linearrag_musique", "hotpotqa": "linearrag_hotpotqa",
+                        "2wikimultihopqa": "linearrag_2wiki"}
+LINEARRAG_FAMILIES = {dataset: _linearrag_family(f"{profile}_v1") for dataset, profile in LINEARRAG_PROFILE_OF.items()}
+# v2: the orders LinearRAG leaves to chance drawn per question by the profile's declared rule
+# (protocols/families/linearrag.py DRAW); what `lab protocol new --linearrag` adds
+LINEARRAG_V2_FAMILIES = {dataset: _linearrag_family(f"{profile}_v2", "v2", "; orders it leaves to chance drawn per "
+                                                                          "question by a declared rule")
+                         for dataset, profile in LINEARRAG_PROFILE_OF.items()}
 
 ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
     title_suffix=" (ANN: v2 plus the ANN lane)",
@@ -432,6 +439,26 @@ SUITE_LINEARRAG_V1 = SuitePin(  # frozen before any test campaign ran under it (
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+SUITE_LINEARRAG_V2 = SuitePin(  # frozen before any test campaign ran under it (docs/linearrag.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), linearrag v2: does LinearRAG "
+          "(linearrag_v2: its published per-dataset settings, the orders its code leaves to chance drawn per question "
+          "by a declared rule) beat weighted_rrf_v2 on nDCG@10 across datasets? Secondary: against "
+          "graph_hybrid_balanced, hipporag_ner and its own dense retriever (semantic) on nDCG@10, against "
+          "weighted_rrf_v2 on R@2 and R@5, and graph_hybrid_balanced against weighted_rrf_v2 on nDCG@10.",
+    datasets=(("musique", "musique-sample-linearrag-v2.json"), ("hotpotqa", "hotpotqa-sample-linearrag-v2.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-linearrag-v2.json")),
+    primary_contrast={"candidate": "linearrag_v2", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=tuple({"candidate": candidate, "baseline": baseline, "metric": metric, "label": "secondary"}
+                              for candidate, baseline, metric in (
+                                  ("linearrag_v2", "graph_hybrid_balanced", "ndcg@10"),
+                                  ("linearrag_v2", "hipporag_ner", "ndcg@10"), ("linearrag_v2", "semantic", "ndcg@10"),
+                                  ("linearrag_v2", "weighted_rrf_v2", "recall@2"),
+                                  ("linearrag_v2", "weighted_rrf_v2", "recall@5"),
+                                  ("graph_hybrid_balanced", "weighted_rrf_v2", "ndcg@10"))),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
@@ -582,6 +609,12 @@ DECLARED: tuple[Declared, ...] = (
     Declared("datasets/2wikimultihopqa-sample-linearrag-v1.json", "2wikimultihopqa-sample-hipporag2-v1",
              LINEARRAG_FAMILIES["2wikimultihopqa"]),
     Declared("suites/suite-linearrag-v1.json", None, SUITE_LINEARRAG_V1),
+    Declared("datasets/musique-sample-linearrag-v2.json", "musique-sample-hipporag2-v1", LINEARRAG_V2_FAMILIES["musique"]),
+    Declared("datasets/hotpotqa-sample-linearrag-v2.json", "hotpotqa-sample-hipporag2-v1",
+             LINEARRAG_V2_FAMILIES["hotpotqa"]),
+    Declared("datasets/2wikimultihopqa-sample-linearrag-v2.json", "2wikimultihopqa-sample-hipporag2-v1",
+             LINEARRAG_V2_FAMILIES["2wikimultihopqa"]),
+    Declared("suites/suite-linearrag-v2.json", None, SUITE_LINEARRAG_V2),
 )
 
 

@@ -53,6 +53,8 @@ def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: np.ndarray, gr
     total = sum(int(s) for s in seeds)
     reset = np.array([(int(s) << grid_bits) // total for s in seeds], dtype=np.int64)
     mass, change = reset.copy(), 0
+    history = {reset.tobytes(): 0}  # state -> the first step that reached it
+    trail = [reset]
     for step in range(1, max_iterations + 1):
         received = np.zeros(len(mass), dtype=np.int64)
         np.add.at(received, target, mass[source] * share)
@@ -61,6 +63,15 @@ def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: np.ndarray, gr
         mass = following
         if change == 0:
             return mass, step, 0
+        first = history.get(mass.tobytes())
+        if first is not None and step < max_iterations:
+            # a state seen before: the walk repeats its states from `first` with this period, so the
+            # state at the bound, and the change into it, are read off the trail
+            period = step - first
+            at, into = first + (max_iterations - step) % period, first + (max_iterations - 1 - step) % period
+            return trail[at], max_iterations, int(np.abs(trail[at] - trail[into]).sum())
+        history[mass.tobytes()] = step
+        trail.append(mass)
     return mass, max_iterations, change
 
 

@@ -18,6 +18,8 @@ id, and integer seeds and walk on declared grids, so a page's every number can b
 
 from __future__ import annotations
 
+import hashlib
+
 from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
 
 SECTION = "linearrag_graph"  # the fixture's entities, sentences, their vectors and the questions' entities
@@ -96,11 +98,53 @@ def _profile(max_iterations: int, passage_ratio: float, threshold: float, top_k_
     }
 
 
-LINEARRAG_PROFILES: dict[str, dict] = {
+# v2: what LinearRAG's code leaves to its process's hash seed (the question's entities, a sentence's
+# entities and its entity store are Python sets) is drawn per question by a declared rule instead of
+# fixed ascending, so no text order is favoured across questions (docs/linearrag.md, "Orders LinearRAG
+# leaves to chance"). The seed is a constant of the profile; the draws' spread is measured, not tuned.
+DRAW = {
+    "rule": "sha256_per_question_v1",
+    "seed": "linearrag-draw-1",
+    "key": "SHA-256 of seed, 0x00, the question vector's SHA-256 (hex, as its receipt gives it), 0x00, the text's "
+           "UTF-8 bytes; ascending key, then text",
+    "orders": "the question's entities; the entities a sentence names; among an entity's sentences of equal "
+              "cosine_exact_v1; among the graph entities of equal cosine_exact_v1 a question entity links to",
+    "why": "LinearRAG holds these in Python sets and takes argmax or argsort over them: their order follows its "
+           "process's hash seed, so each run of LinearRAG draws one; ascending text is one fixed draw and not a "
+           "neutral one (it always takes 'Otto Preminger' over 'Otto Preminger\\n', whose vectors are equal)",
+}
+
+
+def _drawn(profile: dict) -> dict:
+    """A v1 profile with the declared draw in place of ascending order where LinearRAG leaves chance."""
+    drawn = {**profile, "draw": DRAW}
+    drawn["seeds"] = {**profile["seeds"],
+                      "link": "each question entity's graph entity of highest cosine_exact_v1, ties by the draw",
+                      "order": "question entities by the draw; a graph entity linked twice keeps its first place "
+                               "and the last link's score"}
+    drawn["bridging"] = {**profile["bridging"],
+                         "sentences": "the entity's sentences not taken before in this question, by cosine_exact_v1 "
+                                      "to the question desc, then the draw; the first top_k_sentence are taken",
+                         "activated": "each entity of a taken sentence, by the draw; weight += next_score; a later "
+                                      "activation replaces its score and tier (round + 1), keeping its first place"}
+    return drawn
+
+
+def draw_key(draw: dict, question: str, text: str) -> tuple[bytes, str]:
+    """The declared draw's sort key of `text` for the question whose vector's SHA-256 is `question`."""
+    if draw["rule"] != DRAW["rule"]:
+        raise ValueError(f"unknown draw rule {draw['rule']!r}")
+    key = hashlib.sha256(draw["seed"].encode() + b"\0" + question.encode() + b"\0" + text.encode()).digest()
+    return key, text
+
+
+V1_PROFILES = {
     "linearrag_musique_v1": _profile(5, 2.0, 0.1, 4),
     "linearrag_2wiki_v1": _profile(3, 0.05, 0.4, 1),
     "linearrag_hotpotqa_v1": _profile(3, 0.05, 0.4, 1),
 }
+LINEARRAG_PROFILES: dict[str, dict] = {**V1_PROFILES,
+                                       **{name.replace("_v1", "_v2"): _drawn(p) for name, p in V1_PROFILES.items()}}
 
 # The similarity threshold each profile declares was set by LinearRAG for all-mpnet-base-v2; under
 # the lab's default encoder it is kept as it is (docs/linearrag.md, "Thresholds and their encoder").

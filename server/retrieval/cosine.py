@@ -26,8 +26,10 @@ cannot reach the top `limit`:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numkong
 import numpy as np
@@ -81,11 +83,12 @@ def exact_cosines(query: Query, rows: np.ndarray) -> np.ndarray:
     return np.clip(products.sum(axis=1), -1.0, 1.0)
 
 
-def nearest(space: SpaceMatrix, rows: np.ndarray, vectors: list[np.ndarray]) -> list[tuple[int, float]]:
+def nearest(space: SpaceMatrix, rows: np.ndarray, vectors: list[np.ndarray],
+            tie: Callable[[int], Any] | None = None) -> list[tuple[int, float]]:
     """For each vector, the position in `rows` of its highest exact cosine (cosine_exact_v1), ties by
-    position, and that cosine: a float32 product ranks every row, and the exact cosine decides among
-    those within twice the float32 bound of the best (the small-space prefilter's margin), so the
-    answer is the one exact cosines of every row give."""
+    position (or by `tie(position)` when given), and that cosine: a float32 product ranks every row,
+    and the exact cosine decides among those within twice the float32 bound of the best (the
+    small-space prefilter's margin), so the answer is the one exact cosines of every row give."""
     if not vectors:
         return []
     margin = 2.0 * (space.dimensions + 2) * _UNIT_ROUNDOFF_32
@@ -96,6 +99,9 @@ def nearest(space: SpaceMatrix, rows: np.ndarray, vectors: list[np.ndarray]) -> 
         close = np.flatnonzero(estimate >= estimate.max() - 2 * margin)
         exact = exact_cosines(query, rows[close])
         first = int(np.lexsort((close, -exact))[0])
+        if tie is not None:  # among the rows of exactly the best cosine, the tie's order decides
+            level = exact[first]
+            first = min((i for i in range(len(close)) if exact[i] == level), key=lambda i: tie(int(close[i])))
         found.append((int(close[first]), float(exact[first])))
     return found
 

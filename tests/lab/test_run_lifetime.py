@@ -111,3 +111,28 @@ def test_the_demo_terminal_fits_two_screens_and_ends_on_the_answer(tmp_path):
         assert noise not in out + err, noise
     assert "== audit: exit 0" in err and "audit: all checks hold" in err
     assert (run / "stages.log").is_file() and "ok pages" in (run / "stages.log").read_text()
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.05, 0.2, 0.6])
+def test_a_stage_stopped_as_it_starts_stops_at_once_and_quietly(delay):
+    """Ctrl-C reaching `lab run` in a stage's first instants: the stage starts with Ctrl-C ignored
+    until `python -m lab` restores it, so no interpreter dies mid-start with a traceback, and one
+    that came before it listened is passed on again; either way the stage ends within seconds."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    script = (f"import os, signal, sys, threading\n"
+              f"from lab.pipeline import _call\n"
+              f"try:\n"
+              f"    threading.Timer({delay}, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+              f"    _call([sys.executable, '-m', 'lab', 'bench', 'leaderboard', '--queries', '8000', '--datasets', '2'],"
+              f" None)\n"
+              f"except KeyboardInterrupt:\n"
+              f"    print('stopped', flush=True)\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.stdout.strip() == "stopped" and done.stderr == "", done.stderr
+    assert time.monotonic() - started < 15

@@ -19,8 +19,9 @@ from cosine_exact_v1's rule here, the walk from evaluator/verification/whole_gra
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
     Found, dense_order_failures, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walked_failures,
 )
-from protocols.families.linearrag import ENTITY, PASSAGE
+from protocols.families.linearrag import ENTITY, PASSAGE, draw_key
 from protocols.routes import route_of
 
 MAX_AMBIGUOUS = 10
@@ -110,16 +111,28 @@ def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     profile = checker.profiles[spec["profile"]]
     mine = table(checker, profile["pagerank"]["transition_bits"])
     route = route_of(spec)
-    entities = checker.frozen.entity_phrases(route.data.section, query["id"], route.entity_limit(profile))
-    unit = query_unit(checker.frozen.query_vectors[query["id"]])
+    vector = checker.frozen.query_vectors[query["id"]]
+    order = order_of(profile, vector_sha256(vector))
+    entities = sorted(checker.frozen.entity_phrases(route.data.section, query["id"], route.entity_limit(profile)),
+                      key=lambda entity: order(entity[0]))
+    unit = query_unit(vector)
     for rank, field, message in page_failures(page.get("linearrag") or {}, page.get("hits") or [], mine,
-                                              entities, unit, profile, spec["limit"], rc.COSINE_TOLERANCE):
+                                              entities, unit, profile, spec["limit"], rc.COSINE_TOLERANCE, order):
         fail(rank, field if rank else f"linearrag.{field}", message)
 
 
+def order_of(profile: Mapping, question: str) -> Callable[[str], Any]:
+    """Where LinearRAG leaves order to chance: ascending text (v1), or the profile's declared draw for
+    the question whose vector's SHA-256 is `question` (v2)."""
+    draw = profile.get("draw")
+    return str if draw is None else (lambda text: draw_key(draw, question, text))
+
+
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],
-                  unit: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Found:
-    """The first differences between a page and the recomputation (none: the page holds)."""
+                  unit: np.ndarray, profile: Mapping, limit: int, tolerance: float,
+                  order: Callable[[str], Any] = str) -> Found:
+    """The first differences between a page and the recomputation (none: the page holds); `entities`
+    in the profile's order."""
     graph = {"passages": len(mine.passages), "entities": len(mine.entities), "sentences": len(mine.sentence_row),
              "edges": mine.edge_count}
     if section.get("graph") != graph:
@@ -128,7 +141,7 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entiti
     if faults:
         return faults
     links = [(entry["node"], entry["cosine"]) for entry in section["links"]]
-    replayed = replay(section.get("rounds"), links, mine, unit, profile["bridging"], tolerance)
+    replayed = replay(section.get("rounds"), links, mine, unit, profile["bridging"], tolerance, order)
     if isinstance(replayed, list):
         return replayed
     activated, weights = replayed
@@ -178,7 +191,7 @@ def link_failures(listed, mine: Table, entities: Sequence[tuple[str, np.ndarray]
 
 
 def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.ndarray, rules: Mapping,
-           tolerance: float):
+           tolerance: float, order: Callable[[str], Any] = str):
     """LinearRAG's bridging replayed against the page's rounds: (activations, weights), or the failures."""
     threshold, top_k = rules["iteration_threshold"], rules["top_k_sentence"]
     if not isinstance(rounds, list):
@@ -205,13 +218,13 @@ def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.nda
             entry = listed[k] if k < len(listed) else None
             if not isinstance(entry, dict) or (entry.get("entity"), entry.get("score")) != (entity, score):
                 return [(None, f"{where}[{k}]", f"{entry!r}, recomputed {entity!r} spreading {score!r}")]
-            taken = chosen(entry.get("sentences"), candidates, mine, unit, top_k, tolerance)
+            taken = chosen(entry.get("sentences"), candidates, mine, unit, top_k, tolerance, order)
             if isinstance(taken, str):
                 return [(None, f"{where}[{k}].sentences", f"{entity!r}: {taken}")]
             k += 1
             for sentence, cosine in taken:
                 used.add(sentence)
-                for following in mine.entities_of.get(sentence, ()):
+                for following in sorted(mine.entities_of.get(sentence, ()), key=order):
                     next_score = score * cosine
                     if next_score < threshold:
                         continue
@@ -228,7 +241,7 @@ def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.nda
 
 
 def chosen(listed, candidates: Sequence[str], mine: Table, unit: np.ndarray, top_k: int,
-           tolerance: float) -> list[tuple[str, float]] | str:
+           tolerance: float, order: Callable[[str], Any] = str) -> list[tuple[str, float]] | str:
     """The page's taken sentences [(text, the page's cosine)] when they are the candidates' top
     `top_k` by cosine up to near ties, each cosine ours within the tolerance; else why not."""
     rows = np.array([mine.sentence_row[s] for s in candidates], dtype=np.int64)
@@ -247,9 +260,9 @@ def chosen(listed, candidates: Sequence[str], mine: Table, unit: np.ndarray, top
             return f"sentence {entry.get('id')}: cosine {cosine!r}, recomputed {ours[i]!r}"
         taken.append((text, cosine))
         positions.append(i)
-    keys = [(-cosine, text) for text, cosine in taken]
+    keys = [(-cosine, order(text)) for text, cosine in taken]
     if keys != sorted(keys):
-        return "taken sentences are not in cosine-descending, text-ascending order"
+        return "taken sentences are not in cosine-descending order, ties in the profile's order"
     weakest = min(ours[i] for i in positions)
     others = np.delete(ours, positions)
     if len(others) and others.max() > weakest + 2 * tolerance:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,11 @@ class Bridged:
 
 def bridge(links: Sequence[tuple[str, float]], sentences_of: Callable[[str], Sequence],
            cosines: Callable[[Sequence], Sequence[float]], entities_of: Callable[[str], Sequence[str]],
-           rules: Mapping) -> Bridged:
-    """links: (graph entity, cosine) per question entity in ascending question order; sentences_of(e):
-    e's sentences (objects with .text and .id) ascending by text; cosines(sentences): their cosines to
-    the question; entities_of(text): the entities a sentence names, ascending."""
+           rules: Mapping, order: Callable[[str], Any] = str) -> Bridged:
+    """links: (graph entity, cosine) per question entity in the profile's question order; sentences_of(e):
+    e's sentences (objects with .text and .id); cosines(sentences): their cosines to the question;
+    entities_of(text): the entities a sentence names. `order` is the sort key of a text where LinearRAG
+    leaves the order to chance: the text itself (v1, ascending) or the profile's draw (v2)."""
     threshold, top_k = rules["iteration_threshold"], rules["top_k_sentence"]
     activated: dict[str, tuple[float, int]] = {}
     weights: dict[str, float] = {}
@@ -57,13 +59,13 @@ def bridge(links: Sequence[tuple[str, float]], sentences_of: Callable[[str], Seq
             if not candidates:
                 continue
             found = cosines(candidates)
-            order = sorted(range(len(candidates)), key=lambda i: (-found[i], candidates[i].text))[:top_k]
+            best = sorted(range(len(candidates)), key=lambda i: (-found[i], order(candidates[i].text)))[:top_k]
             taken = []
-            for i in order:
+            for i in best:
                 sentence, cosine = candidates[i], float(found[i])
                 used.add(sentence.text)
                 taken.append(Taken(sentence.text, sentence.id, cosine))
-                for following in entities_of(sentence.text):
+                for following in sorted(entities_of(sentence.text), key=order):
                     next_score = score * cosine
                     if next_score < threshold:
                         continue

@@ -12,10 +12,12 @@ carries its mass (None on the dense order, when no entity is seeded).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from protocols.families.linearrag import ENTITY, PASSAGE
+from protocols.families.linearrag import ENTITY, PASSAGE, draw_key
 from server.families.linearrag.bridging import Bridged, bridge, passage_weights, seed_units
 from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256
@@ -24,19 +26,33 @@ from server.retrieval import page_parts as parts
 from server.retrieval.request import Search, VectorQuery, entity_vectors, vector_query
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
 
-def links(index, table: LinearTable, space_id: str, entities: list[tuple[str, np.ndarray]]) -> list[tuple[str, float]]:
-    """Each question entity's graph entity of highest exact cosine, ties by entity text."""
+def order_of(profile, vq: VectorQuery) -> Callable[[str], Any]:
+    """The sort key of a text where LinearRAG leaves order to chance: the text (v1, ascending), or
+    the profile's draw for this question (v2; protocols/families/linearrag.py `draw_key`)."""
+    draw = profile.get("draw")
+    if draw is None:
+        return str
+    question = vq.receipt["vector_sha256"]
+    return lambda text: draw_key(draw, question, text)
+
+
+def links(index, table: LinearTable, space_id: str, entities: list[tuple[str, np.ndarray]],
+          order: Callable[[str], Any] = str) -> list[tuple[str, float]]:
+    """Each question entity's graph entity of highest exact cosine, ties by `order` of the entity text
+    (table.entities are ascending, so the v1 order is their position)."""
     if not entities or not table.entities:
         return []
-    found = cosine.nearest(index.node_spaces[space_id], table.entity_rows, [vector for _, vector in entities])
+    tie = None if order is str else (lambda i: order(table.entities[i]))
+    found = cosine.nearest(index.node_spaces[space_id], table.entity_rows, [vector for _, vector in entities], tie)
     return [(table.entities[i], value) for i, value in found]
 
 
-def bridged(index, table: LinearTable, vq: VectorQuery, linked: list[tuple[str, float]], rules) -> Bridged:
+def bridged(index, table: LinearTable, vq: VectorQuery, linked: list[tuple[str, float]], rules,
+            order: Callable[[str], Any] = str) -> Bridged:
     node_query = cosine.Query(index.node_spaces[vq.receipt["space_id"]], vq.query.unit64, vq.query.unit32)
     return bridge(linked, lambda entity: table.sentences_of.get(entity, ()),
                   lambda sentences: cosine.exact_cosines(node_query, np.array([s.row for s in sentences], dtype=np.int64)),
-                  lambda text: table.entities_of.get(text, ()), rules)
+                  lambda text: table.entities_of.get(text, ()), rules, order)
 
 
 def digest_of(units: list[int]) -> str:
@@ -71,8 +87,10 @@ def search_linearrag(index, search: Search) -> dict:
     rules = profile["pagerank"]
     table = linear_table(index, space_id, rules["transition_bits"])
     dense = cosine.exact_cosines(vq.query, table.passage_rows)
-    linked = links(index, table, space_id, entities)
-    found = bridged(index, table, vq, linked, profile["bridging"])
+    order = order_of(profile, vq)
+    entities = sorted(entities, key=lambda entity: order(entity[0]))  # the body's are ascending
+    linked = links(index, table, space_id, entities, order)
+    found = bridged(index, table, vq, linked, profile["bridging"], order)
     bits = rules["seed_bits"]
     passage_units = [seed_units(w, bits) for w in passage_weights(dense, found.activated, table.occurrences_of,
                                                                    profile["passages"]).tolist()]

@@ -19,30 +19,42 @@ from tests.lab.campaigns.test_hipporag2_run import audit_of
 pytestmark = pytest.mark.heavy  # a whole campaign with the real model and spaCy (about 15 s)
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("linearrag-run")
+@pytest.fixture(scope="module", params=["v2", "v1"])
+def finished(request, tmp_path_factory) -> Path:
+    """`lab protocol new --linearrag` gives linearrag_v2 (the declared draw); v1 (ascending orders) is
+    the same protocol with v1's method and profile, so both verifiers meet a real page."""
+    folder = tmp_path_factory.mktemp(f"linearrag-run-{request.param}")
     own = own_data_blocks()
     (folder / "data").mkdir()
     (folder / "data" / "questions.json").write_text(own["hipporag_musique_v1"], encoding="utf-8")
     (folder / "data" / "corpus.json").write_text(own["hipporag_*"], encoding="utf-8")
     lab_cli("protocol", "new", "--questions", folder / "data" / "questions.json", "--corpus",
             folder / "data" / "corpus.json", "--layout", "hipporag_musique_v1", "--test", "all",
-            "--output", folder / "mine-linearrag-v1.json", "--linearrag")
-    protocol = json.loads((folder / "mine-linearrag-v1.json").read_text(encoding="utf-8"))
-    assert protocol["methods"]["linearrag_v1"]["profile"] == "linearrag_musique_v1"  # the layout's dataset's
-    assert protocol["ranking_profiles"]["linearrag_musique_v1"] == LINEARRAG_PROFILES["linearrag_musique_v1"]
-    assert protocol["evaluation"]["primary_contrast"]["candidate"] == "linearrag_v1"
+            "--output", folder / "mine-linearrag.json", "--linearrag")
+    protocol = json.loads((folder / "mine-linearrag.json").read_text(encoding="utf-8"))
+    assert protocol["methods"]["linearrag_v2"]["profile"] == "linearrag_musique_v2"  # the layout's dataset's
+    assert protocol["ranking_profiles"]["linearrag_musique_v2"] == LINEARRAG_PROFILES["linearrag_musique_v2"]
+    assert protocol["evaluation"]["primary_contrast"]["candidate"] == "linearrag_v2"
+    path = folder / "mine-linearrag.json"
+    if request.param == "v1":
+        protocol["protocol_version"] = "mine-linearrag-v1"
+        protocol["methods"] = {("linearrag_v1" if name == "linearrag_v2" else name):
+                               ({**method, "profile": "linearrag_musique_v1"} if name == "linearrag_v2" else method)
+                               for name, method in protocol["methods"].items()}
+        del protocol["ranking_profiles"]["linearrag_musique_v2"]
+        protocol["ranking_profiles"]["linearrag_musique_v1"] = LINEARRAG_PROFILES["linearrag_musique_v1"]
+        protocol["evaluation"]["primary_contrast"]["candidate"] = "linearrag_v1"
+        path = folder / "mine-linearrag-v1.json"
+        path.write_text(json.dumps(protocol, indent=2), encoding="utf-8")
     run_dir = folder / "runs" / "linearrag"
-    done = lab_cli("run", "--protocol", folder / "mine-linearrag-v1.json", "--data-dir", folder / "data",
-                   "--run-dir", run_dir, check=False)
+    done = lab_cli("run", "--protocol", path, "--data-dir", folder / "data", "--run-dir", run_dir, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "== audit: exit 0" in done.stderr
     return run_dir
 
 
 def row_of(report: dict) -> dict:
-    return next(row for row in report["rows"] if row["method"] == "linearrag_v1")
+    return next(row for row in report["rows"] if row["method"] in ("linearrag_v1", "linearrag_v2"))
 
 
 def edit_section(change):
@@ -115,3 +127,22 @@ def test_the_recognizer_reproduces_the_sections_mentions(finished):
     again = mentions((d["text"] for d in fixture["source"]["documents"]), ner.load_pipeline(ner.PARSING_EXCLUDED))
     assert [[[text, label, sentences.index(sentence)] for text, label, sentence in found] for found in again] == \
         [item["mentions"] for item in section["mentions"]]
+
+
+def test_the_draws_bench_replays_the_campaign_and_measures_the_spread(finished, tmp_path):
+    """`lab bench linearrag-draws`: the route replayed in process on a copy of the run's store gives
+    the campaign's ranking under the declared draw, and a figure for each other draw and for v1."""
+    report = json.loads((finished / "report.json").read_text(encoding="utf-8"))
+    out = tmp_path / "draws.json"
+    if not any(row["method"] == "linearrag_v2" for row in report["rows"]):  # v1 declares no draw to vary
+        refused = lab_cli("bench", "linearrag-draws", "--runs", finished, "--draws", "3", "--json", out, check=False)
+        assert refused.returncode == 2 and "declares no draw (a v2 profile does)" in refused.stderr
+        assert not out.exists()
+        return
+    ran = lab_cli("bench", "linearrag-draws", "--runs", finished, "--draws", "3", "--json", out)
+    (case,) = json.loads(out.read_text(encoding="utf-8"))
+    assert case["replayed_equal"] == case["questions"] >= 1, ran.stdout
+    assert list(case["means"]) == ["seed 1", "seed 2", "seed 3", "ascending (v1)"]
+    assert case["draws_min"] <= case["means"]["seed 1"] <= case["draws_max"]
+    assert "the declared draw replays the campaign's ranking on" in ran.stdout
+    assert (finished / "lab-db").is_dir() and not list(tmp_path.glob("lab-db*"))  # the run's store untouched

@@ -13,7 +13,7 @@ from builders import hipporag2_graph as hg
 from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.families.hipporag2.linking import LinkedFact, phrase_weights, seeds
 from server.families.hipporag2.ranking import passage_rows, rank, seed_vector
-from server.retrieval.whole_graph_pagerank import pagerank, reset_vector, transitions
+from server.retrieval.whole_graph_pagerank import pagerank, reset_of, reset_vector, transitions
 
 RULES = HIPPORAG2["pagerank"]
 
@@ -201,6 +201,65 @@ def test_the_walk_stops_at_its_fixed_point_or_its_bound_as_the_verifier_does(see
     assert np.array_equal(mass, server.mass) and (iterations, change) == (server.iterations, server.last_change)
     assert server.iterations == stops_at
     assert (server.last_change == 0) == (stops_at < bound or bound == 0)
+
+
+def _stepped(walk, reset: np.ndarray, bound: int) -> tuple[np.ndarray, int, int]:
+    """The walk's rule stepped to the bound with no shortcut: the oracle of the settled stop."""
+    shift, kept, mass = walk.transition_bits + 1, reset >> 1, reset
+    for step in range(1, bound + 1):
+        following = ((walk.incoming @ mass) >> shift) + kept
+        change = int(np.abs(following - mass).sum())
+        mass = following
+        if change == 0:
+            return mass, step, 0
+    return mass, bound, change
+
+
+def test_a_walk_caught_in_a_cycle_returns_what_stepping_to_the_bound_returns():
+    """The floors can hold the walk in a cycle (here 2-cycles of small random graphs on coarse grids,
+    as on LinearRAG's graph): the server and the verifier stop once a state repeats and return the
+    state, iteration count and last change that stepping to the bound gives, bit for bit."""
+    import random
+    from fractions import Fraction
+
+    from evaluator.verification import whole_graph_walk as verifier
+
+    cycles = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        nodes = [f"n{i}" for i in range(rng.randint(3, 7))]
+        edges = {(a, b): Fraction(rng.randint(1, 5)) for i, a in enumerate(nodes) for b in nodes[i + 1:]
+                 if rng.random() < 0.5}
+        seeds = [rng.randint(0, 5) for _ in nodes]
+        if not edges or not sum(seeds):
+            continue
+        transition_bits, grid_bits, bound = rng.randint(2, 6), rng.randint(3, 10), rng.choice([7, 40, 41])
+        walk = transitions(nodes, edges, transition_bits)
+        reset = reset_of(seeds, grid_bits)
+        want = _stepped(walk, reset, bound)
+        server = pagerank(walk, reset, bound)
+        mass, iterations, change = verifier.walk(verifier.edge_arrays(nodes, edges, transition_bits),
+                                                 np.array(seeds, dtype=np.int64), grid_bits, transition_bits, bound)
+        assert np.array_equal(server.mass, want[0]) and (server.iterations, server.last_change) == want[1:], seed
+        assert np.array_equal(mass, want[0]) and (iterations, change) == want[1:], seed
+        cycles += want[1] == bound and want[2] > 0 and _stepped(walk, reset, 200)[1] == 200
+    assert cycles >= 3  # the cases the stop is for were met
+
+
+def test_the_walk_stops_at_a_constructed_two_cycle_with_the_bounds_state():
+    """Two nodes that hand their whole mass to each other with no reset kept: m alternates between
+    (1, 0) and (0, 1); at an even bound the walk ends on (1, 0), at an odd one on (0, 1)."""
+    import scipy.sparse as sparse
+
+    from server.retrieval.whole_graph_pagerank import Transitions
+
+    full = 1 << 27  # t = 2^(T + 1): the step's halving undone, every unit passed on
+    walk = Transitions(["a", "b"], {"a": 0, "b": 1}, sparse.csr_matrix(np.array([[0, full], [full, 0]], dtype=np.int64)),
+                       26)
+    for bound, state in ((40, [1, 0]), (41, [0, 1])):
+        found = pagerank(walk, np.array([1, 0], dtype=np.int64), bound)
+        assert found.mass.tolist() == state and (found.iterations, found.last_change) == (bound, 2)
+        assert _stepped(walk, np.array([1, 0], dtype=np.int64), bound)[0].tolist() == state
 
 
 def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():

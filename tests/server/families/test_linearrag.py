@@ -10,21 +10,24 @@ runs, is the oracle of the integer walk over its passage-entity graph.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 from fractions import Fraction
+from functools import partial
 
 import igraph
 import numpy as np
 import pytest
 
 from builders.linearrag_graph import build, question_entities
-from protocols.families.linearrag import ENTITY, LINEARRAG_PROFILES, PASSAGE
+from protocols.families.linearrag import ENTITY, LINEARRAG_PROFILES, PASSAGE, draw_key
 from server.families.linearrag.bridging import bridge, normalized, passage_weights, seed_units
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of, transitions
 
 MUSIQUE = LINEARRAG_PROFILES["linearrag_musique_v1"]
 TWO_WIKI = LINEARRAG_PROFILES["linearrag_2wiki_v1"]
+MUSIQUE_V2 = LINEARRAG_PROFILES["linearrag_musique_v2"]
 
 
 class Sentence:
@@ -42,8 +45,11 @@ def random_world(seed: int):
     return entities, sentences, named, cosine, links
 
 
-def linearrag_scores(entities, sentences, named, cosine, links, rules):
-    """LinearRAG's calculate_entity_scores, transcribed (its variable names kept)."""
+def linearrag_scores(entities, sentences, named, cosine, links, rules, order=str):
+    """LinearRAG's calculate_entity_scores, transcribed (its variable names kept), its sets iterated
+    and its argsort's ties broken in `order` (the lab's v1 ascending text, or a v2 draw)."""
+    named = {s: sorted(found, key=order) for s, found in named.items()}
+    links = sorted(links, key=lambda link: order(link[0]))
     node_name_to_vertex_idx = {e: i for i, e in enumerate(entities)}
     entity_hash_id_to_sentence_hash_ids = {e: [s for s in sentences if e in named[s]] for e in entities}
     sentence_hash_id_to_entity_hash_ids = named
@@ -67,7 +73,7 @@ def linearrag_scores(entities, sentences, named, cosine, links, rules):
             sentence_similarities = np.array([cosine[sid] for sid in sentence_hash_ids])
             # the lab's declared order for ties (LinearRAG's argsort leaves them to quicksort)
             top_sentence_indices = sorted(range(len(sentence_hash_ids)),
-                                          key=lambda i: (-sentence_similarities[i], sentence_hash_ids[i]))
+                                          key=lambda i: (-sentence_similarities[i], order(sentence_hash_ids[i])))
             for top_sentence_index in top_sentence_indices[: rules["top_k_sentence"]]:
                 top_sentence_hash_id = sentence_hash_ids[top_sentence_index]
                 top_sentence_score = sentence_similarities[top_sentence_index]
@@ -97,6 +103,39 @@ def test_the_bridging_is_linearrags(seed, profile):
     assert {e: (score, tier) for e, (score, tier) in mine.activated.items()} == \
         {e: (float(score), tier) for e, (_, score, tier) in activated.items()}
     assert {e: weights[i] for i, e in enumerate(entities) if weights[i]} == {e: w for e, w in mine.weights.items() if w}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_bridging_under_a_draw_is_linearrags_under_that_order(seed):
+    """v2: the question's entities, a sentence's entities and ties among an entity's sentences taken in
+    the profile's draw for the question; the transcription of LinearRAG, fed the same orders, agrees."""
+    entities, sentences, named, cosine, links = random_world(seed)
+    cosine = {s: round(value, 1) for s, value in cosine.items()}  # many ties, for the draw to break
+    question = hashlib.sha256(f"question {seed}".encode()).hexdigest()
+    order = partial(draw_key, MUSIQUE_V2["draw"], question)
+    weights, activated = linearrag_scores(entities, sentences, named, cosine, links, MUSIQUE_V2["bridging"], order)
+    of = {e: [Sentence(s) for s in sentences if e in named[s]] for e in entities}
+    mine = bridge(sorted(links, key=lambda link: order(link[0])), lambda e: of[e],
+                  lambda found: [cosine[s.text] for s in found], lambda text: named[text], MUSIQUE_V2["bridging"], order)
+    assert list(mine.activated) == list(activated)
+    assert {e: (score, tier) for e, (score, tier) in mine.activated.items()} == \
+        {e: (float(score), tier) for e, (_, score, tier) in activated.items()}
+    assert {e: weights[i] for i, e in enumerate(entities) if weights[i]} == {e: w for e, w in mine.weights.items() if w}
+
+
+def test_the_draw_is_a_permutation_per_question_that_favours_no_text():
+    """The same question always draws the same order; across questions each of two texts comes first
+    about half the time (ascending text would always put 'Otto Preminger' before 'Otto Preminger\\n')."""
+    draw = MUSIQUE_V2["draw"]
+    questions = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(400)]
+    texts = ["Otto Preminger", "Otto Preminger\n"]
+    first = sum(min(texts, key=partial(draw_key, draw, q)) == texts[0] for q in questions)
+    assert 160 <= first <= 240, first
+    assert draw_key(draw, questions[0], texts[0]) == draw_key(draw, questions[0], texts[0])
+    other = {**draw, "seed": "another seed"}
+    assert draw_key(other, questions[0], texts[0]) != draw_key(draw, questions[0], texts[0])
+    with pytest.raises(ValueError, match="unknown draw rule"):
+        draw_key({**draw, "rule": "ascending"}, questions[0], texts[0])
 
 
 def test_a_round_stops_at_the_threshold_and_never_takes_a_sentence_twice():
