@@ -52,26 +52,19 @@ def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: np.ndarray, gr
     source, target, share = edges
     total = sum(int(s) for s in seeds)
     reset = np.array([(int(s) << grid_bits) // total for s in seeds], dtype=np.int64)
-    mass, change = reset.copy(), 0
-    history = {reset.tobytes(): 0}  # state -> the first step that reached it
-    trail = [reset]
+    mass, change, earlier = reset.copy(), 0, None  # earlier: the state two steps back
     for step in range(1, max_iterations + 1):
         received = np.zeros(len(mass), dtype=np.int64)
         np.add.at(received, target, mass[source] * share)
         following = reset // 2 + received // (1 << (transition_bits + 1))
         change = int(np.abs(following - mass).sum())
-        mass = following
         if change == 0:
-            return mass, step, 0
-        first = history.get(mass.tobytes())
-        if first is not None and step < max_iterations:
-            # a state seen before: the walk repeats its states from `first` with this period, so the
-            # state at the bound, and the change into it, are read off the trail
-            period = step - first
-            at, into = first + (max_iterations - step) % period, first + (max_iterations - 1 - step) % period
-            return trail[at], max_iterations, int(np.abs(trail[at] - trail[into]).sum())
-        history[mass.tobytes()] = step
-        trail.append(mass)
+            return following, step, 0
+        if earlier is not None and step < max_iterations and np.array_equal(following, earlier):
+            # two states alternate from here on: the bound lands on this one after an even number of
+            # further steps, else on the other, and each step changes the mass by the same amount
+            return (following if (max_iterations - step) % 2 == 0 else mass), max_iterations, change
+        earlier, mass = mass, following
     return mass, max_iterations, change
 
 

@@ -11,11 +11,12 @@ cannot change a bit and the evaluator's recomputation agrees exactly.
 - Step: m'(v) = floor(r(v) / 2) + floor(sum over u of m(u) t(u, v) / 2^(T + 1)), from m_0 = r,
   until no mass changes or the profile's bound; masses stay below 2^G and t below 2^T, and
   G + T = 62, so every sum fits in an int64.
-- Settled: the floors can hold the walk in a cycle instead of a fixed point (on LinearRAG's graph a
-  2-cycle whose phases differ by a few units a node). The step is a function of the masses alone, so
-  once a state repeats, every later one is known: the walk stops there and returns exactly the state,
-  and the last change, that stepping on to the bound would reach. Pages are the same bits; only the
-  steps not taken are saved.
+- Settled: the floors can hold the walk in two alternating states instead of a fixed point (every
+  walk of the LinearRAG samples does, from about its 33rd step). A step is a function of the masses
+  alone, so once m_k = m_(k-2) every later state is known: the walk stops there and returns exactly
+  the state, and the last change, that stepping on to the bound would reach. Pages are the same bits;
+  only the steps not taken are saved. A longer cycle is not looked for (one comparison a step is
+  cheap; hashing every state cost more than the steps it saved) and runs to the bound, as before.
 """
 
 from __future__ import annotations
@@ -101,9 +102,7 @@ def reset_of(units: Sequence[int], grid_bits: int) -> np.ndarray:
 def pagerank(walk: Transitions, reset: np.ndarray, max_iterations: int) -> Mass:
     shift = walk.transition_bits + 1  # the damping 1/2 folded into the shift
     kept = reset >> 1
-    mass = reset
-    states = [reset]  # m_0, m_1, ...: a repeated one settles the walk
-    seen = {reset.tobytes(): 0}
+    mass, before = reset, None  # m_(k-1) and m_(k-2)
     for step in range(1, max_iterations + 1):
         following = walk.incoming @ mass
         following >>= shift
@@ -113,17 +112,10 @@ def pagerank(walk: Transitions, reset: np.ndarray, max_iterations: int) -> Mass:
             return Mass(following, step, 0)
         if step == max_iterations:
             return Mass(following, step, int(np.abs(following - mass).sum()))
-        earlier = seen.setdefault(following.tobytes(), step)
-        if earlier != step:  # m_step = m_earlier: a cycle of period step - earlier from here on
-            return _at_bound(states, earlier, step, max_iterations)
-        states.append(following)
-        mass = following
+        if before is not None and np.array_equal(following, before):
+            # settled into two alternating states: the bound's is this one when an even number of
+            # steps remains, else the other, and every later step changes as much as this one
+            last = following if (max_iterations - step) % 2 == 0 else mass
+            return Mass(last, max_iterations, int(np.abs(following - mass).sum()))
+        mass, before = following, mass
     return Mass(mass, 0, 0)
-
-
-def _at_bound(states: list[np.ndarray], earlier: int, step: int, bound: int) -> Mass:
-    """The state and last change at the bound of a walk whose state at `step` repeats the one at
-    `earlier`: m_k = m_(earlier + (k - step) mod period) for every k >= step."""
-    period = step - earlier
-    last, before = states[earlier + (bound - step) % period], states[earlier + (bound - 1 - step) % period]
-    return Mass(last, bound, int(np.abs(last - before).sum()))

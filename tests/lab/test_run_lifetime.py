@@ -1,6 +1,6 @@
-"""Everything a lab command starts dies with it: `lab embed`, `lab evaluate` and `lab demo` killed
-(SIGKILL, a crash) or terminated (SIGTERM, `kill` or `timeout`) leave no process behind, and SIGTERM
-prints the one line Ctrl-C prints. `lab run` is stopped at every stage by every signal in
+"""Everything a lab command starts dies with it: `lab embed` and `lab evaluate` killed (SIGKILL, a
+crash) or terminated (SIGTERM, `kill` or `timeout`) leave no process behind, and SIGTERM prints the
+one line Ctrl-C prints. `lab run` (which `lab demo` is) is stopped at every stage in
 tests/lab/test_lab_run.py, with the same survivor check; the demo's terminal is checked here."""
 
 from __future__ import annotations
@@ -77,18 +77,6 @@ def test_a_killed_evaluate_takes_its_dask_workers_with_it(tmp_path_factory, tmp_
                                              "job; while the lab still runs, continue with: ")
     finally:
         assert prepared.lab.stop() == 0
-
-
-@pytest.mark.heavy  # a demo stopped during embed
-def test_a_terminated_demo_leaves_nothing_and_names_its_resume(tmp_path):
-    run = tmp_path / "demo"
-    tag = new_tag()
-    child = start_tagged([LAB, "demo", "--run-dir", run], tag)
-    _, err = kill_when(child, lambda: (run / "fixture.json.partial" / "batch-000002.npz").exists(), signal.SIGTERM)
-    assert survivors(tag) == {}
-    assert child.returncode == 143, err
-    assert _one_line(err) == (f"interrupted: lab run stopped during embed; {run} keeps what finished (synth, "
-                              f"import); continue with: {LAB} run --resume {run}")
 
 
 @pytest.mark.heavy  # the whole synthetic demo (about a minute and a half on 2 cores)
