@@ -78,6 +78,10 @@ def test_lab_run_writes_the_standard_layout_and_prints_the_table(by_lab_run):
     assert f"the full report: {run_dir / 'public.md'}" in done.stdout
     assert f"open the report (one file, no network needed): {run_dir / 'public.html'}" in done.stdout
     assert "audit: all checks hold" in done.stderr and "ok pages" in (run_dir / "stages.log").read_text()
+    # the terminal `make demo` shows, through the same code: two screens at most, no third-party noise
+    assert len((done.stdout + done.stderr).splitlines()) < 100
+    for noise in ("Loading weights", "it/s]", "Port 8787", "UserWarning"):
+        assert noise not in done.stdout + done.stderr, noise
     stages = next(line for line in done.stdout.splitlines() if line.startswith("stage wall times: "))
     assert [part.split()[0] for part in stages[len("stage wall times: "):].split(", ")] == [
         "import", "embed", "prepare", "evaluate", "export", "audit"]

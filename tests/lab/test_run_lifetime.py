@@ -79,7 +79,8 @@ def test_a_killed_evaluate_takes_its_dask_workers_with_it(tmp_path_factory, tmp_
         assert prepared.lab.stop() == 0
 
 
-@pytest.mark.heavy  # the whole synthetic demo (about a minute and a half on 2 cores)
+@pytest.mark.slow  # the whole synthetic demo (about a minute and a half): make test-long; make test checks
+# the same terminal on `lab run` (tests/lab/test_lab_run.py), the one code path both print through
 def test_the_demo_terminal_fits_two_screens_and_ends_on_the_answer(tmp_path):
     run = tmp_path / "demo"
     tag = new_tag()

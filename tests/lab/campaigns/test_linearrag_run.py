@@ -19,11 +19,10 @@ from tests.lab.campaigns.test_hipporag2_run import audit_of
 pytestmark = pytest.mark.heavy  # a whole campaign with the real model and spaCy (about 15 s)
 
 
-@pytest.fixture(scope="module", params=["v2", "v1"])
-def finished(request, tmp_path_factory) -> Path:
+def run_of(tmp_path_factory, version: str) -> Path:
     """`lab protocol new --linearrag` gives linearrag_v2 (the declared draw); v1 (ascending orders) is
     the same protocol with v1's method and profile, so both verifiers meet a real page."""
-    folder = tmp_path_factory.mktemp(f"linearrag-run-{request.param}")
+    folder = tmp_path_factory.mktemp(f"linearrag-run-{version}")
     own = own_data_blocks()
     (folder / "data").mkdir()
     (folder / "data" / "questions.json").write_text(own["hipporag_musique_v1"], encoding="utf-8")
@@ -36,7 +35,7 @@ def finished(request, tmp_path_factory) -> Path:
     assert protocol["ranking_profiles"]["linearrag_musique_v2"] == LINEARRAG_PROFILES["linearrag_musique_v2"]
     assert protocol["evaluation"]["primary_contrast"]["candidate"] == "linearrag_v2"
     path = folder / "mine-linearrag.json"
-    if request.param == "v1":
+    if version == "v1":
         protocol["protocol_version"] = "mine-linearrag-v1"
         protocol["methods"] = {("linearrag_v1" if name == "linearrag_v2" else name):
                                ({**method, "profile": "linearrag_musique_v1"} if name == "linearrag_v2" else method)
@@ -51,6 +50,26 @@ def finished(request, tmp_path_factory) -> Path:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "== audit: exit 0" in done.stderr
     return run_dir
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    return run_of(tmp_path_factory, "v2")
+
+
+def test_v1_ascending_orders_still_run_and_audit(tmp_path_factory, tmp_path):
+    """v1's pages (every order ascending) through a real run, its audit clean; a hand-edited
+    activation fails it (v2's run meets every hand edit below)."""
+    run = run_of(tmp_path_factory, "v1")
+
+    def weigh(section):
+        section["activated"][0]["weight"] += 1e-9
+    assert "linearrag.activated" in audit_of(run, tmp_path, edit_section(weigh))
+    # v1 declares no draw: the draws bench has nothing to vary and says so
+    refused = lab_cli("bench", "linearrag-draws", "--runs", run, "--draws", "3", "--json", tmp_path / "d.json",
+                      check=False)
+    assert refused.returncode == 2 and "declares no draw (a v2 profile does)" in refused.stderr
+    assert not (tmp_path / "d.json").exists()
 
 
 def row_of(report: dict) -> dict:
@@ -132,13 +151,7 @@ def test_the_recognizer_reproduces_the_sections_mentions(finished):
 def test_the_draws_bench_replays_the_campaign_and_measures_the_spread(finished, tmp_path):
     """`lab bench linearrag-draws`: the route replayed in process on a copy of the run's store gives
     the campaign's ranking under the declared draw, and a figure for each other draw and for v1."""
-    report = json.loads((finished / "report.json").read_text(encoding="utf-8"))
     out = tmp_path / "draws.json"
-    if not any(row["method"] == "linearrag_v2" for row in report["rows"]):  # v1 declares no draw to vary
-        refused = lab_cli("bench", "linearrag-draws", "--runs", finished, "--draws", "3", "--json", out, check=False)
-        assert refused.returncode == 2 and "declares no draw (a v2 profile does)" in refused.stderr
-        assert not out.exists()
-        return
     ran = lab_cli("bench", "linearrag-draws", "--runs", finished, "--draws", "3", "--json", out)
     (case,) = json.loads(out.read_text(encoding="utf-8"))
     assert case["replayed_equal"] == case["questions"] >= 1, ran.stdout
