@@ -53,6 +53,16 @@ class RunDir:
         return Path(self.root) / FILES[role]
 
 
+def run_resume(run_dir: Path | str | None) -> str | None:
+    """`lab run --resume RUN_DIR`, as the user invoked the lab, when `run_dir` is a directory `lab run`
+    started (its run.json is there): the one command that continues any of its stages; else None."""
+    from ground.command import typed
+
+    if run_dir is None or not RunDir(Path(run_dir)).record.is_file():
+        return None
+    return typed(f"run --resume {run_dir}")
+
+
 # --- the flags every command shares for these files (docs/cli.md, "One flag vocabulary") ----------
 
 def add_run_dir(parser: argparse.ArgumentParser) -> None:

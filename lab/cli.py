@@ -12,7 +12,6 @@ import dataclasses
 import difflib
 import shlex
 import sys
-from pathlib import Path
 
 import builders.embed_commands
 import evaluator.evaluator_commands
@@ -22,7 +21,7 @@ import protocols.protocol_commands
 import server.serve_command
 from ground.command import Command, call, run, typed
 from ground.errors import Interrupted, RefusedInput
-from ground.run_dir import RunDir
+from ground.run_dir import run_resume
 
 # in pipeline order, which is the order `lab --help` lists them
 STAGES = (protocols.protocol_commands, importer.import_commands, builders.embed_commands, server.serve_command,
@@ -125,9 +124,9 @@ def continue_hint(args: argparse.Namespace, argv: list[str]) -> str | None:
     one that works as printed: a stage of a `lab run` (its run directory keeps run.json) continues
     with `lab run --resume`, which restarts the lab that run had started; an evaluate with --resume."""
     run_dir = getattr(args, "run_dir", None)
-    if run_dir is not None and RunDir(Path(run_dir)).record.is_file() and args._command.name != "run":
-        return (f"stopped; {run_dir} keeps what finished (each file whole); continue with: "
-                f"{typed(f'run --resume {run_dir}')}")
+    resume = run_resume(run_dir)
+    if resume is not None and args._command.name != "run":
+        return f"stopped; {run_dir} keeps what finished (each file whole); continue with: {resume}"
     if args._command.name == "evaluate":
         again = argv if "--resume" in argv else [*argv, "--resume"]
         return ("stopped; the report and its journal keep every recorded job; while the lab still runs, "

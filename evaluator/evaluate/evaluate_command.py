@@ -18,7 +18,7 @@ from evaluator.verification.check_placement import add_cluster_flags, options_of
 from ground.command import STAGE_OF_RUN, Command, again, typed
 from ground.errors import RefusedInput
 from ground.files import load_json
-from ground.run_dir import RunDir, add_file, resolve
+from ground.run_dir import RunDir, add_file, resolve, run_resume
 from protocols.schema import load_protocol
 
 
@@ -86,10 +86,8 @@ def _alive(pid: int) -> bool:
 def resume_hint(args: argparse.Namespace) -> str:
     """The command that continues this campaign: inside `lab run`, that run's `lab run --resume`
     (it restarts the lab the run started); otherwise this very command with --resume."""
-    run_dir = getattr(args, "run_dir", None)
-    if os.environ.get(STAGE_OF_RUN) and run_dir is not None and RunDir(Path(run_dir)).record.is_file():
-        return typed(f"run --resume {run_dir}")
-    return again(args, "--resume")
+    resume = run_resume(getattr(args, "run_dir", None)) if os.environ.get(STAGE_OF_RUN) else None
+    return resume or again(args, "--resume")
 
 
 def lab_gone(access_file: Path, pid: int, args: argparse.Namespace) -> str:
@@ -98,8 +96,9 @@ def lab_gone(access_file: Path, pid: int, args: argparse.Namespace) -> str:
     whole; otherwise the store is wherever `lab serve` was pointed, which no file here records."""
     run_dir = getattr(args, "run_dir", None)
     gone = f"the lab named by {access_file} (pid {pid}) is not running"
-    if run_dir is not None and RunDir(Path(run_dir)).record.is_file():
-        return f"{gone}; `{typed(f'run --resume {run_dir}')}` reopens it on its store and continues"
+    resume = run_resume(run_dir)
+    if resume is not None:
+        return f"{gone}; `{resume}` reopens it on its store and continues"
     if run_dir is not None:
         run = RunDir(Path(run_dir))
         reopened = run.root / REOPENED_ACCESS

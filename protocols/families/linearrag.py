@@ -138,6 +138,13 @@ def draw_key(draw: dict, question: str, text: str) -> tuple[bytes, str]:
     return key, text
 
 
+def draw_order(profile: dict, question: str):
+    """The sort key of a text where LinearRAG leaves the order to chance, for the question whose
+    vector's SHA-256 is `question`: the text itself (v1, ascending) or the profile's draw (v2)."""
+    draw = profile.get("draw")
+    return str if draw is None else (lambda text: draw_key(draw, question, text))
+
+
 V1_PROFILES = {
     "linearrag_musique_v1": _profile(5, 2.0, 0.1, 4),
     "linearrag_2wiki_v1": _profile(3, 0.05, 0.4, 1),

@@ -42,6 +42,7 @@ RUN_AS_PRINTED = {
     ("evaluator/evaluate/evaluate_command.py", "lab_gone"):
         "tests/lab/test_hints.py::test_a_pipeline_stopped_step_by_step_continues_as_printed",
     ("lab/pipeline.py", "stage"): "tests/lab/test_hints.py::test_a_lab_run_whose_lab_died_continues_as_printed",
+    ("ground/run_dir.py", "run_resume"): "tests/lab/test_hints.py::test_a_lab_run_whose_lab_died_continues_as_printed",
     ("lab/pipeline.py", "run_pipeline"):
         "tests/lab/test_lab_run.py::test_a_run_stopped_at_every_stage_continues_with_the_printed_command_to_the_same_rankings",
     ("lab/pipeline.py", "_stages"):

@@ -31,7 +31,7 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
     Found, dense_order_failures, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walked_failures,
 )
-from protocols.families.linearrag import ENTITY, PASSAGE, draw_key
+from protocols.families.linearrag import ENTITY, PASSAGE, draw_order
 from protocols.routes import route_of
 
 MAX_AMBIGUOUS = 10
@@ -112,20 +112,13 @@ def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     mine = table(checker, profile["pagerank"]["transition_bits"])
     route = route_of(spec)
     vector = checker.frozen.query_vectors[query["id"]]
-    order = order_of(profile, vector_sha256(vector))
+    order = draw_order(profile, vector_sha256(vector))
     entities = sorted(checker.frozen.entity_phrases(route.data.section, query["id"], route.entity_limit(profile)),
                       key=lambda entity: order(entity[0]))
     unit = query_unit(vector)
     for rank, field, message in page_failures(page.get("linearrag") or {}, page.get("hits") or [], mine,
                                               entities, unit, profile, spec["limit"], rc.COSINE_TOLERANCE, order):
         fail(rank, field if rank else f"linearrag.{field}", message)
-
-
-def order_of(profile: Mapping, question: str) -> Callable[[str], Any]:
-    """Where LinearRAG leaves order to chance: ascending text (v1), or the profile's declared draw for
-    the question whose vector's SHA-256 is `question` (v2)."""
-    draw = profile.get("draw")
-    return str if draw is None else (lambda text: draw_key(draw, question, text))
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],

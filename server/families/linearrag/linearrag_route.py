@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.families.linearrag import ENTITY, PASSAGE, draw_key
+from protocols.families.linearrag import ENTITY, PASSAGE, draw_order
 from server.families.linearrag.bridging import Bridged, bridge, passage_weights, seed_units
 from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256
@@ -25,16 +25,6 @@ from server.retrieval import cosine
 from server.retrieval import page_parts as parts
 from server.retrieval.request import Search, VectorQuery, entity_vectors, vector_query
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
-
-def order_of(profile, vq: VectorQuery) -> Callable[[str], Any]:
-    """The sort key of a text where LinearRAG leaves order to chance: the text (v1, ascending), or
-    the profile's draw for this question (v2; protocols/families/linearrag.py `draw_key`)."""
-    draw = profile.get("draw")
-    if draw is None:
-        return str
-    question = vq.receipt["vector_sha256"]
-    return lambda text: draw_key(draw, question, text)
-
 
 def links(index, table: LinearTable, space_id: str, entities: list[tuple[str, np.ndarray]],
           order: Callable[[str], Any] = str) -> list[tuple[str, float]]:
@@ -87,7 +77,7 @@ def search_linearrag(index, search: Search) -> dict:
     rules = profile["pagerank"]
     table = linear_table(index, space_id, rules["transition_bits"])
     dense = cosine.exact_cosines(vq.query, table.passage_rows)
-    order = order_of(profile, vq)
+    order = draw_order(profile, vq.receipt["vector_sha256"])
     entities = sorted(entities, key=lambda entity: order(entity[0]))  # the body's are ascending
     linked = links(index, table, space_id, entities, order)
     found = bridged(index, table, vq, linked, profile["bridging"], order)
