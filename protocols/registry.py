@@ -275,6 +275,33 @@ E5_TORCH_TWIN = EmbeddingTwin(  # the same weights dequantized and run by torch:
 E5_CALIBRATED_TWIN = replace(E5_TWIN, calibrated={"hipporag2_v1": "hipporag2_e5_v1"},
                              model_note="4-bit quantized, synonym threshold calibrated")
 
+# LinearRAG's own encoder (its run.sh and config.py), as `lab embed install-model all-mpnet-base-v2` installs it
+# (builders/model_install.py pins the same files); hipporag_ner's synonym threshold calibrated for it
+MPNET_TWIN = EmbeddingTwin(
+    space={
+        "provider": "sentence-transformers",
+        "model": "all-mpnet-base-v2",
+        "dimensions": 768,
+        "provenance": {
+            "profile": "plain", "query_prefix": "", "passage_prefix": "", "pooling": "mean", "max_tokens": 384,
+            "model_files": {
+                "1_Pooling/config.json": "a37f83ada23e7887be6b88f4998927dbeac0038af301553c7cd5461413bf1a56",
+                "config.json": "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0",
+                "config_sentence_transformers.json": "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
+                "model.safetensors": "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+                "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+                "sentence_bert_config.json": "cabfacded9272091a06ff595a46ef027a76ddf4ac9e77d0fcf11c605748f1667",
+                "special_tokens_map.json": "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba",
+                "tokenizer.json": "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
+                "tokenizer_config.json": "67f2ff7e223518e729869bb3a70f0caf8368fe549383fc11cfe2dfb42fffc268",
+                "vocab.txt": "dbd90cb94e2247bd4d4ccaecbf616d2290e66691d7d5e5bb81f063c2d0649ada",
+            },
+        },
+    },
+    model_note="LinearRAG's encoder, synonym threshold calibrated",
+    calibrated={"hipporag_ner_v1": "hipporag_ner_mpnet_v1"},
+)
+
 DESIGN_COHORT = DesignCohort(title_suffix=" (design cohort: every row no test split selects)")
 
 HOTPOTQA_SAMPLE = SamplePin(
@@ -459,6 +486,24 @@ SUITE_LINEARRAG_V2 = SuitePin(  # frozen before any test campaign ran under it (
     pooling=POOLING, seed=SAMPLES_SEED,
 )
 
+SUITE_LINEARRAG_MPNET_V1 = SuitePin(  # frozen before any campaign ran under it (docs/linearrag.md)
+    title="The three shared samples (MuSiQue, HotpotQA distractor, 2WikiMultihopQA), linearrag at mpnet: every method "
+          "of the linearrag v2 protocols under LinearRAG's own encoder, all-mpnet-base-v2. Does linearrag_v2 beat "
+          "weighted_rrf_v2 on nDCG@10 across datasets? Secondary: linearrag_v2 against graph_hybrid_balanced, "
+          "hipporag_ner and its own dense retriever (semantic) on nDCG@10, and graph_hybrid_balanced against "
+          "weighted_rrf_v2 on nDCG@10 (does the lab's own finding hold at a third encoder?).",
+    datasets=(("musique", "musique-sample-linearrag-mpnet-v1.json"),
+              ("hotpotqa", "hotpotqa-sample-linearrag-mpnet-v1.json"),
+              ("2wikimultihopqa", "2wikimultihopqa-sample-linearrag-mpnet-v1.json")),
+    primary_contrast={"candidate": "linearrag_v2", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",
+                      "label": "confirmatory"},
+    secondary_contrasts=tuple({"candidate": candidate, "baseline": baseline, "metric": "ndcg@10", "label": "secondary"}
+                              for candidate, baseline in (
+                                  ("linearrag_v2", "graph_hybrid_balanced"), ("linearrag_v2", "hipporag_ner"),
+                                  ("linearrag_v2", "semantic"), ("graph_hybrid_balanced", "weighted_rrf_v2"))),
+    pooling=POOLING, seed=SAMPLES_SEED,
+)
+
 # ------------------------------------------------------------------------------------- HippoRAG cohorts
 # The field's standard cohorts (docs/hipporag.md): HippoRAG's 1,000-question subsets, each a question
 # file and a passage corpus, pinned by the SHA-256 and size of the published files (their LFS
@@ -615,6 +660,11 @@ DECLARED: tuple[Declared, ...] = (
     Declared("datasets/2wikimultihopqa-sample-linearrag-v2.json", "2wikimultihopqa-sample-hipporag2-v1",
              LINEARRAG_V2_FAMILIES["2wikimultihopqa"]),
     Declared("suites/suite-linearrag-v2.json", None, SUITE_LINEARRAG_V2),
+    Declared("datasets/musique-sample-linearrag-mpnet-v1.json", "musique-sample-linearrag-v2", MPNET_TWIN),
+    Declared("datasets/hotpotqa-sample-linearrag-mpnet-v1.json", "hotpotqa-sample-linearrag-v2", MPNET_TWIN),
+    Declared("datasets/2wikimultihopqa-sample-linearrag-mpnet-v1.json", "2wikimultihopqa-sample-linearrag-v2",
+             MPNET_TWIN),
+    Declared("suites/suite-linearrag-mpnet-v1.json", None, SUITE_LINEARRAG_MPNET_V1),
 )
 
 

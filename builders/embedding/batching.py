@@ -12,7 +12,16 @@ always ordered longest first (ties in source order), then cut into batches:
   documents travel in large batches, long ones in small batches, and little time goes to padding
   or to attention over long padded rows.
 
-Queries are always encoded one per call, as a user's query arrives.
+Which texts go through the plan is the recipe, also part of the space:
+
+- recipe 1: documents only; queries one per call (as a user's query arrives, so each has a real
+  latency), a family's section texts (entities, sentences, phrases, facts) in fixed batches of 32 in
+  their given order. Fixtures built before recipe 2 keep it, their provenance unchanged;
+- recipe 2: every text the fixture holds (documents, queries, each section's texts) through this
+  plan, each kind planned on its own. Padding is what a fixed batch in source order wastes: on 1,500
+  LinearRAG sentences under all-MiniLM-L6-v2, token_budget 64/2048 ran 2.5x the fixed batches of
+  recipe 1 and 1.4x sentence-transformers' own length-sorted `encode()` (docs/embeddings.md,
+  "Throughput"). A query's time is then its batch's time over the batch's size, as a document's.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from ground.errors import RefusedInput
 
 DOCUMENT_ORDER = "tokens_desc_then_source_order"
 POLICIES = ("fixed", "token_budget")
+RECIPES = (1, 2)
+SECTION_BATCH = 32  # recipe 1's fixed batches of section texts
 
 
 @dataclass(frozen=True)
@@ -30,6 +41,11 @@ class Batching:
     policy: str = "fixed"
     batch_size: int = 32
     token_budget: int | None = None
+    recipe: int = 1
+
+    @property
+    def plans_every_text(self) -> bool:
+        return self.recipe >= 2
 
     def check(self) -> "Batching":
         if self.policy not in POLICIES:
@@ -39,13 +55,26 @@ class Batching:
             _positive("--token-budget", self.token_budget)
         elif self.token_budget is not None:
             raise RefusedInput("--token-budget applies to --batching token_budget only")
+        if self.recipe not in RECIPES:
+            raise RefusedInput(f"--recipe must be one of {', '.join(map(str, RECIPES))}, got {self.recipe!r}")
         return self
 
     def provenance(self) -> dict:
+        if self.plans_every_text:
+            shape = {"recipe": self.recipe, "policy": self.policy, "documents": self.batch_size}
+            if self.policy == "token_budget":
+                shape["token_budget"] = self.token_budget
+            return {**shape, "document_order": DOCUMENT_ORDER, "queries": "planned", "texts": "planned"}
         if self.policy == "fixed":
             return {"documents": self.batch_size, "document_order": DOCUMENT_ORDER, "queries": 1}
         return {"policy": self.policy, "documents": self.batch_size, "token_budget": self.token_budget,
                 "document_order": DOCUMENT_ORDER, "queries": 1}
+
+    @classmethod
+    def of_provenance(cls, shape: dict) -> "Batching":
+        """The batching a fixture's provenance records (recipe 1 where it names none)."""
+        return cls(shape.get("policy", "fixed"), shape["documents"], shape.get("token_budget"),
+                   shape.get("recipe", 1)).check()
 
     def plan(self, lengths: list[int]) -> list[list[int]]:
         """Indices of each batch; `lengths` are the padded lengths (tokens the encoder really sees)."""

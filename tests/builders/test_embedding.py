@@ -123,11 +123,11 @@ def plain(encoder, source):
 
 
 def _build(encoder, source, profile=None, force=False, batch_size=5, threads=1, max_tokens=None,
-           batching="fixed", token_budget=None):
+           batching="fixed", token_budget=None, recipe=1):
     # one thread by default: no oversubscription when the suite runs in parallel
     provider = st_provider.configure(encoder, choose_profile(encoder.facts, profile, force), "truncate", threads,
                                      max_tokens)
-    return build(source, provider, Batching(batching, batch_size, token_budget), progress=False)
+    return build(source, provider, Batching(batching, batch_size, token_budget, recipe), progress=False)
 
 
 def _write_source(tmp_path: Path, value: dict) -> Path:
@@ -472,7 +472,8 @@ def test_cli_builds_the_same_fixture_as_the_library(tmp_path, encoder, source):
     assert done.stdout.split() == [str(out), str(gen)]
     assert "documents: 12/12" in done.stderr and "queries: 4/4" in done.stderr
     in_process = _build(encoder, source, threads=DEFAULT_THREADS, batching=DEFAULT_BATCHING.policy,
-                        batch_size=DEFAULT_BATCHING.batch_size, token_budget=DEFAULT_BATCHING.token_budget)
+                        batch_size=DEFAULT_BATCHING.batch_size, token_budget=DEFAULT_BATCHING.token_budget,
+                        recipe=DEFAULT_BATCHING.recipe)
     save(tmp_path / "library.json", in_process.fixture)
     assert out.read_bytes() == (tmp_path / "library.json").read_bytes()
     generation = json.loads(gen.read_text())

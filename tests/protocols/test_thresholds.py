@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from protocols.embedding_space import DEFAULT_ENCODER, encoder_of, encoder_of_space
+from protocols.embedding_space import DEFAULT_ENCODER, MPNET, encoder_of, encoder_of_space, install_words
 from protocols.families.hipporag2 import E5_SMALL, HIPPORAG2_GRAPH, synonym_rules
 from protocols.registry import E5_TWIN
 from protocols.routes import PROFILES, ROUTES
@@ -113,4 +113,4 @@ def test_a_refusal_names_every_offending_method_and_says_plainly_when_no_calibra
         assert f"No profile calibrated for {E5_SMALL} exists yet: pin an encoder it runs under" in line
         assert "all-MiniLM-L6-v2, the lab's default encoder, installed by `make venv`" in line
     assert "nvidia/NV-Embed-v2, which this lab cannot load yet" in ner
-    assert "sentence-transformers/all-mpnet-base-v2, which this lab cannot load yet" in linear
+    assert f"all-mpnet-base-v2, installed by `lab {install_words(MPNET)}`" in linear
