@@ -21,6 +21,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "full-scale": ("bench.bench_full_scale", "the full-scale protocol's synthetic twin, end to end: time and RSS per stage"),
     "corpus-scale": ("bench.bench_corpus_scale", "import, graph, embedding and indexes on the real 6,119-passage 2Wiki corpus"),
     "hipporag2-pagerank": ("bench.peers.hipporag2_pagerank", "HippoRAG 2's whole-graph PageRank beside igraph's (prpack): p50 ratio and top-10 agreement"),
+    "encoding-plan": ("bench.peers.encoding_plan", "every text the lab encodes, by section and encoder: recipe 1, recipe 2 and sentence-transformers' encode(), tokens/s and the machine's limit"),
     "linearrag-pagerank": ("bench.peers.linearrag_pagerank", "LinearRAG's walk beside igraph's (prpack) over finished linearrag runs: p50 ratio and top-10 agreement"),
     "validate": ("bench.bench_validate", "ms per page of the independent checks of a finished run, in process and on Dask"),
     "compare-campaigns": ("bench.design.compare_campaigns", "are two reports' rankings, scores and pages byte-identical?"),

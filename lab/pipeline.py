@@ -31,9 +31,7 @@ from lab.run_record import RunRecord
 from protocols.embedding_space import FIELD as EMBEDDING_SPACE, encoder_of_space
 from protocols.graph_file import GRAPH_FILE
 from protocols.locks import check_frozen, lock_path, make_lock, status
-from protocols.route import section_flag
-from protocols.route import ENTITIES, ENTITY_VECTORS
-from protocols.routes import catalog_problems, route_of
+from protocols.routes import catalog_problems, fixture_flags
 from protocols.schema import load_protocol
 
 STAGE_LINE = "stage wall times: "
@@ -59,13 +57,10 @@ class Finished:
 
 
 def embed_arguments(protocol: dict) -> list[str]:
-    """The encoder a protocol pins (embedding_space) as `lab embed build` options; none for a
-    protocol that pins no space (the builder's default model)."""
-    # a protocol with a method whose requests carry the query's entities needs them in the fixture
-    routes = [route_of(m) for m in protocol["methods"].values()]
-    entities = ["--query-entities"] if any(ENTITIES in r.request or ENTITY_VECTORS in r.request for r in routes) else []
-    # a method whose family brings data of its own needs its fixture section (protocols/route.py)
-    entities += [section_flag(section) for section in sorted({r.data.section for r in routes if r.data.section})]
+    """The encoder a protocol pins (embedding_space) as `lab embed build` options (none for a
+    protocol that pins no space: the builder's default model), after the fixture flags its methods
+    need (protocols/routes.py)."""
+    entities = fixture_flags(protocol)
     pinned = protocol.get(EMBEDDING_SPACE)
     if pinned is None:
         return entities

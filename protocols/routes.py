@@ -20,6 +20,7 @@ from ground.command import typed
 from protocols.families import ann, graph, hipporag2, hybrid, lexical, linearrag, ppr, prf, rescue, semantic, walk
 from protocols.route import (
     ENTITIES, ENTITY_VECTORS, TEXT, VECTOR, VECTOR_FIELDS, VECTOR_IF_HYBRID_SEED, NodeKind, RelationKind, Route,
+    section_flag,
 )
 
 # In the order the server lists its routes. A new family is a new line, never an edit of one.
@@ -43,6 +44,14 @@ FAMILIES = tuple(sorted(ROUTES))
 def route_of(method: Mapping) -> Route:
     """The route of a protocol method (validated protocols name only routes of this table)."""
     return ROUTES[method["route"]]
+
+
+def fixture_flags(protocol: Mapping) -> list[str]:
+    """The `lab embed build` flags a protocol's methods need beyond the vectors: the questions'
+    entities where a request carries them, and each section a family's data names."""
+    routes = [route_of(m) for m in protocol["methods"].values()]
+    flags = ["--query-entities"] if any(ENTITIES in r.request or ENTITY_VECTORS in r.request for r in routes) else []
+    return flags + [section_flag(section) for section in sorted({r.data.section for r in routes if r.data.section})]
 
 
 def check_bindings(side: str, what: str, bound: Mapping[str, object]) -> None:

@@ -202,7 +202,7 @@ def warm_up(provider: Provider, text: str) -> float:
 def encode_documents(provider: Provider, ids: list[str], texts: list[str], tokens: list[int],
                      batching: Batching, progress: bool = True, workers: int = 1,
                      cluster: Cluster = Cluster(), log: Callable[[str], None] | None = None,
-                     keep: Path | None = None) -> Encoded:
+                     keep: Path | None = None, label: tuple[str, str] = ("documents", "docs")) -> Encoded:
     """Documents in the batching's length-ordered batches; each gets its batch time / batch size.
     With several workers the batches are spread over processes (builders.embedding.execution.parallel), or
     over Dask workers (builders.embedding.execution.dask_encoding: `cluster.dask`, or a joined `cluster.scheduler`).
@@ -220,7 +220,7 @@ def encode_documents(provider: Provider, ids: list[str], texts: list[str], token
     resumed = sum(len(plan[index]) for index in found)
     if found and log:
         log(f"resuming: {len(found)} of {len(plan)} document batches ({resumed} documents) already encoded in {keep}")
-    meter = Progress("documents", len(texts) - resumed, unit="docs") if progress and todo else None
+    meter = Progress(label[0], len(texts) - resumed, unit=label[1]) if progress and todo else None
 
     def fill(index: int, matrix: np.ndarray, ms: float) -> None:
         batch = plan[index]
@@ -339,8 +339,13 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
         from builders.ner import query_entities as ner_query_entities
         fixture["query_entities"] = ner_query_entities(source)
     for name in sections:  # a method family's data, encoded by this fixture's encoder (builders/embedding/sections/)
-        inputs = SectionInputs(source, relations,
-                               lambda texts, what: encode_texts(provider, texts, progress, what=what, batching=batching),
+        def encode(texts: list[str], what: str) -> np.ndarray:
+            # recipe 2: the documents' plan and their worker processes (same bits whichever process
+            # encodes a batch); a short list stays in this process, as a short corpus does
+            return encode_texts(provider, texts, progress, what, batching,
+                                workers if len(texts) >= PARALLEL_FROM_DOCUMENTS else 1, cluster, log)
+
+        inputs = SectionInputs(source, relations, encode,
                                fixture.get("query_entities"), encoder_of_space(space))
         with provider.thread_limit():
             fixture[name] = SECTIONS[name].build(inputs)
@@ -349,18 +354,19 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
 
 
 def encode_texts(provider: Provider, texts: list[str], progress: bool = True, what: str = "graph texts",
-                 batching: Batching = Batching()) -> np.ndarray:
+                 batching: Batching = Batching(), workers: int = 1, cluster: Cluster = Cluster(),
+                 log: Callable[[str], None] | None = None) -> np.ndarray:
     """A family's section texts (phrases, facts, entities, sentences) encoded as documents are: recipe
-    2 in the batching's plan, recipe 1 in fixed batches of 32 in the given order. Either way the same
-    texts give the same batches, so a rebuild gives the same bits. `what` names them on the progress
-    line (rate and ETA)."""
-    meter = Progress(what, len(texts), unit="texts") if progress else None
+    2 in the batching's plan, as documents (`workers` processes, or the `cluster`), recipe 1 in fixed
+    batches of 32 in the given order in this process. Either way the same texts give the same
+    batches, so a rebuild gives the same bits. `what` names them on the progress line (rate and ETA)."""
     inputs = [provider.input_text(text, "document") for text in texts]
     if batching.plans_every_text:
-        plan = batching.plan(provider.padded_lengths(provider.count_tokens(inputs, "document")))
-    else:
-        plan = [list(range(start, min(start + SECTION_BATCH, len(texts))))
-                for start in range(0, len(texts), SECTION_BATCH)]
+        tokens = provider.count_tokens(inputs, "document")
+        return encode_documents(provider, texts, inputs, tokens, batching, progress, workers, cluster, log,
+                                label=(what, "texts")).vectors
+    meter = Progress(what, len(texts), unit="texts") if progress else None
+    plan = [list(range(start, min(start + SECTION_BATCH, len(texts)))) for start in range(0, len(texts), SECTION_BATCH)]
     rows, _ = _encode_plan(provider, inputs, plan, "document", meter)
     return stack(rows)
 

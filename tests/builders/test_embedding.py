@@ -491,3 +491,54 @@ def test_length_buckets_keep_padded_batches_within_the_budget():
     assert Batching("fixed", 4).plan(lengths)[0] == [0, 7, 2, 4]
     with pytest.raises(RefusedInput, match="--token-budget"):
         Batching("token_budget", 4, None).check()
+
+
+def test_recipe_1_keeps_the_provenance_fixtures_were_built_with_and_recipe_2_names_itself():
+    """A fixture built before recipe 2 keeps its provenance, hence its space revision; recipe 2 is
+    another space, and each reads back from its provenance."""
+    old = Batching("token_budget", 64, 2048)
+    assert old.provenance() == {"policy": "token_budget", "documents": 64, "token_budget": 2048,
+                                "document_order": "tokens_desc_then_source_order", "queries": 1}
+    assert Batching("fixed", 32).provenance() == {"documents": 32, "document_order": "tokens_desc_then_source_order",
+                                                 "queries": 1}
+    new = Batching("token_budget", 64, 2048, recipe=2)
+    assert new.provenance() == {"recipe": 2, "policy": "token_budget", "documents": 64, "token_budget": 2048,
+                                "document_order": "tokens_desc_then_source_order", "queries": "planned",
+                                "texts": "planned"}
+    for batching in (old, Batching("fixed", 32), new, Batching("fixed", 16, recipe=2)):
+        assert Batching.of_provenance(batching.provenance()) == batching
+    assert DEFAULT_BATCHING.recipe == 2
+    with pytest.raises(RefusedInput, match="--recipe"):
+        Batching(recipe=3).check()
+
+
+@pytest.mark.heavy  # a worker process loads the model
+def test_recipe_2_encodes_questions_and_section_texts_in_the_plan_recipe_1_as_before(encoder, source):
+    """Recipe 2: questions and section texts in the length plan (each vector its plan batch's row),
+    spread over worker processes with the same bits; recipe 1: questions one per call and section
+    texts in fixed batches of 32 in their order, the bits of fixtures built before recipe 2."""
+    from builders.embedding.build import encode_queries, encode_texts
+
+    provider = st_provider.configure(encoder, choose_profile(encoder.facts), "truncate", 1)
+    texts = [f"{q['question']} {'more words ' * (i % 7)}" for i, q in enumerate(source["queries"] * 30)][:100]
+    inputs = [provider.input_text(t, "document") for t in texts]
+    lengths = provider.padded_lengths(provider.count_tokens(inputs, "document"))
+    plan = DEFAULT_BATCHING.plan(lengths)
+    assert any(len(batch) > 1 for batch in plan) and len(plan) > 1
+    want = np.zeros((len(texts), 384), dtype=np.float32)
+    for batch in plan:
+        want[batch] = provider.encode([inputs[i] for i in batch], "document")
+    old = np.concatenate([provider.encode(inputs[s:s + 32], "document") for s in range(0, len(inputs), 32)])
+    one = encode_texts(provider, texts, False, batching=DEFAULT_BATCHING, workers=1)
+    two = encode_texts(provider, texts, False, batching=DEFAULT_BATCHING, workers=2)
+    assert one.tobytes() == want.tobytes() == two.tobytes()
+    assert encode_texts(provider, texts, False).tobytes() == old.tobytes()
+    assert old.tobytes() != want.tobytes()  # another grouping moves the last bits: another space
+    questions = [provider.input_text(q["question"], "query") for q in source["queries"]]
+    tokens = provider.count_tokens(questions, "query")
+    planned = encode_queries(provider, [q["id"] for q in source["queries"]], questions, tokens, False, DEFAULT_BATCHING)
+    alone = encode_queries(provider, [q["id"] for q in source["queries"]], questions, tokens, False)
+    for i, question in enumerate(questions):
+        assert alone.vectors[i].tobytes() == provider.encode([question], "query")[0].tobytes()
+    for batch in DEFAULT_BATCHING.plan(provider.padded_lengths(tokens)):
+        assert planned.vectors[batch].tobytes() == provider.encode([questions[i] for i in batch], "query").tobytes()

