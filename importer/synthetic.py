@@ -25,8 +25,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ground.artifacts import CATEGORIES  # MuSiQue's six id prefixes, one home
-
 PARAGRAPHS_PER_ROW = 20
 TRAIN_NAME = "synthetic_train.jsonl"
 DEV_NAME = "synthetic_dev.jsonl"
@@ -534,7 +532,7 @@ def linear_plan(rng: random.Random, world: World, category: str, length: int) ->
     shown = start_name
     for number, (subject, relation) in enumerate(chain[1:], start=1):
         steps.append(_single(world, subject, relation, f"#{number}"))
-    for subject, relation in chain[:-1]:
+    for _, relation in chain[:-1]:
         shown = RELATIONS[relation].phrase.format(x=shown)
     question = RELATIONS[chain[-1][1]].question.format(x=shown)
     return Plan(category, _capitalize(question), tuple(steps))

@@ -109,8 +109,8 @@ def pool_step(suite: Path | None, results: list[dict], output: Path) -> tuple[st
     """Pool the campaigns' private reports under the suite (the code of `lab pool`), print the
     pooled table and the paths written; returns (the pooled Markdown or why there is none, whether
     the pooling succeeded or had nothing to do)."""
-    from evaluator.views.contrast_text import pooled_markdown
     from evaluator.pool.suite_pool import pool_reports
+    from evaluator.views.contrast_text import pooled_markdown
 
     if suite is None:
         text = "No suite pools these protocols: no pooled table.\n"

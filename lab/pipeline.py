@@ -28,7 +28,8 @@ from ground.errors import CheckFailed, Interrupted, RefusedInput
 from ground.files import load_json, refuse_existing, save
 from ground.run_dir import FILES, RunDir
 from lab.run_record import RunRecord
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE, encoder_of_space
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE
+from protocols.embedding_space import encoder_of_space
 from protocols.graph_file import GRAPH_FILE
 from protocols.locks import check_frozen, lock_path, make_lock, status
 from protocols.routes import catalog_problems, fixture_flags

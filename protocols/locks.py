@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ground.canonical import digest
-from ground.errors import RefusedInput
 from ground.command import typed
+from ground.errors import RefusedInput
 from ground.files import load_json, refuse_existing, save
 from ground.run_dir import FILES
 from protocols.committed import FROZEN_DIR

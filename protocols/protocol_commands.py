@@ -22,8 +22,8 @@ from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.graph_file import GRAPH_FORMATS, PASSAGE_RULES
 from protocols.new import TEMPLATES, graph_builder_pin, new_protocol, questions_in
-from protocols.routes import catalog_problems
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
+from protocols.routes import catalog_problems
 from protocols.schema import load_protocol, validate_protocol
 
 

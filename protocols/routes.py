@@ -19,7 +19,15 @@ from ground.canonical import digest
 from ground.command import typed
 from protocols.families import ann, graph, hipporag2, hybrid, lexical, linearrag, ppr, prf, rescue, semantic, walk
 from protocols.route import (
-    ENTITIES, ENTITY_VECTORS, TEXT, VECTOR, VECTOR_FIELDS, VECTOR_IF_HYBRID_SEED, NodeKind, RelationKind, Route,
+    ENTITIES,
+    ENTITY_VECTORS,
+    TEXT,
+    VECTOR,
+    VECTOR_FIELDS,
+    VECTOR_IF_HYBRID_SEED,
+    NodeKind,
+    RelationKind,
+    Route,
     section_flag,
 )
 

@@ -13,17 +13,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ground.artifacts import (ALL_ROWS, HOP_KEYS, WARMUP_DEVELOPMENT, WARMUP_RULES, RowFormat, check_dataset,
-    check_row_format, check_splits, hop_category)
-from ground.errors import RefusedInput
+from ground.artifacts import (
+    ALL_ROWS,
+    HOP_KEYS,
+    WARMUP_DEVELOPMENT,
+    WARMUP_RULES,
+    RowFormat,
+    check_dataset,
+    check_row_format,
+    check_splits,
+    hop_category,
+)
 from ground.command import typed
+from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from ground.files import load_validated
 from protocols import metrics as metric_registry
-from protocols.embedding_space import FIELD as EMBEDDING_SPACE, check_embedding_space, encoder_of
+from protocols.embedding_space import FIELD as EMBEDDING_SPACE
+from protocols.embedding_space import check_embedding_space, encoder_of
 from protocols.fusion import check_profile_rules
 from protocols.graph_file import IMPORTED_BUILDER, check_graph_builder
-from protocols.published import FIELD as PUBLISHED_COHORT, check_published_cohort
+from protocols.published import FIELD as PUBLISHED_COHORT
+from protocols.published import check_published_cohort
 from protocols.route import SEARCH_LIMIT
 from protocols.routes import FAMILIES, ROUTES
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ground.canonical import digest
-from protocols.route import GRAPH_NODE
-from protocols.route import SEARCH_LIMIT
-from protocols.routes import NODE_KINDS, RELATION_KINDS as DECLARED_RELATIONS
+from protocols.route import GRAPH_NODE, SEARCH_LIMIT
+from protocols.routes import NODE_KINDS
+from protocols.routes import RELATION_KINDS as DECLARED_RELATIONS
 from server.errors import ApiError
 from server.receipts import vector_sha256
 

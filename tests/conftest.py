@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# the real lab fixtures (`lab`, `fresh_scope`, `lab_pool`) for every test module that asks for one
+pytest_plugins = ("tests.lab_fixtures",)
+
 REPO = Path(__file__).resolve().parents[1]
 # LAB_SHARED_DIR points the tests at another shared folder; set to a missing path it hides ../shared,
 # so the suite runs as on a newcomer's machine (.ci/run's second lane). This is its one home: tests

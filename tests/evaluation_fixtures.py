@@ -49,7 +49,7 @@ def small_protocol(data: Path, output: Path) -> None:
     """synthetic-v1 with the generated files' hashes, small counts and two repetitions."""
     protocol = json.loads(committed_file("synthetic-v1.json").read_text())
     protocol["protocol_version"] = "synthetic-test-small"
-    for role, entry in protocol["source_files"].items():
+    for entry in protocol["source_files"].values():
         entry["sha256"] = sha256_file(data / entry["name"])
     protocol["selection"]["splits"]["test"]["counts"] = {"2": 4, "3": 3, "4": 3}
     protocol["selection"]["splits"]["development"]["counts"] = {"2": 1, "3": 1, "4": 1}

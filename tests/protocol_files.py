@@ -9,7 +9,6 @@ from protocols.derivations.suite_pin import SuitePin
 from protocols.registry import DECLARED
 
 
-
 def declared_protocol_files() -> list[Path]:
     """Every declared protocol file (suites hold no ranking profiles), in declaration order."""
     return [FROZEN_DIR / entry.file for entry in DECLARED if not isinstance(entry.step, SuitePin)]

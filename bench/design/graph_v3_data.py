@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from builders.embedding import decode_vector
-from protocols.derivations.design_cohort import DEVELOPMENT_SPLITS  # the splits a design cohort adds
 from ground.errors import RefusedInput
+from protocols.derivations.design_cohort import DEVELOPMENT_SPLITS  # the splits a design cohort adds
 from server.retrieval.indexes import Indexes, ScopeIndex
 from server.store.store import memory_id, relation_id
 

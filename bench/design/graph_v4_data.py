@@ -23,9 +23,9 @@ import numpy as np
 from bench.design.graph_v3_data import SCOPE, DevCorpus, load_dev_corpus
 from builders import entity_graph
 from builders.embedding import decode_vector
-from builders.title_graph import project
 from builders.names import name_runs, run_keys
 from builders.normalize import normalize_text
+from builders.title_graph import project
 from server.store.store import memory_id, relation_id
 
 

@@ -20,7 +20,7 @@ import statistics
 import sys
 import time
 
-from bench.design.graph_v3_dev import ANCHORS, BASE, K, RANK_BUCKETS, parse_runs, pooled, summary, table
+from bench.design.graph_v3_dev import ANCHORS, BASE, RANK_BUCKETS, K, parse_runs, pooled, summary, table
 from bench.design.graph_v4_candidates import CANDIDATES, Candidate, Result, candidate
 from bench.design.graph_v4_data import V4Corpus, load_v4_corpus
 from builders.entity_graph import KIND

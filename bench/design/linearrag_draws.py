@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         found.append(case)
         print(f"{run.name}: {case['method']}, {case['questions']} questions; the declared draw replays the "
               f"campaign's ranking on {case['replayed_equal']} of {case['questions']}")
-        print(f"  nDCG@10 by draw: " + ", ".join(f"{name} {value:.4f}" for name, value in case["means"].items()))
+        print("  nDCG@10 by draw: " + ", ".join(f"{name} {value:.4f}" for name, value in case["means"].items()))
         print(f"  draws: mean {case['draws_mean']:.4f}, sd {case['draws_sd']:.4f}, range [{case['draws_min']:.4f}, "
               f"{case['draws_max']:.4f}]; declared draw {case['means']['seed 1']:.4f}, ascending (v1) "
               f"{case['means']['ascending (v1)']:.4f}; top 10 changes with the draw on {case['questions_changed']} of "

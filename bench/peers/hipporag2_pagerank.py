@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import random
 import statistics
 import time
 from dataclasses import dataclass

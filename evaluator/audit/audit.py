@@ -37,8 +37,15 @@ from evaluator import plan as plans
 from evaluator.audit.reach_audit import base_pool_failures
 from evaluator.connection.monitor import combined
 from evaluator.derived.reach import kept_profiles
-from evaluator.derived.report import (REPORT_FORMAT, derive, differences, document_titles, fence_failures,
-    repetition_failures, row_from_page)
+from evaluator.derived.report import (
+    REPORT_FORMAT,
+    derive,
+    differences,
+    document_titles,
+    fence_failures,
+    repetition_failures,
+    row_from_page,
+)
 from evaluator.entity_relations import imported_summary
 from evaluator.export.export import derived_block_failures, output_paths, public_outputs
 from evaluator.inputs import Frozen, load_frozen

@@ -12,7 +12,6 @@ from pathlib import Path
 from ground.command import Command
 from ground.run_dir import FILES, RunDir, run_directory
 
-
 COMPARED = ("public", "report", "fixture", "relations", "protocol", "generation", "state", "plan")
 
 

@@ -13,9 +13,8 @@ from typing import Any, TypedDict
 from evaluator.derived.ann_agreement import derive_ann
 from evaluator.derived.reach import derive_reach
 from evaluator.derived.rescue import derive_rescue
+from evaluator.numbers import metrics, statistics
 from evaluator.numbers import query_clusters as clustering
-from evaluator.numbers import metrics
-from evaluator.numbers import statistics
 from evaluator.verification.verify import proof_digest, ranking_digest
 from ground.canonical import canonical, digest
 

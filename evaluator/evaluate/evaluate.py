@@ -49,11 +49,10 @@ from evaluator import plan as plans
 from evaluator.connection.client import LabClient, vector_base64
 from evaluator.connection.monitor import ResourceMonitor, combined
 from evaluator.derived.reach import base_spec, kept_profiles
-from evaluator.derived.report import REPORT_FORMAT, derive, row_from_page
-from evaluator.derived.report import document_titles
+from evaluator.derived.report import REPORT_FORMAT, derive, document_titles, row_from_page
 from evaluator.entity_relations import imported_summary
-from evaluator.evaluate.base_pool import BasePoolError, check_base_pools
 from evaluator.evaluate import server_processes as servers
+from evaluator.evaluate.base_pool import BasePoolError, check_base_pools
 from evaluator.evaluate.journal import Journal, ReportLock, journal_path, read_journal
 from evaluator.evaluate.snapshot import Snapshots
 from evaluator.inputs import Frozen, load_frozen

@@ -21,7 +21,6 @@ from ground.files import load_json
 from ground.run_dir import RunDir, add_file, resolve, run_resume
 from protocols.schema import load_protocol
 
-
 REOPENED_ACCESS = "lab-access-reopened.json"  # the access file a reopened lab of a run directory writes
 
 EVALUATE_DESCRIPTION = """Run a frozen protocol against a prepared lab and write the private report.

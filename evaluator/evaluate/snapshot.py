@@ -22,8 +22,7 @@ from collections.abc import Mapping
 
 from evaluator.connection.client import LabClient
 from evaluator.inputs import Frozen
-from evaluator.prepare.expected import (binding_is_frozen, content_digest, prepared_digest, relation_body,
-                                        stored_payload)
+from evaluator.prepare.expected import binding_is_frozen, content_digest, prepared_digest, relation_body, stored_payload
 from evaluator.state import record_map
 from ground.canonical import digest
 from ground.errors import RefusedInput

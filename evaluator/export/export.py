@@ -22,15 +22,20 @@ from pathlib import Path
 
 from evaluator.derived import depth
 from evaluator.derived.leaderboard_inputs import report_settings, report_stratum
-from evaluator.derived.report import (DERIVED_KEYS, REPORT_FORMAT, derive, differences, fence_failures,
-    repetition_failures)
-from evaluator.derived.report import document_titles
+from evaluator.derived.report import (
+    DERIVED_KEYS,
+    REPORT_FORMAT,
+    derive,
+    differences,
+    document_titles,
+    fence_failures,
+    repetition_failures,
+)
 from evaluator.export.outside_inputs import text_dir, text_files
 from evaluator.numbers.leaderboard import board
 from evaluator.numbers.seal import seal_failures
 from evaluator.verification.verify import proof_digest, ranking_digest
-from evaluator.views import summary
-from evaluator.views import about, edition, glance
+from evaluator.views import about, edition, glance, summary
 from evaluator.views.figures import public_figures
 from evaluator.views.glance import extra_paths, readable_files
 from evaluator.views.plotting import standalone

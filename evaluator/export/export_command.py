@@ -13,7 +13,6 @@ from ground.command import Command
 from ground.errors import RefusedInput
 from ground.run_dir import add_file, add_run_dir, resolve
 
-
 EXPORT_DESCRIPTION = """Export a complete private report: the public report and what is rendered from it.
 
 From --output PUBLIC.json it writes PUBLIC.json, PUBLIC.md (Markdown summary), PUBLIC.html (one

@@ -10,12 +10,13 @@ from evaluator.export.export import write_bytes
 from evaluator.judge import judged_text
 from evaluator.judge.judge import Campaign, JudgeRefused, check_name, judge, load_campaign
 from evaluator.judge.retriever import ask, check_url
-from evaluator.judge.runs import RunRefused, read_run, rankings, trec_text
+from evaluator.judge.runs import RunRefused, rankings, read_run, trec_text
 from evaluator.views.glance import rows_csv, rows_jsonl
 from evaluator.views.plotting import standalone
 from ground.canonical import sha256_bytes
 from ground.errors import CheckFailed
 from ground.files import encode, refuse_existing
+
 
 def query_vectors(campaign: Campaign) -> dict[str, list[float]]:
     from builders.embedding import decode_vector

@@ -15,13 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from evaluator.derived.leaderboard_inputs import (BoardInputError, report_settings, report_stratum,
-    suite_settings)
+from evaluator.derived.leaderboard_inputs import BoardInputError, report_settings, report_stratum, suite_settings
 from evaluator.numbers.leaderboard import board
 from evaluator.pool.suite_pool import audited_source, match_reports
-from evaluator.views import edition
+from evaluator.views import edition, plotting
 from evaluator.views import leaderboard_views as views
-from evaluator.views import plotting
 from evaluator.views.plotting import standalone
 from ground.canonical import digest, sha256_bytes
 from ground.errors import RefusedInput

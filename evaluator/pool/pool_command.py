@@ -13,7 +13,6 @@ from ground.command import Command
 from ground.errors import RefusedInput
 from ground.run_dir import RunDir, run_directory
 
-
 POOL_DESCRIPTION = """Pool the primary contrast of several datasets' campaigns under a suite declared beforehand.
 
 Each --runs entry is a run directory (docs/cli.md) holding the campaign's report.json and its
@@ -34,8 +33,8 @@ def configure_pool(parser: argparse.ArgumentParser) -> None:
 
 
 def run_pool(args: argparse.Namespace) -> int:
-    from evaluator.views.contrast_text import pooled_sentence
     from evaluator.pool.suite_pool import pool_reports
+    from evaluator.views.contrast_text import pooled_sentence
 
     reports = [RunDir(run).report for run in args.runs]
     missing = [str(report) for report in reports if not report.is_file()]

@@ -8,8 +8,7 @@ import html as markup
 from collections.abc import Mapping
 
 from evaluator.views import html, plotting
-from evaluator.views.contrast_text import (POOLED_HEADER, pooled_note, pooled_rows, pooled_sentence,
-    secondary_views)
+from evaluator.views.contrast_text import POOLED_HEADER, pooled_note, pooled_rows, pooled_sentence, secondary_views
 from evaluator.views.tables import whole_words
 
 CAPTION = ("Each dataset's mean paired delta (candidate − baseline) and its 95% interval, then the pooled one "

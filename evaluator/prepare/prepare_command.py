@@ -14,7 +14,6 @@ from ground.errors import RefusedInput
 from ground.files import load_json
 from ground.run_dir import add_file, add_run_dir, resolve
 
-
 PREPARE_DESCRIPTION = """Load a lab with a campaign's inputs: memories, model-bound embeddings and typed assertions.
 
 Resumable: the state file records every batch done; an existing state bound to the same lab and

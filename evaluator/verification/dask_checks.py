@@ -39,8 +39,8 @@ from distributed import WorkerPlugin, get_worker
 
 from evaluator.inputs import Frozen, frozen_received
 from evaluator.verification.check_placement import ClusterOptions, ClusterRefused, check_options, same_host
-from evaluator.verification.worker_inputs import INPUTS, Shared, open_shared, write_shared
 from evaluator.verification.verify import CACHED_QUERY_BYTES, Checker, Failure
+from evaluator.verification.worker_inputs import INPUTS, Shared, open_shared, write_shared
 from ground.canonical import digest
 from ground.dask_scheduler import connect, start_local
 

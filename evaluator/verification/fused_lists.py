@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, rational
-from evaluator.verification.failure import Fail
 from evaluator.verification.hit_checks import check_exact, check_order
 
 # how far a channel's recomputed score may be from the lab's and still be a tie

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 
 from evaluator.derived.depth import CAPTION as RECALL_CURVE_CAPTION
 from evaluator.views import contrasts, leaderboard_views, plotting
+from evaluator.views.category_bars import CAPTION as CATEGORY_BARS_CAPTION
+from evaluator.views.category_bars import category_bars
 from evaluator.views.edition import edition
-from evaluator.views.category_bars import CAPTION as CATEGORY_BARS_CAPTION, category_bars
 from evaluator.views.tables import metric_label
 
 CAPTIONS = {

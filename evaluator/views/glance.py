@@ -32,12 +32,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.numbers.verdicts import (ALPHA, EARLIER_RULE, RULE, SMALLEST_EFFECT, disagreement,
-    reachable_p, unit_numbers, verdict, verdict_p)
+from evaluator.numbers.verdicts import (
+    ALPHA,
+    EARLIER_RULE,
+    RULE,
+    SMALLEST_EFFECT,
+    disagreement,
+    reachable_p,
+    unit_numbers,
+    verdict,
+    verdict_p,
+)
 from evaluator.views import contrast_text
 from evaluator.views.about import SYNTHETIC_NOTE
 from evaluator.views.edition import edition
-from evaluator.views.tables import Cell, Num, Table, label, metric_label, num, p_format
+from evaluator.views.tables import Cell, Num, Table, metric_label, num, p_format
 
 WINS_LOSSES_SHOWN = 5
 # the answer box on the corpus the lab generates (edition 1): its verdict is about invented text

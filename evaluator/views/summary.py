@@ -10,8 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluator.views import (about, contrast_text, contrasts, glance, html, leaderboard_views, published,
-    rescue_tables, tables)
+from evaluator.views import (
+    about,
+    contrast_text,
+    contrasts,
+    glance,
+    html,
+    leaderboard_views,
+    published,
+    rescue_tables,
+    tables,
+)
 from evaluator.views.edition import edition
 from evaluator.views.figures import caption
 from evaluator.views.reach_table import reach_tables

@@ -10,8 +10,7 @@ can be recomputed bit for bit. Rationals are strings ("1/2"), so the digest neve
 from __future__ import annotations
 
 from protocols.embedding_space import DEFAULT_ENCODER, MPNET
-from protocols.route import FamilyData, NodeKind, RelationKind
-from protocols.route import ENTITY_VECTORS, VECTOR, Route, Threshold
+from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
 
 PASSAGE, PHRASE = "p:", "e:"  # node name prefixes of the graph
 

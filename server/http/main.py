@@ -63,8 +63,8 @@ def _bind(port: int) -> socket.socket:
 
 def _serve(args: argparse.Namespace) -> int:
     from server import validation
-    from server.store.store import Store, StoreOpenError
     from server.store.credentials import iso_utc
+    from server.store.store import Store, StoreOpenError
 
     if args.host != LOOPBACK:
         raise RefusedInput(f"the lab binds {LOOPBACK} only; refusing --host {args.host}")

@@ -42,7 +42,8 @@ import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from ground.canonical import canonical, digest
-from ground.running_digest import FAMILIES as CONTENT_FAMILIES, RunningDigest
+from ground.running_digest import FAMILIES as CONTENT_FAMILIES
+from ground.running_digest import RunningDigest
 from protocols.route import GRAPH_NODE
 from server.errors import ApiError
 from server.validation import EmbeddingAttach, MemoryCreate, MemoryUpdate, RelationAssert

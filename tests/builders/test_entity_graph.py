@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from builders import entity_graph
-from builders.title_graph import GraphInputError, build_relations as title_relations, project
 from builders.graph_builders import SOURCE_BUILDERS, rebuild
 from builders.names import name_runs, text_keys
+from builders.title_graph import GraphInputError, project
+from builders.title_graph import build_relations as title_relations
 from evaluator.entity_relations import entity_failures, recompute_links
 from evaluator.inputs import InputMismatch, _verify_relations
 from ground.artifacts import document_id

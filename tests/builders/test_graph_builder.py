@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from builders.title_graph import GraphInputError, build_relations, project, rebuild, verify_relations
 from builders.normalize import normalize_text, title_is_eligible
+from builders.title_graph import GraphInputError, build_relations, project, rebuild, verify_relations
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest
 from ground.command import run
@@ -220,6 +220,7 @@ def test_output_does_not_depend_on_the_hash_seed():
     # titles pass through sets inside the builder; their iteration order must never reach the file
     import subprocess
     import sys
+
     from tests.conftest import REPO
     # `-c` puts the working directory (the repository) first on the path: `tests` imports from there
     script = ("from tests.builders.test_graph_builder import _random_corpus, SOURCE; "

@@ -8,10 +8,9 @@ import copy
 
 import pytest
 
-from builders import title_graph
-from builders import imported_graph
-from builders.title_graph import GraphInputError
+from builders import imported_graph, title_graph
 from builders.graph_builders import rebuild
+from builders.title_graph import GraphInputError
 from evaluator.entity_relations import entity_failures
 from ground.artifacts import document_id
 from ground.canonical import digest

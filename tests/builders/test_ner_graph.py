@@ -11,8 +11,8 @@ import json
 import pytest
 
 from builders import entity_graph, ner, ner_graph
-from builders.title_graph import GraphInputError
 from builders.graph_builders import SOURCE_BUILDERS, rebuild
+from builders.title_graph import GraphInputError
 from evaluator.entity_relations import entity_failures
 from evaluator.inputs import InputMismatch, _verify_relations
 from ground.artifacts import document_id

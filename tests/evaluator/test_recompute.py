@@ -286,7 +286,7 @@ def test_cosine_index_agrees_with_the_per_record_cosine():
 
 def test_ordered_with_a_depth_is_the_prefix_of_the_full_sort():
     rng = np.random.default_rng(6)
-    for trial in range(30):
+    for _ in range(30):
         # few distinct values: long runs of exact ties that the depth cut falls inside
         scores = {f"r{int(i):05d}": float(v) for i, v in zip(rng.permutation(500), rng.integers(0, 12, size=500) / 4)}
         for depth in (1, 10, 100):

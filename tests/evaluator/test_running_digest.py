@@ -9,15 +9,17 @@ import pytest
 from rocksdict import Options, Rdict
 
 from evaluator.connection.client import LabClient, LabError
-from evaluator.prepare.expected import content_digest, prepared_digest
 from evaluator.evaluate.snapshot import Snapshots, StoreMismatch, read_everything
 from evaluator.inputs import load_frozen
+from evaluator.prepare.expected import content_digest, prepared_digest
 from ground.canonical import canonical
 from ground.running_digest import FAMILIES, RunningDigest
 from server import validation
-from server.store.store import FAMILIES as STORE_FAMILIES, Store, StoreOpenError
+from server.errors import ApiError
+from server.store.store import FAMILIES as STORE_FAMILIES
+from server.store.store import Store, StoreOpenError
 from tests.evaluation_fixtures import built_inputs, prepared_lab
-from tests.lab_fixtures import embedding_item, lab, memory_item, relation_item  # noqa: F401  (fixtures)
+from tests.lab_fixtures import embedding_item, memory_item, relation_item
 
 
 def _store(tmp_path, name="db") -> Store:
@@ -91,7 +93,7 @@ def test_a_refused_batch_leaves_the_digest_unchanged(tmp_path):
     bad = validation.memory_updates({"items": [
         {"idempotency_key": "stale", "id": store.list_memories("s", None, 1)[0][0]["id"], "revision": 9,
          "payload": {"content": "x", "metadata": {}}}]})
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError, match="revision"):  # a stale revision: the whole batch refused
         store.update_memories("s", bad)
     assert store.running_digest("s") == before
     store.close()

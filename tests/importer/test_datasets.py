@@ -14,14 +14,13 @@ import pytest
 
 from builders.title_graph import build_for_source
 from ground.artifacts import SourceError, validate_source
-from ground.command import run
 from ground.files import load_json
 from importer import import_source, synthetic
 from importer.synthetic_context import generate_context_rows, render_array
 from protocols.committed import DATASETS_DIR
 from protocols.schema import ProtocolError, validate_protocol
 from tests.builders.test_graph_builder import brute_force
-from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
+from tests.conftest import SHARED_DATA, lab_cli, require_shared
 
 PROTOCOLS = DATASETS_DIR
 JOINER = {"hotpotqa": "", "2wikimultihopqa": " "}
@@ -184,7 +183,7 @@ def test_the_synthetic_generator_is_deterministic_and_shapes_rows_officially(syn
                           "entity_ids", "evidences_id", "answer_id"]
     assert Counter(r["type"] for r in synthetic_rows["2wikimultihopqa"]) == {
         "compositional": 21, "comparison": 18, "bridge_comparison": 12, "inference": 9}
-    for shape, rows in synthetic_rows.items():
+    for rows in synthetic_rows.values():
         for row in rows:
             titles = [t for t, _ in row["context"]]
             assert len(titles) == len(set(titles)) == 10

@@ -235,8 +235,8 @@ def test_a_file_other_than_the_pinned_one_is_refused_before_it_is_read(tmp_path)
 def test_a_refused_graph_leaves_no_file(tmp_path):
     """lab import over a twin whose graph misses its corpus: exit 2 material, nothing written."""
     from builders.graph_builders import SOURCE_BUILDERS
-    from tests.hipporag_fixtures import musique_twin
     from protocols.new import new_protocol
+    from tests.hipporag_fixtures import musique_twin
 
     _, passages = musique_twin(tmp_path / "data", questions=4)
     graph = tmp_path / "graph" / "triples.jsonl"

@@ -21,7 +21,7 @@ from protocols.committed import DATASETS_DIR
 from protocols.new import new_protocol
 from protocols.published import figures
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
-from tests.conftest import REPO, SHARED_DATA, require_shared
+from tests.conftest import SHARED_DATA, require_shared
 from tests.hipporag_fixtures import CORPUS, QUESTIONS, context_twin, musique_twin, write_layout
 
 PROTOCOLS = DATASETS_DIR

@@ -21,7 +21,7 @@ from importer import import_source
 from protocols.committed import committed_file
 from protocols.selection import select_rows
 from tests.builders.test_graph_builder import brute_force
-from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, lab_cli, require_shared
+from tests.conftest import SAMPLE_DIR, SHARED_DATA, lab_cli, require_shared
 
 SAMPLE_PROTOCOL = committed_file("musique-sample-v1.json")
 LAB_IMPORT = [sys.executable, "-m", "lab", "import"]  # `lab import` in its own process

@@ -12,15 +12,15 @@ import json
 
 import pytest
 
+from builders.embedding import validate_fixture
 from evaluator.connection.client import LabClient, LabError
 from evaluator.evaluate.evaluate import search_body
 from evaluator.inputs import load_frozen
-from tests.conftest import REPO, SAMPLE_DIR, lab_cli, require_shared
-from builders.embedding import validate_fixture
 from ground.canonical import digest
 from ground.files import save
-from tests.lab_fixtures import fresh_scope, lab, memory_item  # noqa: F401 (fixtures)
 from protocols.committed import committed_file
+from tests.conftest import SAMPLE_DIR, lab_cli, require_shared
+from tests.lab_fixtures import memory_item
 
 PROTOCOLS = {"v1": committed_file("musique-sample-v1.json"), "v2": committed_file("musique-sample-v2.json")}
 

@@ -7,17 +7,15 @@ import collections
 import json
 import math
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
 from builders.title_graph import build_for_source
-from ground.canonical import digest, sha256_bytes
+from ground.canonical import sha256_bytes
 from ground.files import load_json
 from importer import import_source, synthetic
 from protocols.committed import committed_file
-from tests.conftest import REPO, SAMPLE_DIR, lab_cli
+from tests.conftest import SAMPLE_DIR, lab_cli
 
 PROTOCOL = committed_file("synthetic-v1.json")
 ROW_KEYS = ["id", "paragraphs", "question", "question_decomposition", "answer", "answer_aliases", "answerable"]

@@ -5,8 +5,8 @@ the README and docs/ quote exists with the flags it is quoted with."""
 from __future__ import annotations
 
 import argparse
-import re
 import os
+import re
 import subprocess
 import sys
 import tomllib

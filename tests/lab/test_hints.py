@@ -122,6 +122,23 @@ def test_a_missing_encoder_installs_as_printed(tmp_path):
     found = typed_in_the_clone([LAB, "run", "--protocol", str(protocol), "--data-dir", str(tmp_path / "none"),
                                 "--run-dir", str(tmp_path / "run")], env=env)
     assert found.returncode == 2 and "--data-dir" in found.stderr and "install-model" not in found.stderr
+    # the installed model meets the model-bound contract and is the space the mpnet protocols pin
+    from builders.embedding.contract import load_fixture
+    from ground.files import save
+    from protocols.embedding_space import space_mismatches
+    from protocols.registry import MPNET_TWIN
+    from tests.builders.test_embedding import make_source
+
+    save(tmp_path / "source.json", make_source())
+    built = typed_in_the_clone([LAB, "embed", "build", "--source", str(tmp_path / "source.json"), "--model-dir",
+                                str(target), "--output", str(tmp_path / "fixture.json"), "--generation",
+                                str(tmp_path / "generation.json")], env=env)
+    assert built.returncode == 0, built.stderr
+    fixture = load_fixture(tmp_path / "fixture.json")
+    provenance = fixture["provenance"]
+    assert (fixture["space"]["model"], fixture["space"]["dimensions"]) == ("all-mpnet-base-v2", 768)
+    assert (provenance["pooling"], provenance["max_tokens"], provenance["profile"]) == ("mean", 384, "plain")
+    assert space_mismatches(MPNET_TWIN.space, fixture["space"], provenance) == []
 
 
 # ---------------------------------------------------------------- the protocol commands' hints

@@ -15,8 +15,8 @@ from evaluator.inputs import InputMismatch, load_frozen
 from evaluator.verification import recompute as rc
 from evaluator.verification.dask_checks import WORKER_ATTRIBUTE, CheckerPlugin, ClusterChecks
 from evaluator.verification.packed import PackedBm25, pack
-from evaluator.verification.worker_inputs import open_shared, write_shared
 from evaluator.verification.verify import Checker
+from evaluator.verification.worker_inputs import open_shared, write_shared
 from ground.files import load_json
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 

@@ -15,7 +15,7 @@ from ground.errors import RefusedInput
 from ground.files import load_json, refuse_existing, refuse_same_path, save
 from protocols.committed import SUITES_DIR, committed_file, committed_protocols
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
-from tests.conftest import REPO, SHARED_DATA, require_shared
+from tests.conftest import SHARED_DATA, require_shared
 
 OFFICIAL = committed_file("graph-multihop-protocol-v1.json")
 PROTOCOL_FILES = sorted(p for p in committed_protocols() if p.parent != SUITES_DIR)

@@ -8,8 +8,7 @@ import re
 
 import pytest
 
-from protocols.routes import BEGIN, END, route_table, table_in
-from protocols.routes import ROUTES
+from protocols.routes import BEGIN, END, ROUTES, route_table, table_in
 from tests.conftest import REPO, lab_cli
 
 PAGES = ("docs/api.md", "docs/contracts.md", "docs/retrieval.md")

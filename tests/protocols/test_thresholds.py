@@ -38,6 +38,23 @@ def test_the_e5_space_names_the_encoder_the_calibrated_profile_was_set_for():
     assert synonym_rules(DEFAULT_ENCODER) is HIPPORAG2_GRAPH["synonyms"]
 
 
+def test_under_mpnet_linearrag_runs_as_set_and_hipporag_ner_as_calibrated():
+    """LinearRAG's thresholds were set for all-mpnet-base-v2: no departure there. hipporag_ner's
+    NV-Embed-v2 value does not carry over; its calibrated profile does, and a fixture of that
+    encoder builds its synonym edges by that profile's rule."""
+    from protocols.registry import MPNET_TWIN
+
+    assert encoder_of_space(MPNET_TWIN.space) == MPNET
+    for name, (threshold,) in ROUTES["linearrag"].thresholds.items():
+        assert threshold.set_for == MPNET and threshold.runs_under(MPNET), name
+    (plain,) = ROUTES["hipporag_ner"].thresholds["hipporag_ner_v1"]
+    (calibrated,) = ROUTES["hipporag_ner"].thresholds["hipporag_ner_mpnet_v1"]
+    assert not plain.runs_under(MPNET) and calibrated.runs_under(MPNET) and not calibrated.runs_under(DEFAULT_ENCODER)
+    assert synonym_rules(MPNET)["threshold"] == "0.819" == \
+        PROFILES["hipporag_ner_mpnet_v1"]["graph"]["synonyms"]["threshold"]
+    assert MPNET_TWIN.calibrated == {"hipporag_ner_v1": "hipporag_ner_mpnet_v1"}
+
+
 @pytest.fixture()
 def graph_protocol(tmp_path):
     """docs/graph-import.md's protocol (hipporag2 among its methods), written by `lab protocol new`."""

@@ -10,8 +10,13 @@ from fractions import Fraction
 import pytest
 
 from evaluator.verification import exact
-from evaluator.verification.check_placement import (AUTO_MIN_PAGES, ClusterOptions, ClusterRefused,
-    check_address, check_options)
+from evaluator.verification.check_placement import (
+    AUTO_MIN_PAGES,
+    ClusterOptions,
+    ClusterRefused,
+    check_address,
+    check_options,
+)
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:8786", "127.0.0.1:8786", "tcp://localhost:8786",

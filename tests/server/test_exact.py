@@ -26,7 +26,7 @@ def test_to_text_is_the_reduced_fraction():
 
 def test_exact_order_is_the_exact_sort():
     rng = random.Random(11)
-    for trial in range(300):
+    for _ in range(300):
         # small numerators and denominators give many exact ties and many equal floats
         items = [(f"id-{rng.randrange(10**6):06d}-{i}", (rng.randint(0, 30), rng.randint(1, 12)))
                  for i in range(rng.randint(0, 80))]

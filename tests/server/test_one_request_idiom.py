@@ -10,7 +10,6 @@ from evaluator.connection.client import LabError
 from protocols.route import SEARCH_LIMIT
 from protocols.routes import ROUTES
 from server.routes import FIELDS
-from tests.lab_fixtures import fresh_scope, lab  # noqa: F401 (fixtures)
 
 
 def body_of(route: str, **given) -> dict:

@@ -124,7 +124,6 @@ def test_duplicates_straddling_the_cut_order_by_id():
 
 
 def test_stale_rows_and_min_score():
-    rng = np.random.default_rng(5)
     vectors, q = near_tie_corpus(5, dim=40, n=800)
     index = build(vectors)
     for i in range(0, 800, 7):  # updating a memory makes its binding stale

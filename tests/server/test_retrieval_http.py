@@ -17,8 +17,7 @@ from evaluator.connection.client import LabError
 from ground.canonical import canonical, digest
 from server.retrieval.indexes import Indexes
 from server.routes import search
-from tests.conftest import REPO
-from tests.lab_fixtures import fresh_scope, lab, lab_pool, memory_item, relation_item  # noqa: F401 (fixtures)
+from tests.lab_fixtures import memory_item, relation_item
 from tests.protocol_files import declared_protocol_files
 
 DIM = 8

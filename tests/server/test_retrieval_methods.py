@@ -27,7 +27,7 @@ from server.retrieval.fusion import fuse
 from server.retrieval.indexes import Indexes, ScopeIndex
 from server.retrieval.tokenize import bm25_tokens
 from server.routes import CATALOG, search
-from tests.conftest import REPO, SAMPLE_DIR, require_shared
+from tests.conftest import SAMPLE_DIR, require_shared
 from tests.protocol_files import declared_protocol_files
 
 SPACE = "space-" + "a" * 64

@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluator.connection.client import LabClient
-from tests.lab_fixtures import (  # noqa: F401 (fixtures)
-    SPACE, embedding_item, lab, memory_item, relation_item, seed)
+from tests.lab_fixtures import SPACE, embedding_item, memory_item, relation_item, seed
 
 
 @pytest.fixture(scope="module")

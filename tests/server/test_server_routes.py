@@ -7,7 +7,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -16,8 +15,7 @@ import pytest
 from evaluator.connection.client import LabClient, LabError
 from evaluator.connection.lab_process import COMMAND, start_lab
 from ground.canonical import digest
-from tests.lab_fixtures import (  # noqa: F401 (fixtures)
-    SPACE, embedding_item, fresh_scope, lab, lab_pool, memory_item, relation_item, seed)
+from tests.lab_fixtures import SPACE, embedding_item, memory_item, relation_item, seed
 
 
 def test_health_reports_limits_without_a_token(lab):

@@ -23,7 +23,6 @@ from protocols.families.rescue import RESCUE_PROFILES
 from protocols.routes import ROUTES
 from server.retrieval.indexes import Indexes
 from server.routes import search
-from tests.conftest import REPO
 
 SPACE = "space-" + "c" * 64
 TEXTS = ["Zürich — café ☕ river", "naïve résumé\u2028line\u2029para", "tab\there\nnew \"quoted\" \\ slash /",

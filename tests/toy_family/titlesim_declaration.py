@@ -9,8 +9,7 @@ fixture section `title_vectors` (step 7), encoded by the fixture's own encoder.
 
 from __future__ import annotations
 
-from protocols.route import FamilyData, NodeKind, RelationKind
-from protocols.route import VECTOR, Route, fixed_limit
+from protocols.route import VECTOR, FamilyData, NodeKind, RelationKind, Route, fixed_limit
 
 SECTION = "title_vectors"
 TITLE, TITLED, LENGTH_REF = "title", "titled", "chars:"

@@ -17,7 +17,8 @@ import numpy as np
 from builders.embedding.sections.section import LabRecords, Section, SectionInputs
 from builders.embedding.vectors import check_vector_entries, decode_vector, encode_vector, normalize_rows, vector_sha256
 from ground.fields import Fields, join
-from protocols.families.titlesim import LENGTH_REF, SECTION as NAME, TITLE, TITLED
+from protocols.families.titlesim import LENGTH_REF, TITLE, TITLED
+from protocols.families.titlesim import SECTION as NAME
 from protocols.route import GRAPH_NODE
 
 

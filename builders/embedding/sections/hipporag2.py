@@ -31,19 +31,42 @@ import numpy as np
 
 from builders.embedding.sections.section import LabRecords, Section, SectionInputs
 from builders.embedding.vectors import (
-    check_vector_entries, decode_vector, encode_vector, normalize_rows, vector_sha256,
+    check_vector_entries,
+    decode_vector,
+    encode_vector,
+    normalize_rows,
+    vector_sha256,
 )
 from builders.hipporag2_graph import (
-    build, build_ner, fact_text, mentioned, ner_output_of, phrase, stated, synonyms, triples_of,
+    build,
+    build_ner,
+    fact_text,
+    mentioned,
+    ner_output_of,
+    phrase,
+    stated,
+    synonyms,
+    triples_of,
 )
 from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
-from protocols.families.hipporag2 import (
-    COSINE_REF, FACT_ENDS, FIXTURE_SECTION, HIPPORAG2_GRAPH, MENTIONS, NER_REF, NODE_FACT, NODE_PHRASE,
-    SECTION_GRAPHS, STATES, SYNONYM_OF, TRIPLES_REF, synonym_rules,
-)
 from protocols.embedding_space import encoder_of_space
+from protocols.families.hipporag2 import (
+    COSINE_REF,
+    FACT_ENDS,
+    FIXTURE_SECTION,
+    HIPPORAG2_GRAPH,
+    MENTIONS,
+    NER_REF,
+    NODE_FACT,
+    NODE_PHRASE,
+    SECTION_GRAPHS,
+    STATES,
+    SYNONYM_OF,
+    TRIPLES_REF,
+    synonym_rules,
+)
 from protocols.route import GRAPH_NODE
 
 GRAPH_METHOD = "hipporag2_graph_v1"

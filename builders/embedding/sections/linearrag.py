@@ -27,13 +27,25 @@ import numpy as np
 from builders import ner
 from builders.embedding.sections.section import LabRecords, Section, SectionInputs
 from builders.embedding.vectors import (
-    check_vector_entries, decode_vector, encode_vector, normalize_rows, vector_sha256,
+    check_vector_entries,
+    decode_vector,
+    encode_vector,
+    normalize_rows,
+    vector_sha256,
 )
 from builders.linearrag_graph import build, mentions, question_entities
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from protocols.families.linearrag import (
-    COUNT_REF, HOLDS_ENTITY, NAMES_ENTITY, NER_REF, NODE_ENTITY, NODE_SENTENCE, SECTION as NAME,
+    COUNT_REF,
+    HOLDS_ENTITY,
+    NAMES_ENTITY,
+    NER_REF,
+    NODE_ENTITY,
+    NODE_SENTENCE,
+)
+from protocols.families.linearrag import (
+    SECTION as NAME,
 )
 from protocols.route import GRAPH_NODE
 

@@ -19,11 +19,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
 from builders.embedding.sections.hipporag2 import fact_key, phrase_key
+from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
 from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
-    Found, dense_digest, dense_order_failures, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows,
+    Found,
+    dense_order_failures,
+    edge_arrays,
+    exact_cosines,
+    floors_by_digest,
+    query_unit,
+    unit_rows,
     walked_failures,
 )
 from protocols.families.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS

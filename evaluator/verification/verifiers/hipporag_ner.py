@@ -17,7 +17,13 @@ import numpy as np
 from builders.embedding import vector_sha256
 from evaluator.verification import recompute as rc
 from evaluator.verification.verifiers.hipporag2 import (
-    Found, Table, exact_cosines, graph_failures, query_unit, ranking_failures, table,
+    Found,
+    Table,
+    exact_cosines,
+    graph_failures,
+    query_unit,
+    ranking_failures,
+    table,
 )
 from protocols.routes import route_of
 

@@ -29,7 +29,14 @@ from builders.embedding import vector_sha256
 from builders.embedding.sections.linearrag import entity_key, graph_of, sentence_key
 from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
-    Found, dense_order_failures, edge_arrays, exact_cosines, floors_by_digest, query_unit, unit_rows, walked_failures,
+    Found,
+    dense_order_failures,
+    edge_arrays,
+    exact_cosines,
+    floors_by_digest,
+    query_unit,
+    unit_rows,
+    walked_failures,
 )
 from protocols.families.linearrag import ENTITY, PASSAGE, draw_order
 from protocols.routes import route_of
@@ -116,9 +123,9 @@ def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     entities = sorted(checker.frozen.entity_phrases(route.data.section, query["id"], route.entity_limit(profile)),
                       key=lambda entity: order(entity[0]))
     unit = query_unit(vector)
-    for rank, field, message in page_failures(page.get("linearrag") or {}, page.get("hits") or [], mine,
+    for rank, where, message in page_failures(page.get("linearrag") or {}, page.get("hits") or [], mine,
                                               entities, unit, profile, spec["limit"], rc.COSINE_TOLERANCE, order):
-        fail(rank, field if rank else f"linearrag.{field}", message)
+        fail(rank, where if rank else f"linearrag.{where}", message)
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],

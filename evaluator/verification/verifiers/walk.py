@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.exact import ZERO, Rational, decimal, text as _text
+from evaluator.verification.exact import ZERO, Rational, decimal
+from evaluator.verification.exact import text as _text
 from evaluator.verification.failure import Failure
 from evaluator.verification.hit_checks import check_exact, check_order
 

@@ -8,17 +8,24 @@ builds the page from server/retrieval/page_parts.py.
 
 from __future__ import annotations
 
+from protocols.routes import PROFILES
 from server import validation
-from server.families.graph.typed_paths import Anchor, Limits, affinities, expand, final_scores, graph_ranks, strongest_paths
+from server.families.graph.typed_paths import (
+    Anchor,
+    Limits,
+    affinities,
+    expand,
+    final_scores,
+    graph_ranks,
+    strongest_paths,
+)
 from server.retrieval import exact
 from server.retrieval import page_parts as parts
-from protocols.routes import PROFILES
 from server.retrieval.bm25 import bm25
 from server.retrieval.fusion import fused_base
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search, invalid, query_text, vector_query
 from server.validation import LIMITS
-
 
 MAX_DEPTH = tuple(LIMITS["max_depth"])  # (0, 3)
 MAX_NODES = LIMITS["max_nodes"]  # 1024

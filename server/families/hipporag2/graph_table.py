@@ -22,7 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from protocols.families.hipporag2 import (
-    COSINE_REF, FACT_ENDS, MENTIONS, NER_REF, NODE_FACT, NODE_PHRASE, PASSAGE, PHRASE, STATES, SYNONYM_OF,
+    COSINE_REF,
+    FACT_ENDS,
+    MENTIONS,
+    NER_REF,
+    NODE_FACT,
+    NODE_PHRASE,
+    PASSAGE,
+    PHRASE,
+    STATES,
+    SYNONYM_OF,
     TRIPLES_REF,
 )
 from protocols.route import GRAPH_NODE

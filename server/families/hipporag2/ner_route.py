@@ -11,7 +11,6 @@ and the last step's change (evaluator/verification/verifiers/hipporag_ner.py rec
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from server.errors import ApiError
@@ -22,6 +21,7 @@ from server.families.hipporag2.ranking import rank
 from server.receipts import vector_sha256
 from server.retrieval import cosine
 from server.retrieval.request import Search, entity_vectors, vector_query
+
 
 def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]]) -> list[EntityLink]:
     """Each entity's phrase of highest exact cosine, ties by phrase (the table's order)."""

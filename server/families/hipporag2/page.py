@@ -7,7 +7,6 @@ None on the dense order (its score the cosine), so the evaluator can check eithe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 
 import numpy as np
 

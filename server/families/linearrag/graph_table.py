@@ -23,7 +23,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from protocols.families.linearrag import COUNT_REF, ENTITY, HOLDS_ENTITY, NAMES_ENTITY, NODE_ENTITY, NODE_SENTENCE, PASSAGE
+from protocols.families.linearrag import (
+    COUNT_REF,
+    ENTITY,
+    HOLDS_ENTITY,
+    NAMES_ENTITY,
+    NODE_ENTITY,
+    NODE_SENTENCE,
+    PASSAGE,
+)
 from protocols.route import GRAPH_NODE
 from server.errors import ApiError
 from server.retrieval.whole_graph_pagerank import Transitions, transitions

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.families.linearrag import ENTITY, PASSAGE, draw_order
+from protocols.families.linearrag import ENTITY, draw_order
 from server.families.linearrag.bridging import Bridged, bridge, passage_weights, seed_units
 from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256
@@ -25,6 +25,7 @@ from server.retrieval import cosine
 from server.retrieval import page_parts as parts
 from server.retrieval.request import Search, VectorQuery, entity_vectors, vector_query
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
+
 
 def links(index, table: LinearTable, space_id: str, entities: list[tuple[str, np.ndarray]],
           order: Callable[[str], Any] = str) -> list[tuple[str, float]]:

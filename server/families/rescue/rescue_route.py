@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from server.errors import ApiError
 from server import validation
+from server.errors import ApiError
 from server.families.rescue import titles as title_rules
 from server.families.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
 from server.retrieval import page_parts as parts

@@ -98,10 +98,9 @@ def test_outcome_and_oracle():
 
 def test_rescue_report_block_from_rows():
     import json
-    from pathlib import Path
 
-    from evaluator.views.rescue_tables import tables
     from evaluator.derived.rescue import derive_rescue
+    from evaluator.views.rescue_tables import tables
     from evaluator.views.tables import markdown
     protocol = json.loads(committed_file("musique-sample-v2.json").read_text())
     queries = {"q1": {"judgments": {"a": 1, "e": 1}, "evidence_chain": ["a", "e"]},

@@ -16,7 +16,7 @@ from ground.errors import RefusedInput
 from protocols.committed import committed_file
 from protocols.registry import DEPTH_100
 from protocols.schema import SEARCH_LIMIT_MAX, ProtocolError, load_protocol, validate_protocol
-from tests.conftest import REPO, lab_cli
+from tests.conftest import lab_cli
 from tests.evaluation_fixtures import Run, built_inputs, prepared_lab
 
 DEEP = committed_file("synthetic-depth100-v1.json")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ir_measures import R, ScoredDoc, Qrel, Success, nDCG
+from ir_measures import Qrel, R, ScoredDoc, Success, nDCG
 
 from evaluator.numbers import metrics
 

@@ -4,7 +4,6 @@ implementation on toy reports, and every refusal of `lab pool`."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import math
 
@@ -13,11 +12,10 @@ import pytest
 
 from evaluator.numbers import pooling, statistics
 from ground.canonical import digest
-from ground.command import run
-from protocols.committed import committed_file, SUITES_DIR
+from protocols.committed import SUITES_DIR, committed_file
 from protocols.schema import load_protocol
 from protocols.suite import SuiteError, load_suite, pinned_protocols, validate_suite
-from tests.conftest import REPO, lab_cli
+from tests.conftest import lab_cli
 
 SAMPLE_PROTOCOL = committed_file("musique-sample-v1.json")
 CONTRAST = {"candidate": "graph_hybrid_balanced", "baseline": "weighted_rrf_v2", "metric": "ndcg@10",

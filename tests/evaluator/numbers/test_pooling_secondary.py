@@ -12,8 +12,7 @@ from evaluator.numbers import pooling
 from evaluator.pool.pooled_page import pooled_html
 from evaluator.views.contrast_text import pooled_markdown
 from protocols.suite import SuiteError, pinned_protocols, validate_suite
-from tests.evaluator.numbers.test_pooling import (CONTRAST, SAMPLE_DIGEST, SAMPLE_PROTOCOL, suite_value,
-    toy_datasets)
+from tests.evaluator.numbers.test_pooling import CONTRAST, SAMPLE_DIGEST, SAMPLE_PROTOCOL, suite_value, toy_datasets
 
 SECONDARY = {"candidate": CONTRAST["candidate"], "baseline": "lexical", "metric": "ndcg@10", "label": "secondary"}
 

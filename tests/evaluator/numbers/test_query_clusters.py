@@ -10,7 +10,7 @@ import pytest
 from evaluator.numbers import query_clusters as clusters
 from protocols.committed import committed_file
 from protocols.selection import select_rows
-from tests.conftest import REPO, SAMPLE_DIR, SHARED_DATA, require_shared
+from tests.conftest import SAMPLE_DIR, SHARED_DATA, require_shared
 
 
 def test_musique_ids_yield_one_component_per_hop():

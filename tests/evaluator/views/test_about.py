@@ -8,7 +8,6 @@ import json
 from evaluator.views import about, tables
 from evaluator.views.glance import answer, answer_section
 from protocols.committed import committed_file
-from tests.conftest import REPO
 
 
 def protocol(name: str) -> dict:

@@ -217,8 +217,9 @@ def test_two_exports_of_one_report_are_byte_identical(run, tmp_path):
 
 def test_a_headless_browser_renders_every_figure(run, tmp_path):
     binary = need_browser()
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     seen = render(binary, run.directory / "public.html", tmp_path / "profile")
     assert seen["errors"] == []

@@ -11,7 +11,6 @@ audits clean.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

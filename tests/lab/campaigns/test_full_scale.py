@@ -15,7 +15,7 @@ from importer import import_source
 from protocols.committed import committed_file
 from protocols.schema import ProtocolError, load_protocol, validate_protocol
 from protocols.selection import SelectionError, select_rows
-from tests.conftest import REPO, SHARED_DATA, lab_cli, require_shared
+from tests.conftest import lab_cli
 
 FULL_DEV = committed_file("graph-multihop-full-dev-v1.json")
 OFFICIAL = committed_file("graph-multihop-protocol-v1.json")

@@ -107,7 +107,8 @@ def test_the_fixture_refuses_query_entities_that_are_not_every_query(ppr_inputs)
 def test_the_field_graphs_dev_harness_prints_the_development_table(ppr_inputs, capsys):
     """lab bench field-graphs-dev scores the six methods on the development rows only, from the
     run's frozen protocol and fixture (docs/field-graphs.md)."""
-    from bench.design.field_graphs_dev import METHODS, main as harness
+    from bench.design.field_graphs_dev import METHODS
+    from bench.design.field_graphs_dev import main as harness
 
     assert harness(["--runs", f"synthetic={ppr_inputs.root}"]) == 0
     out = capsys.readouterr()

@@ -12,19 +12,18 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from builders.entity_graph import build_relations
 from evaluator.verification.verifiers.walk import masses
 from ground.artifacts import document_id
 from ground.canonical import canonical
-from protocols.routes import PROFILES
 from protocols.families.walk import WALK_PROFILES
+from protocols.routes import PROFILES
+from server.families.walk.seeded_walk import EntityStep, spread
 from server.retrieval.indexes import ScopeIndex
 from server.routes import search
-from server.families.walk.seeded_walk import EntityStep, spread
-from server.routes import search
-from tests.server.families.test_walk import failures_of as walk_failures, graph, hand_checker
+from tests.server.families.test_walk import failures_of as walk_failures
+from tests.server.families.test_walk import graph, hand_checker
 
 REPO = Path(__file__).resolve().parents[3]
 PROFILE = WALK_PROFILES["entity_walk_v1"]
@@ -181,7 +180,6 @@ def test_verifier_catches_a_tampered_page():
 
 # ---------------------------------------------------------------- over HTTP, on a real lab
 
-from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 from protocols.committed import committed_file
 
 HTTP_SPACE = {"provider": "test", "model": "entity-walk-hand-corpus", "revision": "r1", "dimensions": 8}

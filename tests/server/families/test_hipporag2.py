@@ -264,14 +264,15 @@ def test_the_walk_stops_at_a_constructed_two_cycle_with_the_bounds_state():
 
 def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():
     from evaluator.verification.verifiers import hipporag2 as verifier
+    from evaluator.verification.whole_graph_walk import dense_digest
 
     cosines = np.array([0.0, 0.5, 1.0, 0.25 + 2 ** -40])
     server_floors = np.array([0, 1 << 15, 1 << 16, (1 << 14) - 1], dtype=np.int64)  # one ulp-level disagreement
-    chosen = verifier.dense_seeds(cosines, 0.0, 1.0, 16, verifier.dense_digest(server_floors))
+    chosen = verifier.dense_seeds(cosines, 0.0, 1.0, 16, dense_digest(server_floors))
     assert chosen is not None and np.array_equal(chosen, server_floors)
     far = server_floors.copy()
     far[1] -= 7  # not an ulp: no choice reaches it
-    assert verifier.dense_seeds(cosines, 0.0, 1.0, 16, verifier.dense_digest(far)) is None
+    assert verifier.dense_seeds(cosines, 0.0, 1.0, 16, dense_digest(far)) is None
 
 
 def test_the_fact_prefilter_gives_the_seeds_every_exact_cosine_gives():

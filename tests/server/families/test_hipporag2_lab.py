@@ -10,12 +10,15 @@ import pytest
 from builders.hipporag2_graph import add_synonyms, build
 from evaluator.connection.client import LabError
 from evaluator.verification.verifiers.hipporag2 import (
-    Table, edge_arrays, exact_cosines, page_failures, query_unit, unit_rows,
+    Table,
+    edge_arrays,
+    exact_cosines,
+    page_failures,
+    query_unit,
+    unit_rows,
 )
 from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
-from tests.lab_fixtures import (  # noqa: F401 (fixtures)
-    PROVENANCE, embedding_item, fresh_scope, lab, memory_item, relation_item,
-)
+from tests.lab_fixtures import embedding_item, memory_item, relation_item
 
 PASSAGES = {"p0": ("The Orin flows into Tessa.", [1.0, 0.2, 0.0, 0.1]),
             "p1": ("Tessa lies in Velmar.", [0.1, 1.0, 0.3, 0.0]),

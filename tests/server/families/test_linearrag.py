@@ -63,7 +63,7 @@ def linearrag_scores(entities, sentences, named, cosine, links, rules, order=str
     iteration = 1
     while len(current_entities) > 0 and iteration < rules["max_iterations"]:
         new_entities = {}
-        for entity_hash_id, (entity_id, entity_score, tier) in current_entities.items():
+        for entity_hash_id, (_, entity_score, _) in current_entities.items():
             if entity_score < rules["iteration_threshold"]:
                 continue
             sentence_hash_ids = [sid for sid in list(entity_hash_id_to_sentence_hash_ids[entity_hash_id])

@@ -7,7 +7,6 @@ import pytest
 
 from bench.api_examples import PASSAGES, body, build_world
 from evaluator.connection.client import LabError
-from tests.lab_fixtures import fresh_scope, lab  # noqa: F401 (fixtures)
 
 
 def test_the_page_links_bridges_and_walks(fresh_scope):

@@ -20,9 +20,9 @@ from evaluator.verification.verify import Checker, RecentCache
 from protocols.families.prf import PRF_PROFILES
 from server.families.prf.feedback import rocchio
 from server.families.prf.prf_route import rm3_ranking
-from server.routes import search
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.tokenize import bm25_tokens
+from server.routes import search
 
 # 30 documents: three about apple orchards (with cider, harvest), the rest filler; "the" and "of"
 # are in every document (over 10% of them: never expansion terms), each document has its number.
@@ -178,7 +178,6 @@ def test_a_hand_edited_expansion_weight_term_or_feedback_id_fails_the_check():
 
 
 from ground.canonical import digest  # noqa: E402
-from tests.lab_fixtures import fresh_scope, lab  # noqa: E402,F401 (fixtures)
 
 HTTP_SPACE = {"provider": "test", "model": "prf-hand-corpus", "revision": "r1", "dimensions": 8}
 

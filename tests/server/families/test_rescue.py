@@ -187,7 +187,7 @@ def test_determinism_identical_bytes():
 
 
 def test_catalog_entries_hold_every_parameter():
-    for name, profile in RESCUE_PROFILES.items():
+    for profile in RESCUE_PROFILES.values():
         assert profile["family"] == "rescue"
         assert profile["limit_max"] == 150
     assert RESCUE_PROFILES["graph_rescue_fuse_025_v1"]["fusion"]["graph_weight"] == 0.25
@@ -354,8 +354,8 @@ def test_stale_relations_are_ignored_by_the_lane_and_the_expander():
 
 
 from evaluator.connection.client import LabError  # noqa: E402
-from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 from protocols.committed import committed_file
+from tests.lab_fixtures import PROVENANCE  # noqa: E402
 
 HTTP_SPACE = {"provider": "test", "model": "rescue-hand-corpus", "revision": "r1", "dimensions": 8}
 
@@ -426,11 +426,9 @@ def test_near_tie_alignment_only_inside_runs_of_near_equal_scores():
 def test_v2_protocols_are_v1_plus_the_rescue_family_and_validate():
     """What v2 adds to v1 (that it is derived byte for byte: tests/protocols/test_protocol_registry.py)."""
     import json
-    from pathlib import Path
 
     from protocols.registry import RESCUE_FAMILY
     from protocols.schema import load_protocol
-    repo = Path(__file__).resolve().parents[3]
     for name in ("graph-multihop-protocol", "musique-sample"):
         v1 = json.loads(committed_file(f"{name}-v1.json").read_text())
         v2 = load_protocol(committed_file(f"{name}-v2.json"))

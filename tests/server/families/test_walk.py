@@ -21,10 +21,10 @@ from evaluator.verification.verifiers.walk import check_walk, masses
 from evaluator.verification.verify import Checker, RecentCache
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest
-from protocols.routes import PROFILES
 from protocols.families.walk import WALK_PROFILES
-from server.retrieval.indexes import ScopeIndex
+from protocols.routes import PROFILES
 from server.families.walk.seeded_walk import rank_walk, spread
+from server.retrieval.indexes import ScopeIndex
 from server.routes import search
 
 REPO = Path(__file__).resolve().parents[3]
@@ -182,8 +182,8 @@ def test_verifier_catches_a_tampered_page():
 # ---------------------------------------------------------------- over HTTP, on a real lab
 
 from evaluator.connection.client import LabError  # noqa: E402
-from tests.lab_fixtures import PROVENANCE, fresh_scope, lab  # noqa: E402,F401 (fixtures)
 from protocols.committed import committed_file
+from tests.lab_fixtures import PROVENANCE  # noqa: E402
 
 HTTP_SPACE = {"provider": "test", "model": "walk-hand-corpus", "revision": "r1", "dimensions": 8}
 
