@@ -102,7 +102,8 @@ def test_the_demo_terminal_fits_two_screens_and_ends_on_the_answer(tmp_path):
     assert (run / "stages.log").is_file() and "ok pages" in (run / "stages.log").read_text()
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.01, 0.05, 0.2, 0.6])
+# at once, inside the window where a start used to die with a traceback (up to about 0.25 s), and after it
+@pytest.mark.parametrize("delay", [0.0, 0.1, 0.6])
 def test_a_stage_stopped_as_it_starts_stops_at_once_and_quietly(delay):
     """Ctrl-C reaching `lab run` in a stage's first instants: the stage starts with Ctrl-C ignored
     until `python -m lab` restores it, so no interpreter dies mid-start with a traceback, and one

@@ -46,20 +46,20 @@ def old_run(tmp_path_factory):
     return run_dir
 
 
-@pytest.mark.heavy
+@pytest.mark.slow  # the old commit's whole campaign (about two minutes): make test-long
 def test_a_report_made_before_the_move_audits_clean(old_run):
     ran = lab_cli("audit", "--run-dir", old_run)
     assert "audit: all checks hold" in ran.stdout
     assert "FAIL" not in ran.stdout
 
 
-@pytest.mark.heavy
+@pytest.mark.slow  # the old commit's whole campaign (about two minutes): make test-long
 def test_the_moved_protocol_file_is_the_one_the_old_report_binds(old_run):
     report = load_json(old_run / "report.json", "report")
     assert report["hash_chain"]["protocol"] == digest(load_json(committed_file("synthetic-v1"), "protocol"))
 
 
-@pytest.mark.heavy
+@pytest.mark.slow  # the old commit's whole campaign (about two minutes): make test-long
 def test_exporting_it_again_writes_the_same_public_report_in_its_edition(old_run, tmp_path):
     """Drawn in the edition the old page names (none: 0), the report exports to the same bytes; an
     export today draws the current edition, which differs from the old page by that alone."""
