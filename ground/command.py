@@ -77,21 +77,40 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
 @contextmanager
 def stops_like_ctrl_c(received: list[int]):
     """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so a terminated command stops the same
-    clean way (its stages and its lab stopped, what finished kept, one line); the signals taken are
-    appended to `received`. Only the main thread can take a signal handler; elsewhere nothing changes."""
+    clean way (its stages and its lab stopped, what finished kept, one line); the SIGTERMs taken are
+    appended to `received`. Either signal landing inside a finalizer is delivered again just after
+    it. Only the main thread can take a signal handler; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def terminated(signum: int, frame) -> None:
-        received.append(signum)
+    def stop(signum: int, frame) -> None:
+        if _in_finalizer(frame):
+            # Python only prints an exception raised in a finalizer (a Dask future's __del__, say) and
+            # goes on: deliver the signal again once the finalizer has returned
+            threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
+            return
+        if signum == signal.SIGTERM:
+            received.append(signum)
         raise KeyboardInterrupt
 
-    before = signal.signal(signal.SIGTERM, terminated)
+    # Ctrl-C keeps its default meaning (KeyboardInterrupt) and an ignored Ctrl-C stays ignored (a job
+    # a shell started in the background)
+    taken = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])
+    before = {signum: signal.signal(signum, stop) for signum in taken}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def _in_finalizer(frame) -> bool:
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _outcome(main: Callable[[list[str] | None], int | None], argv: list[str] | None, received: list[int]) -> int:

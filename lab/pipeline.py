@@ -284,18 +284,47 @@ def _call(command: list[str], stdout: IO | None) -> int:
     try:
         return child.wait()
     except KeyboardInterrupt:
-        child.send_signal(signal.SIGINT)
-        if time.monotonic() - started < STARTING_SECONDS:  # it may have come before the stage listened
-            try:
-                child.wait(timeout=STARTING_SECONDS)
-            except subprocess.TimeoutExpired:
-                child.send_signal(signal.SIGINT)
+        _pass_on_ctrl_c(child, started)
         try:
             child.wait(timeout=STAGE_STOP_SECONDS)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
         raise
+
+
+def _pass_on_ctrl_c(child: subprocess.Popen, started: float) -> None:
+    """Ctrl-C to the stage once it listens: where the system shows a process's ignored signals
+    (Linux's /proc), wait until the stage has taken Ctrl-C back, however loaded the machine is;
+    elsewhere send it now and once more after STARTING_SECONDS if the stage started within them."""
+    while child.poll() is None:
+        listens = _listens_to_ctrl_c(child.pid)
+        if listens is None:
+            break
+        if listens:
+            child.send_signal(signal.SIGINT)
+            return
+        time.sleep(0.01)
+    if child.poll() is not None:
+        return
+    child.send_signal(signal.SIGINT)
+    if time.monotonic() - started < STARTING_SECONDS:  # it may have come before the stage listened
+        try:
+            child.wait(timeout=STARTING_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGINT)
+
+
+def _listens_to_ctrl_c(pid: int) -> bool | None:
+    """Whether the process no longer ignores SIGINT; None where the system does not say."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("SigIgn:"):
+            return not (int(line.split()[1], 16) >> (signal.SIGINT - 1)) & 1
+    return None
 
 
 def stop_leftover_lab(run: RunDir, log: Callable[[str], None]) -> None:
