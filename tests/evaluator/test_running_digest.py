@@ -133,7 +133,7 @@ def test_a_store_without_a_digest_gets_one_at_its_first_open(tmp_path):
         reopened.close()
 
 
-def test_route_answers_the_fence_and_digest_and_refuses_other_scopes(lab):  # noqa: F811
+def test_route_answers_the_fence_and_digest_and_refuses_other_scopes(lab):
     process, client = lab
     answer = client.running_digest()
     assert set(answer) == {"fence", "running_digest"}

@@ -25,7 +25,7 @@ from tests.lab_fixtures import memory_item
 PROTOCOLS = {"v1": committed_file("musique-sample-v1.json"), "v2": committed_file("musique-sample-v2.json")}
 
 
-def test_a_memory_id_depends_on_scope_and_external_id_only(fresh_scope):  # noqa: F811
+def test_a_memory_id_depends_on_scope_and_external_id_only(fresh_scope):
     client = fresh_scope()
     first = client.create_memories([memory_item("key-under-fixture-a", "text", external_id="doc-1")])["receipts"][0]
     assert first["id"] == "mem-" + digest([client.scope, "memory", "doc-1"])[:32]
@@ -61,7 +61,7 @@ def two_imports(tmp_path_factory):
     return built
 
 
-@pytest.mark.heavy  # two imports, both built and ranked by every method
+@pytest.mark.slow  # two imports of the sample, each built and ranked by every method (about 90 s): make test-long
 def test_v1_and_v2_imports_rank_every_shared_method_identically(two_imports, tmp_path):
     from evaluator.connection.lab_process import start_lab
     frozen, states, labs = {}, {}, {}
