@@ -5,6 +5,7 @@ lab server) is found by reading /proc, so a survivor is named whatever started i
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -52,10 +53,18 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+def as_at_a_terminal() -> None:
+    """A command typed at a terminal takes Ctrl-C: whatever this test process's own Ctrl-C state
+    (a test runner's worker may ignore or block it), its child starts with the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
+
+
 def start_tagged(argv: list, tag: str) -> subprocess.Popen:
     """`argv` as typed in the clone, from its root, in its own process group, under `tag`."""
     return subprocess.Popen(list(map(str, argv)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=REPO, env={**os.environ, TAG: tag})
+                            start_new_session=True, cwd=REPO, env={**os.environ, TAG: tag},
+                            preexec_fn=as_at_a_terminal)
 
 
 def kill_when(child: subprocess.Popen, ready: Callable[[], bool], sig: int, timeout: float = 300.0):

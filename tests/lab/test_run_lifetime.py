@@ -113,6 +113,7 @@ def test_a_stage_stopped_as_it_starts_stops_at_once_and_quietly(delay):
     import time
 
     from tests.conftest import REPO
+    from tests.lab.lifetime import as_at_a_terminal
 
     script = (f"import os, signal, sys, threading\n"
               f"from lab.pipeline import _call\n"
@@ -123,6 +124,7 @@ def test_a_stage_stopped_as_it_starts_stops_at_once_and_quietly(delay):
               f"except KeyboardInterrupt:\n"
               f"    print('stopped', flush=True)\n")
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO,
+                          preexec_fn=as_at_a_terminal)
     assert done.stdout.strip() == "stopped" and done.stderr == "", done.stderr
     assert time.monotonic() - started < 15
