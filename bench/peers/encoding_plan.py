@@ -34,11 +34,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from builders.embedding.batching import SECTION_BATCH
 from builders.embedding.build import DEFAULT_BATCHING
 from builders.embedding.providers.factory import open_provider
 from builders.model_install import MPNET, models_dir
@@ -113,21 +113,13 @@ def timed(run) -> float:
     return time.perf_counter() - t0
 
 
-def recipe_1(section: str, plan: list[list[int]], count: int) -> list[list[int]]:
-    """Recipe 1's batches: documents in the plan, questions one per call, section texts 32 in order."""
-    if section == "documents":
-        return plan
-    if section == "questions":
-        return [[i] for i in range(count)]
-    return [list(range(s, min(s + SECTION_BATCH, count))) for s in range(0, count, SECTION_BATCH)]
-
-
 def measure_section(provider, section: str, texts: list[str], role: str, rounds: int) -> dict:
     """Each way's best time over `rounds`, the ways taken in turn (their order rotating each round)."""
     inputs = [provider.input_text(t, role) for t in texts]
     lengths = provider.padded_lengths(provider.count_tokens(inputs, role))
     plan = DEFAULT_BATCHING.plan(lengths)
-    old = recipe_1(section, plan, len(inputs))
+    kind = section if section == "documents" else "queries" if section == "questions" else "texts"
+    old = replace(DEFAULT_BATCHING, recipe=1).plan_of(kind, lengths)
 
     def batches(batches_of):
         return lambda: [provider.encode([inputs[i] for i in batch], role) for batch in batches_of]

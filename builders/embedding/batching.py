@@ -70,6 +70,15 @@ class Batching:
         return {"policy": self.policy, "documents": self.batch_size, "token_budget": self.token_budget,
                 "document_order": DOCUMENT_ORDER, "queries": 1}
 
+    def plan_of(self, kind: str, lengths: list[int]) -> list[list[int]]:
+        """The batches of one kind of text ("documents", "queries" or "texts": a section's) under
+        this recipe: recipe 2 plans every kind; recipe 1 plans documents only, encodes a query
+        alone and a section's texts in fixed batches of SECTION_BATCH in their order."""
+        if kind == "documents" or self.plans_every_text:
+            return self.plan(lengths)
+        size = 1 if kind == "queries" else SECTION_BATCH
+        return [list(range(start, min(start + size, len(lengths)))) for start in range(0, len(lengths), size)]
+
     @classmethod
     def of_provenance(cls, shape: dict) -> "Batching":
         """The batching a fixture's provenance records (recipe 1 where it names none)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.embedding.batching import SECTION_BATCH, Batching
+from builders.embedding.batching import Batching
 from builders.embedding.contract import (
     FIXTURE_FORMAT,
     GENERATION_FORMAT,
@@ -277,10 +277,7 @@ def encode_queries(provider: Provider, ids: list[str], texts: list[str], tokens:
     """Recipe 1: one query per call, as a user's query would arrive, so its elapsed time is a real
     latency. Recipe 2: the queries in the batching's plan, each timed as its batch over its size."""
     meter = Progress("queries", len(texts), unit="queries") if progress else None
-    if batching.plans_every_text:
-        plan = batching.plan(provider.padded_lengths(tokens))
-    else:
-        plan = [[i] for i in range(len(texts))]
+    plan = batching.plan_of("queries", provider.padded_lengths(tokens))
     rows, elapsed = _encode_plan(provider, texts, plan, "query", meter)
     return Encoded(stack(rows), _measurements(provider, ids, elapsed, tokens))
 
@@ -378,8 +375,7 @@ def encode_texts(provider: Provider, texts: list[str], progress: bool = True, wh
         return encode_documents(provider, texts, inputs, tokens, batching, progress, workers, cluster, log,
                                 label=(what, "texts")).vectors
     meter = Progress(what, len(texts), unit="texts") if progress else None
-    plan = [list(range(start, min(start + SECTION_BATCH, len(texts)))) for start in range(0, len(texts), SECTION_BATCH)]
-    rows, _ = _encode_plan(provider, inputs, plan, "document", meter)
+    rows, _ = _encode_plan(provider, inputs, batching.plan_of("texts", [1] * len(texts)), "document", meter)
     return stack(rows)
 
 

@@ -52,9 +52,7 @@ def check_reproduces(fixture: dict, queries: int = 2, documents: int = 2,
     with provider.thread_limit():
         if queries:
             texts = [provider.input_text(q["question"], "query") for q in source["queries"]]
-            # recipe 1 encoded each query alone; recipe 2 in the plan, as documents
-            plan = batching.plan(provider.padded_lengths(provider.count_tokens(texts, "query"))) \
-                if batching.plans_every_text else [[i] for i in range(len(texts))]
+            plan = batching.plan_of("queries", provider.padded_lengths(provider.count_tokens(texts, "query")))
             _check_in_batches(provider, fixture, "queries", texts, plan, queries, model)
         if documents:
             texts = [provider.input_text(d["text"], "document") for d in source["documents"]]
