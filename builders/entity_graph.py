@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import Any
 
 from builders import title_graph
 from builders.names import JOINERS, LEADING, MIN_SINGLE_CHARS, name_runs, run_keys
@@ -59,7 +60,7 @@ ENTITY_POLICY = {
     "evidence_ref": EVIDENCE_PREFIX + "<key>",
 }
 
-POLICY = {
+POLICY: dict[str, Any] = {
     "method": METHOD,
     "inputs": list(title_graph.PROJECTION_FIELDS),
     "title_graph": title_graph.POLICY,

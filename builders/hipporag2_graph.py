@@ -78,7 +78,8 @@ def stated(passage_ids: Sequence[str], triples: Mapping[str, Sequence[Sequence[s
     left_out = {"empty_subject_or_object": 0}
     for pid in sorted(passage_ids):
         for triple in triples.get(pid, ()):
-            processed = tuple(phrase(part) for part in triple)
+            subject, predicate, obj = triple
+            processed = (phrase(subject), phrase(predicate), phrase(obj))
             if not processed[0] or not processed[2]:
                 left_out["empty_subject_or_object"] += 1
                 continue

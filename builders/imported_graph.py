@@ -24,6 +24,7 @@ passages linked through an argument (a subject or an object) that both passages'
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from builders import title_graph
 from builders.ner import normalize
@@ -39,7 +40,7 @@ PREDICATE_JOINER = " | "
 EVIDENCE_CHARS = 1024
 MAX_DOCUMENTS = 64  # as document_ner_graph_v1: an argument held by more passages links nothing specific
 
-IMPORTED_POLICY = {
+IMPORTED_POLICY: dict[str, Any] = {
     "input": "the imported section (importer/graph_import.py), pinned by imported_digest",
     "argument": "subject or object of a kept triple, normalized: unicode NFKC, casefold, whitespace runs "
                 "collapsed to one space, stripped",
@@ -54,7 +55,7 @@ IMPORTED_POLICY = {
     "origin": ORIGIN,
     "model": "the graph's producer (graph_builder.graph_file.producer)",
 }
-POLICY = {
+POLICY: dict[str, Any] = {
     "method": METHOD,
     "inputs": list(title_graph.PROJECTION_FIELDS),
     "title_graph": title_graph.POLICY,

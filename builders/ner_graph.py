@@ -24,6 +24,7 @@ The builder sees exactly {id, title, paragraph_text} per document (the title gra
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from builders import entity_graph, ner, title_graph
 from ground.canonical import digest
@@ -34,7 +35,7 @@ KIND = "shares_entity"
 EVIDENCE_PREFIX = "entity:"
 MAX_DOCUMENTS = 64  # an entity held by more passages is too common to link anything specific
 
-NER_POLICY = {
+NER_POLICY: dict[str, Any] = {
     "recognizer": ner.POLICY,
     "text": "paragraph_text only",
     "node": "the normalized entity text (labels kept in the NER output, not in the node)",
@@ -45,7 +46,7 @@ NER_POLICY = {
     "evidence_ref": EVIDENCE_PREFIX + "<entity>",
     "origin": "model_inference",
 }
-POLICY = {
+POLICY: dict[str, Any] = {
     "method": METHOD,
     "inputs": list(title_graph.PROJECTION_FIELDS),
     "title_graph": title_graph.POLICY,

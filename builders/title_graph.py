@@ -27,7 +27,7 @@ SAME_ENTITY = "same_entity"
 SEMANTIC_RELATED = "semantic_related"
 KINDS = (SAME_ENTITY, SEMANTIC_RELATED)
 
-POLICY = {
+POLICY: dict[str, Any] = {
     "method": METHOD,
     "inputs": list(PROJECTION_FIELDS),
     "normalization": "unicode NFKC, casefold, \\w+ tokens joined by one space",

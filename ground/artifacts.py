@@ -6,7 +6,7 @@ orders, references), so any stage that reads one can trust it without re-derivin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -148,7 +148,7 @@ def warmup_split(protocol: dict) -> str:
     return WARMUP_SPLIT if protocol["evaluation"]["warmup"] == WARMUP_CORPUS else "development"
 
 
-def warmup_query(documents: list[dict]) -> dict:
+def warmup_query(documents: Sequence[Mapping[str, Any]]) -> dict:
     """The corpus warm-up query: the title of the first document (in id order) whose title is not
     blank, asked as a question and judged by that document alone. It is no question of the cohort,
     so warming up touches no measured query; it depends on the corpus only, so two imports of one
@@ -352,12 +352,12 @@ def _check_counts(f: Fields, counts: Any, n_documents: int, queries: list[dict],
                        f"{wanted} queries requested, source holds {have}")
 
 
-def query_splits(order: list[str], queries: list[dict]) -> list[str]:
+def query_splits(order: list[str], queries: Sequence[Mapping[str, Any]]) -> list[str]:
     """The splits source.json counts: the selection's, then the warm-up split when it holds a query."""
     return list(order) + ([WARMUP_SPLIT] if any(q["split"] == WARMUP_SPLIT for q in queries) else [])
 
 
-def source_counts(n_documents: int, queries: list[dict], splits: list[str]) -> dict:
+def source_counts(n_documents: int, queries: Sequence[Mapping[str, Any]], splits: list[str]) -> dict:
     """The `counts` block of source.json: documents, queries per split, categories per split."""
     per_split = {name: 0 for name in splits}
     categories: dict[str, dict[str, int]] = {name: {} for name in splits}

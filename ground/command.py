@@ -179,6 +179,8 @@ class CommandOSError(Exception):
 
 def call(command: "Command", args: argparse.Namespace) -> int:
     """Run a parsed leaf command; an OSError carries the command's way on, when it declares one."""
+    if command.run is None:
+        raise TypeError(f"{command.name} is a group of commands: a leaf runs")
     try:
         return int(command.run(args) or 0)
     except OSError as exc:

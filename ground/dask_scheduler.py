@@ -28,7 +28,8 @@ def check_address(address: str) -> None:
         from distributed.security import Security
 
         security = Security()
-        if not (security.tls_ca_file and security.tls_client_cert):
+        # the TLS settings are attributes Security sets from Dask's configuration, which its types omit
+        if not (getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)):
             raise ClusterRefused(f"--scheduler {address}: TLS needs Dask's distributed.comm.tls.ca-file and "
                                  f"distributed.comm.tls.client.cert (and .key) configured (docs/scale.md)")
         return

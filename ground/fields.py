@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from ground.errors import RefusedInput
 
@@ -27,7 +27,7 @@ class Fields:
     def __init__(self, error: type[RefusedInput] = RefusedInput):
         self.error = error
 
-    def fail(self, path: str, reason: str) -> None:
+    def fail(self, path: str, reason: str) -> NoReturn:
         raise self.error(f"{path or '<root>'}: {reason}")
 
     def obj(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 from ground.errors import RefusedInput
 
@@ -84,6 +85,12 @@ def add_file(parser: argparse.ArgumentParser, flag: str, role: str, help: str, *
         parser.add_argument(alias, type=Path, dest=dest, help=argparse.SUPPRESS)
 
 
+@overload
+def resolve(args: argparse.Namespace, flag: str, role: str, *, optional: Literal[False] = False,
+            default: Path | None = None) -> Path: ...
+@overload
+def resolve(args: argparse.Namespace, flag: str, role: str, *, optional: bool,
+            default: Path | None = None) -> Path | None: ...
 def resolve(args: argparse.Namespace, flag: str, role: str, *, optional: bool = False,
             default: Path | None = None) -> Path | None:
     """The file of `role`: the flag when given, else the run directory's file, else `default`.

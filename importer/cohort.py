@@ -59,7 +59,7 @@ def read_cohort(protocol: dict, source_dir: str | Path, log: Callable[[str], Non
             source = files[protocol["selection"]["splits"][split]["source"]].path
             raise SourceFileError(f"{source}: split {split!r} selects no question row (the file holds "
                                   f"{file_rows.get(protocol['selection']['splits'][split]['source'], 0)} rows)")
-    if passages is not None:
+    if passages is not None and corpus_role is not None:  # passages are read for a corpus role only
         questions = ", ".join(str(files[role].path) for role in files if role != corpus_role)
         corpus_record = check_gold(passages, selected, reader, questions)
         file_rows = {**file_rows, corpus_role: passages.entries}
@@ -137,12 +137,12 @@ def _read_chosen(
         for row_id in ids:
             wanted.setdefault(role, {})[row_id] = split
     found: dict[str, dict[str, dict]] = {split: {} for split in chosen_ids}
-    for role, ids in wanted.items():
-        log(f"reading the {len(ids)} selected rows of {files[role].path}")
+    for role, by_id in wanted.items():
+        log(f"reading the {len(by_id)} selected rows of {files[role].path}")
         for row in _rows(files[role], reader):
             row_id = reader.selection_fields(row)["id"]
-            if row_id in ids:
-                found[ids[row_id]][row_id] = row
+            if row_id in by_id:
+                found[by_id[row_id]][row_id] = row
     return {split: [found[split][row_id] for row_id in chosen_ids[split]] for split in selection["order"]}
 
 

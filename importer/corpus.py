@@ -8,7 +8,7 @@ the order are the same for every dataset.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -32,7 +32,7 @@ def union_corpus(rows: Iterable[Mapping[str, Any]], reader: RowReader) -> list[D
     return [documents[key] for key in sorted(documents)]
 
 
-def make_queries(selected: Mapping[str, list[Mapping[str, Any]]], reader: RowReader,
+def make_queries(selected: Mapping[str, Sequence[Mapping[str, Any]]], reader: RowReader,
                  ids: Callable[[str, str], str] | None = None) -> list[Query]:
     """Queries of every split, sorted by (split, id) as source.json requires. `ids` maps a row's
     (title, text) to its document id: by default the digest, a corpus layout's lookup otherwise."""

@@ -79,7 +79,8 @@ ELEMENTS = ("subject", "predicate", "object")
 
 def kept_triples(passage: GraphPassage, left_out: dict[str, int]) -> list[list[str]]:
     """A passage's triples as HippoRAG keeps them (module docstring, step 2), first occurrence first."""
-    out, seen = [], set()
+    out: list[list[str]] = []
+    seen: set[tuple[str, ...]] = set()
     for i, triple in enumerate(passage.triples):
         if not isinstance(triple, list):
             raise GraphFileError(f"graph: {passage.origin(i)}: expected a list, got {type(triple).__name__}")
@@ -92,11 +93,11 @@ def kept_triples(passage: GraphPassage, left_out: dict[str, int]) -> list[list[s
                 shown = repr(part) if isinstance(part, str) else type(part).__name__
                 raise GraphFileError(f"graph: {passage.origin(i)}, {ELEMENTS[j]}: {shown} is not a non-blank "
                                      "string (subject, predicate and object each name something)")
-        key = tuple(triple)
-        if key in seen:
+        kept = tuple(triple)
+        if kept in seen:
             left_out["repeated_in_passage"] = left_out.get("repeated_in_passage", 0) + 1
             continue
-        seen.add(key)
+        seen.add(kept)
         out.append(list(triple))
     return out
 

@@ -18,7 +18,7 @@ text too, so those are where its recall could differ: docs/hipporag.md, "The fie
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +87,7 @@ def read_corpus(pinned: PinnedFile, prefix: str) -> Passages:
     return passages
 
 
-def check_gold(passages: Passages, selected: Mapping[str, list[Mapping[str, Any]]], reader: RowReader,
+def check_gold(passages: Passages, selected: Mapping[str, Sequence[Mapping[str, Any]]], reader: RowReader,
                question_file: str) -> dict:
     """Refuse missing or ambiguous gold over every selected question; return the record of what
     matched (for corpus_policy)."""

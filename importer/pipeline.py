@@ -19,7 +19,7 @@ from importer.source import build_source
 from protocols.graph_file import GRAPH_FILE
 from protocols.schema import load_protocol
 
-GraphBuilder = Callable[[dict, str], dict]
+GraphBuilder = Callable[..., dict]  # (source, its digest[, imported=the imported graph]) -> the graph
 
 
 def import_source(

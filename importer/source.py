@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ground.artifacts import SOURCE_FORMAT, WARMUP_CORPUS, query_splits, source_counts, validate_source, warmup_query
 from ground.canonical import digest
 from importer.corpus import make_queries, union_corpus
-from importer.formats.base import RowReader
+from importer.formats.base import Query, RowReader
 from importer.passages import Passages
 
 
 def build_source(
     protocol: dict,
     file_rows: Mapping[str, int],
-    selected: Mapping[str, list[Mapping[str, Any]]],
+    selected: Mapping[str, Sequence[Mapping[str, Any]]],
     reader: RowReader,
     passages: Passages | None = None,
     corpus_record: Mapping[str, int] | None = None,
@@ -39,7 +39,8 @@ def build_source(
         documents = passages.documents
         queries = make_queries({split: selected[split] for split in order}, reader, passages.document_id_for(reader))
     if protocol["evaluation"]["warmup"] == WARMUP_CORPUS:
-        queries = sorted(queries + [warmup_query(documents)], key=lambda q: (q["split"], q["id"]))
+        # the warm-up query is a query of the source like any other (its fields are Query's)
+        queries = sorted([*queries, cast(Query, warmup_query(documents))], key=lambda q: (q["split"], q["id"]))
     source = {
         "format": SOURCE_FORMAT,
         "protocol": {"version": protocol["protocol_version"], "digest": digest(protocol)},

@@ -622,7 +622,7 @@ def pick_distractors(rng: random.Random, world: World, plan: Plan, wanted: int) 
         for subject, relation in rng.sample(pointing, min(12, len(pointing))):
             neighbours.append(world.stating(subject, relation))
     pools.append(neighbours)
-    namesakes = []
+    namesakes: list[ParagraphKey] = []
     for token in world.entities[supporting[0][0]].name.lower().split():
         holders = world.by_token.get(token, [])
         namesakes.extend((other, 0) for other in rng.sample(holders, min(20, len(holders))))

@@ -21,13 +21,14 @@ import hashlib
 import json
 import random
 import re
+from typing import Any
 
 from importer.synthetic import RELATIONS, Plan, Step, World, build_world, linear_plan, pick_distractors
 
 CONTEXT_PARAGRAPHS = 10
 HOTPOTQA_NAME = "synthetic_hotpotqa_dev.json"
 TWOWIKI_NAME = "synthetic_2wikimultihopqa_dev.json"
-SHAPES = {
+SHAPES: dict[str, dict[str, Any]] = {
     "hotpotqa": {"name": HOTPOTQA_NAME, "id_hex": 24, "joiner": "",
                  "types": {"bridge": 0.65, "comparison": 0.35}},
     "2wikimultihopqa": {"name": TWOWIKI_NAME, "id_hex": 32, "joiner": " ",

@@ -6,6 +6,7 @@ builders (docs/design.md §2)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import BENCHES
@@ -24,7 +25,7 @@ def _import(args: argparse.Namespace) -> int:
 
 # a stage's subcommand whose work needs a stage above it, handed in here (lab/cli.py applies it):
 # `lab protocol new` reads its rows with the importer's reader, which protocols may not import
-HANDED_IN = {("protocol", "new"): new_run(read_rows)}
+HANDED_IN: dict[tuple[str, ...], Callable[[argparse.Namespace], int]] = {("protocol", "new"): new_run(read_rows)}
 
 
 RUN_DESCRIPTION = """Run the whole documented pipeline on one protocol and data folder, in a new run directory.

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -178,7 +179,7 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
     """The stages `record` has not finished, in order; each finished one is recorded at once."""
     done = Finished(run)
     protocol = load_protocol(run.protocol)
-    current = {"stage": None}
+    current: dict[str, str | None] = {"stage": None}
 
     def stage(name: str, *args: str | Path, clean: Callable[[], None] | None = None) -> None:
         if name in record.done:
@@ -209,10 +210,10 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
         current["stage"] = None
 
     try:
-        data_dir = record.data_dir
+        data_dir: str | Path | None = record.data_dir
         if data_dir is None:
             data_dir = run.data
-            stage("synth", "synth", "--output-dir", data_dir, clean=lambda: shutil.rmtree(run.data, ignore_errors=True))
+            stage("synth", "synth", "--output-dir", run.data, clean=lambda: shutil.rmtree(run.data, ignore_errors=True))
         graph_dir = record.graph_dir
         stage("import", "import", "--run-dir", run.root, "--data-dir", data_dir,
               *(["--graph-dir", graph_dir] if graph_dir is not None else []),
@@ -231,7 +232,7 @@ def _stages(run: RunDir, record: "RunRecord", stdout: IO | None, log: Callable[[
         for name, url in record.external.items():
             out = run.root / f"external-{name}"
             stage(f"judge {name}", "judge", "--run-dir", run.root, "--retriever", url, "--name", name,
-                  "--output-dir", out, clean=lambda out=out: shutil.rmtree(out, ignore_errors=True))
+                  "--output-dir", out, clean=partial(shutil.rmtree, out, ignore_errors=True))
     except KeyboardInterrupt:
         where = f" during {current['stage']}" if current["stage"] else ""
         kept = ", ".join(record.done) or "nothing finished yet"

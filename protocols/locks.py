@@ -82,7 +82,7 @@ def _read_lock(path: Path) -> dict | None:
 def sibling_locks(path: Path, name: str) -> list[tuple[Path, dict]]:
     """The locks in the file's folder that froze `name`, other than the file's own."""
     own = lock_path(path).resolve()
-    found = []
+    found: list[tuple[Path, dict]] = []
     for candidate in sorted(Path(path).resolve().parent.glob(f"*{LOCK_SUFFIX}")):
         lock = _read_lock(candidate)
         if candidate.resolve() != own and lock is not None and lock.get("protocol_version") == name:
@@ -113,7 +113,7 @@ class Standing:
 def earlier_runs(run_root: Path, name: str) -> list[tuple[Path, dict]]:
     """The runs under `run_root` whose protocol was frozen under `name`: (run directory, the lock
     `lab run` kept beside its copy of the protocol)."""
-    found = []
+    found: list[tuple[Path, dict]] = []
     if not Path(run_root).is_dir():
         return found
     for folder in sorted(p for p in Path(run_root).iterdir() if p.is_dir()):

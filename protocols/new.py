@@ -143,7 +143,7 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
         from protocols.registry import HIPPORAG2_FAMILY, IMPORTED_GRAPH_FAMILY
 
         family = replace(IMPORTED_GRAPH_FAMILY, graph_builder=graph_builder, title_suffix=" (imported graph)",
-                         primary_contrast={**IMPORTED_GRAPH_FAMILY.primary_contrast, "label": "confirmatory"})
+                         primary_contrast={**(IMPORTED_GRAPH_FAMILY.primary_contrast or {}), "label": "confirmatory"})
         # and HippoRAG 2 over the same graph (docs/hipporag2.md), the title kept
         protocol = replace(HIPPORAG2_FAMILY, title_suffix="").derive(family.derive(protocol, version), version)
     if ner_graph:

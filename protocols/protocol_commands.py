@@ -287,12 +287,12 @@ def question_line(protocol: dict) -> str:
     return line + (f"; --question {' or '.join(others)} asks another" if others else "")
 
 
-def new_run(check: Callable[[dict, Path], object] | None) -> Callable[[argparse.Namespace], int]:
+def new_run(check: Callable[..., object] | None) -> Callable[[argparse.Namespace], int]:
     """`lab protocol new` reading its rows with `check` (lab/cross_stage_commands.py hands in the importer's)."""
     return lambda args: _new(args, check)
 
 
-def _new(args: argparse.Namespace, check: Callable[[dict, Path], object] | None = None) -> int:
+def _new(args: argparse.Namespace, check: Callable[..., object] | None = None) -> int:
     refuse_existing(args.output, locks.lock_path(args.output))
     graph_flags = (args.graph_format, args.producer) + tuple(args.allow)
     if args.graph is None and any(graph_flags):

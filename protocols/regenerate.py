@@ -105,6 +105,8 @@ def build(entry: Declared, inputs: Inputs, files: dict[str, str]) -> bytes:
     """The bytes of one derived entry, validated."""
     if isinstance(entry.step, SuitePin):
         return encode(entry.step.derive(None, entry.name, inputs))
+    if isinstance(entry.step, Root) or entry.parent is None:
+        raise ValueError(f"{entry.file}: a root is committed by hand, never built")
     parent = inputs.protocol(files[entry.parent])
     return encode(validate_protocol(entry.step.derive(parent, entry.name, inputs)))
 

@@ -154,9 +154,7 @@ class Route:
         """The method's own fields: in the protocol's method and in every request, as they are."""
         return tuple(name for name in self.request if name not in EVERY_METHOD + QUERY_PARTS)
 
-    @property
-    def sends_text(self) -> bool:
-        return TEXT in self.request
+
 
     def sends_vector(self, method: Mapping) -> bool:
         """Whether a request of `method` carries the query vector (so its page carries the receipt)."""

@@ -81,7 +81,9 @@ def select_rows(
     `excluded_questions` are skipped, as are rows of a stratum `counts` does not name; a stratum
     with too few rows, a duplicate row id or a question repeated among the chosen rows is refused.
     """
-    if counts == ALL:
+    if isinstance(counts, str):
+        if counts != ALL:
+            raise SelectionError(f"counts are a mapping or {ALL!r}, not {counts!r}")
         return _select_all(rows, seed, excluded_questions, stratum)
     excluded = {question_key(q) for q in excluded_questions}
     strata: dict[Hashable, list[tuple[tuple[str, str], Mapping[str, Any]]]] = {key: [] for key in counts}

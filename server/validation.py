@@ -24,7 +24,7 @@ from protocols.routes import RELATION_KINDS as DECLARED_RELATIONS
 from server.errors import ApiError
 from server.receipts import vector_sha256
 
-LIMITS = {
+LIMITS: dict[str, Any] = {  # integers, and the search limit as a [low, high] pair
     "body_bytes": 2 * 1024 * 1024,
     "batch_items": 1000,
     "read_ids": 1000,
@@ -289,7 +289,8 @@ def _graph_node(metadata: dict, where: str) -> None:
 
 
 def memory_creates(body: Any) -> list[MemoryCreate]:
-    out, external_ids = [], set()
+    out: list[MemoryCreate] = []
+    external_ids: set[str] = set()
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
         item = fields(item, where, ("idempotency_key", "external_id", "payload"))
@@ -429,7 +430,8 @@ def _declared_evidence(kind: str, evidence: str, where: str) -> None:
 
 
 def relation_asserts(body: Any) -> list[RelationAssert]:
-    out, external_ids = [], set()
+    out: list[RelationAssert] = []
+    external_ids: set[str] = set()
     for i, item in enumerate(_items(body)):
         where = f"items[{i}]"
         item = fields(item, where, ("idempotency_key", "external_id", "kind", "source", "target", "provenance"))

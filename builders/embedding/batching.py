@@ -88,9 +88,10 @@ class Batching:
     def plan(self, lengths: list[int]) -> list[list[int]]:
         """Indices of each batch; `lengths` are the padded lengths (tokens the encoder really sees)."""
         order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-        if self.policy == "fixed":
+        if self.policy == "fixed" or self.token_budget is None:  # check(): a budget unless fixed
             return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        batches, current = [], []
+        batches: list[list[int]] = []
+        current: list[int] = []
         for i in order:
             longest = lengths[current[0]] if current else lengths[i]
             if current and (len(current) >= self.batch_size or (len(current) + 1) * longest > self.token_budget):

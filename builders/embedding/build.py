@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -333,7 +334,7 @@ def build(source: dict, provider: Provider, batching: Batching | None = None, pr
     query_vectors = normalize_rows(queries.vectors, query_ids, "queries")
     provenance = provider.provenance(batching)
     space = make_space(provider.name, provider.model_name, provenance, dimensions)
-    fixture = {
+    fixture: dict[str, Any] = {
         "format": FIXTURE_FORMAT,
         "source": source,
         "source_digest": digest(source),

@@ -92,6 +92,16 @@ def stack(rows: list) -> np.ndarray:
     return np.stack(rows).astype(np.float32)
 
 
+def entry_ids(f: Fields, entries: list, role: str, ascending: bool = False) -> list[str]:
+    """The ids of a fixture's entry list, refused unless distinct non-empty strings (and ascending
+    where asked)."""
+    ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
+    strings = [i for i in ids if isinstance(i, str) and i]
+    if len(strings) != len(ids) or len(set(strings)) != len(strings) or (ascending and strings != sorted(strings)):
+        f.fail(role, "ids must be distinct non-empty strings" + (", ascending" if ascending else ""))
+    return strings
+
+
 def check_vector_entries(f: Fields, entries: Any, role: str, ids: list[str], dimensions: int) -> None:
     """A fixture's list of {id, vector, vector_sha256}: the given ids in order, each vector base64
     float32 of the space's dimensions, finite, of unit norm, and its receipt its bytes' SHA-256."""

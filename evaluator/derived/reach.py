@@ -84,15 +84,16 @@ def derive_reach(rows: Sequence[Mapping], queries: Mapping[str, Mapping], pools:
         entry["reached_share"] = _share(entry["reached"], entry["gold@10"])
         entry["reranked_share"] = _share(entry["reranked"], entry["gold@10"])
         entry["seed_share"] = _share(entry["seeded_hits"], entry["hits"]) if entry["seeded"] else None
-    ideal, gold, outside = [], 0, 0
+    ideal: list[float] = []
+    gold, outside = 0, 0
     for query_id in sorted(pools):
         judgments = queries[query_id]["judgments"]
-        pool = list(pools[query_id])
-        reranked = sorted(pool, key=lambda doc: (-judgments.get(doc, 0), doc))
+        members = list(pools[query_id])
+        reranked = sorted(members, key=lambda doc: (-judgments.get(doc, 0), doc))
         ideal.append(metrics.ndcg(reranked, judgments, K))
         relevant = metrics.relevant(judgments)
         gold += len(relevant)
-        outside += len(relevant - set(pool))
+        outside += len(relevant - set(members))
     return {
         "base": {"method": base_method(protocol), "profile": BASE, "depth": DEPTH, "queries": len(pools)},
         "oracle": {"rerank_ndcg@10": sum(ideal) / len(ideal) if ideal else None, "gold": gold,

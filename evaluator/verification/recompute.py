@@ -42,18 +42,19 @@ class Scores(Mapping):
     (BM25 scores only records holding a query term; every record has a cosine). Iteration follows
     the record order. `top` and `count_at_least` work on the array directly."""
 
-    __slots__ = ("ids", "position", "values", "present", "_size")
+    # the array is `array`, not `values`: a Mapping's values() must stay callable
+    __slots__ = ("ids", "position", "array", "present", "_size")
 
     def __init__(self, ids: Sequence[str], position: Mapping[str, int], values: np.ndarray,
                  present: np.ndarray | None = None):
-        self.ids, self.position, self.values, self.present = ids, position, values, present
+        self.ids, self.position, self.array, self.present = ids, position, values, present
         self._size = len(ids) if present is None else int(np.count_nonzero(present))
 
     def __getitem__(self, rid: str) -> float:
         i = self.position[rid]
         if self.present is not None and not self.present[i]:
             raise KeyError(rid)
-        return float(self.values[i])
+        return float(self.array[i])
 
     def __contains__(self, rid) -> bool:
         i = self.position.get(rid)
@@ -62,7 +63,7 @@ class Scores(Mapping):
     def __iter__(self) -> Iterator[str]:
         if self.present is None:
             return iter(self.ids)
-        return (self.ids[i] for i in np.flatnonzero(self.present))
+        return (self.ids[int(i)] for i in np.flatnonzero(self.present))
 
     def __len__(self) -> int:
         return self._size
@@ -70,20 +71,20 @@ class Scores(Mapping):
     def _candidates(self, min_score: float | None) -> np.ndarray:
         keep = np.ones(len(self.ids), dtype=bool) if self.present is None else self.present.copy()
         if min_score is not None:
-            keep &= self.values >= min_score
+            keep &= self.array >= min_score
         return np.flatnonzero(keep)
 
     def top(self, depth: int | None, min_score: float | None) -> list[tuple[str, float]]:
         """`ordered(self, depth, min_score)`: score descending, ties by record id ascending."""
         index = self._candidates(min_score)
-        values = self.values[index]
+        values = self.array[index]
         if depth is not None and 0 <= depth < len(index):
             if depth == 0:
                 return []
             kth = np.partition(values, len(values) - depth)[len(values) - depth]
             keep = values >= kth
             index, values = index[keep], values[keep]
-        items = list(zip([self.ids[i] for i in index], values.tolist()))
+        items = list(zip([self.ids[int(i)] for i in index], values.tolist()))
         items.sort(key=lambda item: (-item[1], item[0]))
         return items if depth is None else items[:depth]
 
@@ -151,9 +152,10 @@ class Bm25:
         total = np.zeros(len(arrays.ids), dtype=np.float64)
         touched = np.zeros(len(arrays.ids), dtype=bool)
         for term in terms:
-            positions, tf = arrays.postings.get(term, (None, None))
-            if positions is None:
+            posted = arrays.postings.get(term)
+            if posted is None:
                 continue
+            positions, tf = posted
             idf = self.idf(term)
             norm = self.k1 * (1.0 - self.b + self.b * arrays.lengths[positions] / avgdl)
             total[positions] += idf * tf * (self.k1 + 1.0) / (tf + norm)

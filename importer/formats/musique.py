@@ -62,7 +62,9 @@ def paragraphs(row: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def make_query(row: Mapping[str, Any], split: str, document_id: Callable[[str, str], str]) -> Query:
     """Grade-1 judgments for the `is_supporting` paragraphs; the chain follows the decomposition."""
-    hop, category = hop_category(row["id"])
+    strata = hop_category(row["id"])
+    assert strata is not None, "validate_row refuses an unknown hop prefix before a query is made"
+    hop, category = strata
     by_idx = {p["idx"]: p for p in row["paragraphs"]}
     supporting = sorted({document_id(p["title"], p["paragraph_text"]) for p in row["paragraphs"] if p["is_supporting"]})
     chain = [document_id(by_idx[step["paragraph_support_idx"]]["title"],

@@ -54,7 +54,7 @@ def read(paths: Mapping[str, Path]) -> list[GraphPassage]:
             raise GraphFileError(f"graph file {paths['documents']}: row {i}: document id {doc_id!r} appears twice")
         passages[doc_id] = GraphPassage(BY_TITLE_TEXT, (title, text), [], f"documents row {i}")
     unit_documents: dict[str, list[str]] = {}
-    owners = units.get("document_id") or units.get("document_ids")
+    owners = units.get("document_id") or units.get("document_ids") or []
     for i, (unit_id, owner) in enumerate(zip(units["id"], owners), start=1):
         owned = [owner] if isinstance(owner, str) else list(owner or [])
         for doc_id in owned:

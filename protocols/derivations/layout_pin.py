@@ -32,7 +32,7 @@ TEST_ONLY = ("No development split: every question of the cohort is measured. Me
 
 
 def layout_protocol(template: dict, version: str, title: str, dataset: dict, row_format: str | None,
-                    files: dict, test_counts: dict | str, development_counts: dict | None = None,
+                    files: dict, test_counts: dict | str, development_counts: dict | str | None = None,
                     test_only: str = TEST_ONLY, published_cohort: dict | None = None) -> dict:
     """The template rebased onto `files` (role -> {name, sha256, bytes}; the questions under
     "questions", a corpus under "corpus"): test (and development) drawn from the question file."""
@@ -93,6 +93,8 @@ class LayoutPin:
         MANIFEST.json states another hash or size."""
         if inputs is None:
             raise RefusedInput("a sample layout pin reads the shared data: give its folder")
+        if self.sample is None:
+            raise RefusedInput(f"{self.title}: this layout pin names no shared sample to read")
         folder = inputs.data_dir / self.sample
         if not folder.is_dir():
             raise Skipped(f"{folder} is absent (the shared samples live only in ../shared, never in this repo)")

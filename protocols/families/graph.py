@@ -11,6 +11,7 @@ them is refused (protocols/schema.py).
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from ground.fields import Fields, join
 from protocols.graph_file import IMPORTED_BUILDER
@@ -88,7 +89,7 @@ GRAPH_PROFILES: dict[str, dict] = {
 }
 
 
-def check_expansion(f: Fields, expansion: object, path: str) -> None:
+def check_expansion(f: Fields, expansion: Any, path: str) -> None:
     """A graph expansion budget (a graph method's `expansion`, a graph profile's defaults)."""
     f.obj(expansion, path, EXPANSION_KEYS)
     f.integer(expansion["max_depth"], join(path, "max_depth"), minimum=0)

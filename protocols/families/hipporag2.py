@@ -9,12 +9,15 @@ can be recomputed bit for bit. Rationals are strings ("1/2"), so the digest neve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from protocols.embedding_space import DEFAULT_ENCODER, MPNET
 from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
 
 PASSAGE, PHRASE = "p:", "e:"  # node name prefixes of the graph
 
-HIPPORAG2_GRAPH = {
+HIPPORAG2_GRAPH: dict[str, Any] = {
     "phrase": "lowercase, every character outside [A-Za-z0-9 ] replaced by a space, stripped; an empty phrase names nothing",
     "fact": "a kept triple with its three elements as phrases; facts are the distinct processed triples",
     "fact_text": "Python's repr of the processed triple as a tuple, the text HippoRAG 2 encodes",
@@ -193,7 +196,7 @@ def synonym_rules(encoder: str) -> dict:
     return HIPPORAG2_GRAPH["synonyms"]
 
 
-def _max_entities(profile: dict) -> int:
+def _max_entities(profile: Mapping) -> int:
     return profile["linking"]["max_entities"]
 
 

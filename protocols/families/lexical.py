@@ -9,9 +9,11 @@ them, because `digest` distinguishes `1` from `1.0`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from protocols.route import TEXT, Route, fixed_limit
 
-BM25_V1 = {
+BM25_V1: dict[str, Any] = {
     "family": "lexical",
     "tokenizer": "maximal_unicode_letter_digit_runs_lowercased",
     "stemming": None,

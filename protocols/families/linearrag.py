@@ -19,6 +19,7 @@ id, and integer seeds and walk on declared grids, so a page's every number can b
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 from protocols.embedding_space import DEFAULT_ENCODER, MPNET
 from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
@@ -167,7 +168,7 @@ NAMES_RELATION = RelationKind(NAMES_ENTITY, NER_REF, r"[A-Z_]{1,32}(,[A-Z_]{1,32
                               "NER labels, comma-separated")
 
 
-def _max_entities(profile: dict) -> int:
+def _max_entities(profile: Mapping) -> int:
     return profile["question_entities"]["max_entities"]
 
 

@@ -12,6 +12,7 @@ relations. Rationals are strings ("1/2"), so the catalog's digest never depends 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from protocols.families.walk import SEEDED_WALK
 from protocols.route import ENTITIES, TEXT, VECTOR, Route
@@ -48,7 +49,7 @@ PPR_ENTITY = {
 
 
 def _variant(**changes) -> dict:
-    profile = copy.deepcopy(PPR_ENTITY)
+    profile: dict[str, Any] = copy.deepcopy(PPR_ENTITY)
     for path, value in changes.items():
         section, key = path.split("__")
         profile[section][key] = value

@@ -8,6 +8,8 @@ frozen v2 files otherwise).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ground.fields import Fields, join
 from protocols.route import TEXT, VECTOR, Route
 
@@ -20,7 +22,7 @@ RELATION_CUES = (
     "wrote",
 )
 
-_BASE = {
+_BASE: dict[str, Any] = {
     "channels": {
         "lexical": {"profile": "bm25_v1", "weight": 0.5, "depth": 100},
         "semantic": {"profile": "cosine_exact_v1", "weight": 0.5, "depth": 100, "min_score": -1.0},
@@ -48,7 +50,7 @@ _SEEDS = {
     "duplicates": "first_position_max_score",
     "cap": 32,
 }
-_LANE = {
+_LANE: dict[str, Any] = {
     "max_hops": 2,
     "hop_decay": 0.5,
     "score": "seed_score_times_decay_pow_hops_at_closest_hop",

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 JUDGMENTS = "judgments"
 CHAIN = "chain"
 
-PerQuery = Callable[[Sequence[str], object, int], float]  # (ranking, the label it reads, cutoff) -> value
+# (ranking, the label it reads, cutoff) -> value; the label is judgments (a mapping) or a chain (a
+# sequence), as `reads` says, which a type cannot tie to the function, hence Any
+PerQuery = Callable[[Sequence[str], Any, int], float]
 
 
 @dataclass(frozen=True)

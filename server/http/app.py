@@ -334,11 +334,14 @@ async def search(request: Request) -> Response:
 # ---------------------------------------------------------------- errors
 
 
-async def _api_error(request: Request, exc: ApiError) -> Response:
+# Starlette types every handler as taking an Exception; each is registered for one class
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
     return CanonicalJSON(exc.body(), status_code=exc.status)
 
 
-async def _http_error(request: Request, exc: HTTPException) -> Response:
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     message = {404: f"no route {request.method} {request.url.path}",
                405: f"{request.method} is not allowed on {request.url.path}"}.get(exc.status_code, str(exc.detail))

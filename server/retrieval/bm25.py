@@ -12,6 +12,7 @@ the last bits.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +90,7 @@ def top_positive(scores: np.ndarray, id_rank: np.ndarray, limit: int, positive: 
     return candidates[order[:limit]]
 
 
-def term_scores(index: ScopeIndex, terms: list[tuple[str, float | None]]) -> np.ndarray:
+def term_scores(index: ScopeIndex, terms: Sequence[tuple[str, float | None]]) -> np.ndarray:
     """Per slot, the sum over `terms`, in their order, of each term's bm25_v1 score times its
     weight (None: the score itself, as plain BM25 adds it; RM3's expanded query weighs its terms)."""
     inverted = index.lexical

@@ -11,7 +11,7 @@ lexical rank 1 + semantic rank 43 under v2 are both exactly 1/10 and order by id
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from protocols.fusion import check_fusion_bindings
@@ -38,7 +38,7 @@ class Fused:
     channels: dict[str, ChannelEntry]  # only the channels that ranked the record
 
 
-def weighted_reciprocal_rank(profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
+def weighted_reciprocal_rank(profile: Mapping, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
     """lists: channel -> (ids best first, raw scores), each already cut to the channel depth."""
     fused: dict[str, Fused] = {}
     k = profile["k"]
@@ -66,14 +66,14 @@ def _id(entry: Fused) -> str:
     return entry.id
 
 
-Fuser = Callable[[dict, dict[str, tuple[list[str], list[float]]]], list[Fused]]
+Fuser = Callable[[Mapping, dict[str, tuple[list[str], list[float]]]], list[Fused]]
 FUSERS: dict[str, Fuser] = {
     "weighted_reciprocal_rank": weighted_reciprocal_rank,
 }
 check_fusion_bindings("server/retrieval/fusion.py", FUSERS)
 
 
-def fuse(rule: str, profile: dict, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
+def fuse(rule: str, profile: Mapping, lists: dict[str, tuple[list[str], list[float]]]) -> list[Fused]:
     """The channels fused by the named rule (a profile's `fusion`) with the profile's parameters."""
     return FUSERS[rule](profile, lists)
 
@@ -95,12 +95,12 @@ class Base:
         return self.lexical.matched + self.semantic.scored
 
 
-def base_rule(spec: dict) -> str:
+def base_rule(spec: Mapping) -> str:
     """A base spec's fusion rule: its own `fusion`, or that of the hybrid profile it names (`profile`)."""
     return spec["fusion"] if "fusion" in spec else PROFILES[spec["profile"]]["fusion"]
 
 
-def fuse_lists(spec: dict, lexical: tuple[list[str], list[float]], semantic: tuple[list[str], list[float]]
+def fuse_lists(spec: Mapping, lexical: tuple[list[str], list[float]], semantic: tuple[list[str], list[float]]
                ) -> list[Fused]:
     """Two ranked channels (ids best first, raw scores) fused by the spec's rule with its weights
     and k, cut at the spec's `depth` when it declares one."""

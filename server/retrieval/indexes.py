@@ -27,12 +27,14 @@ import math
 import threading
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from protocols.route import GRAPH_NODE
 from server.receipts import vector_sha256
+from server.retrieval.derived import DerivedTables, T
 from server.retrieval.tokenize import bm25_tokens
 
 DIRECTIONS = ("forward", "backward")
@@ -76,8 +78,8 @@ class InvertedIndex:
         self.documents = 0
         self.version = 0  # bumped on every change; derived arrays are cached per version
         self._compiled: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._derived: dict[str, tuple[int, object]] = {}
-        self._term_derived: dict[tuple[str, str], tuple[int, object]] = {}
+        self._derived = DerivedTables()
+        self._term_derived = DerivedTables(bound=_TERM_CACHE_ENTRIES)
 
     def add(self, slot: int, text: str) -> None:
         tokens = bm25_tokens(text)
@@ -118,25 +120,14 @@ class InvertedIndex:
             self._compiled[term] = compiled
         return compiled
 
-    def derived(self, name: str, build):
+    def derived(self, name: str, build: Callable[[], T]) -> T:
         """A value computed from the whole index (e.g. BM25 length norms), rebuilt after changes."""
-        cached = self._derived.get(name)
-        if cached is None or cached[0] != self.version:
-            cached = (self.version, build())
-            self._derived[name] = cached
-        return cached[1]
+        return self._derived.get(name, self.version, build)
 
-    def term_derived(self, term: str, name: str, build):
+    def term_derived(self, term: str, name: str, build: Callable[[], T]) -> T:
         """A per-term value that depends on the whole index (e.g. BM25 posting scores: idf and
         length norms move with every write), rebuilt lazily after any change."""
-        key = (name, term)
-        cached = self._term_derived.get(key)
-        if cached is None or cached[0] != self.version:
-            if cached is None and len(self._term_derived) >= _TERM_CACHE_ENTRIES:
-                self._term_derived.clear()  # bounded memory; a cleared entry is just recomputed
-            cached = (self.version, build())
-            self._term_derived[key] = cached
-        return cached[1]
+        return self._term_derived.get((name, term), self.version, build)
 
 
 _TERM_CACHE_ENTRIES = 200_000
@@ -241,16 +232,13 @@ class ScopeIndex:
         self.adjacency: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
         self._id_rank: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))
         # indexes other method families derive from this one (e.g. server/families/ann), keyed by their owner
-        self.derived_indexes: dict[tuple, object] = {}
+        self.derived_tables = DerivedTables()
         self.writes = 0  # records and relations written: a derived table is stale when it moved
 
-    def derived(self, key: tuple, build):
+    def derived(self, key: tuple, build: Callable[[], T]) -> T:
         """The table a method family derives from this index under `key` (its owner first), built by
         `build()` once and again only after a record or relation was written (`writes` moved)."""
-        cached = self.derived_indexes.get(key)
-        if cached is None or cached[0] != self.writes:
-            cached = self.derived_indexes[key] = (self.writes, build())
-        return cached[1]
+        return self.derived_tables.get(key, self.writes, build)
 
     # ------------------------------------------------------------------ feeding (store side)
 
@@ -357,7 +345,7 @@ class ScopeIndex:
     def live_binding(self, space_id: str, record_id: str) -> Binding | None:
         space = self.spaces.get(space_id)
         binding = None if space is None else space.bindings.get(record_id)
-        if binding is None or not space.live[binding.row]:
+        if space is None or binding is None or not space.live[binding.row]:
             return None
         return binding
 

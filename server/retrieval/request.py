@@ -100,7 +100,7 @@ def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np
     if not isinstance(value, list) or len(value) > most:
         raise ApiError(422, "invalid_entity_vectors", f"entity_vectors must be a list of at most {most} "
                                                       f"{{phrase, vector}} objects")
-    out = []
+    out: list[tuple[str, np.ndarray]] = []
     for i, entry in enumerate(value):
         where = f"entity_vectors[{i}]"
         if not isinstance(entry, dict) or set(entry) != {"phrase", "vector"}:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sparse
@@ -63,7 +64,9 @@ def transitions(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float
     strength: list = [Fraction(0) if rational else 0] * len(nodes)
     pairs = []
     for (a, b), weight in undirected.items():
-        w, i, j = (Fraction(weight) if rational else scaled(weight)), position[a], position[b]
+        # an exact Fraction on the rational walk, the integer `scaled` makes on the float one
+        w: Any = Fraction(weight) if rational else scaled(float(weight))
+        i, j = position[a], position[b]
         if w <= 0:
             raise ValueError(f"edge weight {weight!r} is not positive")
         strength[i] += w
@@ -74,9 +77,11 @@ def transitions(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float
         for source, target in ((i, j), (j, i)):
             rows.append(target)
             cols.append(source)
-            share = w / strength[source] if rational else None
-            data.append((share.numerator << transition_bits) // share.denominator if rational
-                        else (w << transition_bits) // strength[source])
+            if rational:
+                share = w / strength[source]
+                data.append((share.numerator << transition_bits) // share.denominator)
+            else:
+                data.append((w << transition_bits) // strength[source])
     incoming = sparse.csr_matrix((np.array(data, dtype=np.int64), (np.array(rows, dtype=np.int64),
                                   np.array(cols, dtype=np.int64))), shape=(len(nodes), len(nodes)))
     incoming.sum_duplicates()

@@ -36,7 +36,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
@@ -60,6 +60,16 @@ class StoreOpenError(Exception):
 
 def _key(*parts: str | int) -> bytes:
     return b"\x00".join(p.to_bytes(8, "big") if isinstance(p, int) else p.encode("utf-8") for p in parts)
+
+
+def _scan(family: Rdict, start: bytes | None = None, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+    """A column family's entries in key order from `start` while their keys begin with `prefix` (the
+    store is opened in raw mode, so keys and values are bytes, which rocksdict's types cannot say)."""
+    entries = family.items() if start is None else family.items(from_key=start)
+    for key, raw in cast(Iterator[tuple[bytes, bytes]], entries):
+        if not key.startswith(prefix):
+            return
+        yield key, raw
 
 
 def _load(raw: bytes) -> Any:
@@ -150,7 +160,7 @@ class Store:
         self.marker = marker
         self._revisions: dict[str, dict[str, int]] = {}
         self._hwm: dict[str, int] = {}
-        for key, raw in self._cf["memories"].items():
+        for key, raw in _scan(self._cf["memories"]):
             scope, rid = key.decode("utf-8").split("\x00")
             self._revisions.setdefault(scope, {})[rid] = _load(raw)["revision"]
         for key, raw in self._meta_items(b"hwm\x00"):
@@ -158,17 +168,14 @@ class Store:
         self._digests = self._checked_digests()
 
     def _meta_items(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        for key, raw in self._cf["meta"].items(from_key=prefix):
-            if not key.startswith(prefix):
-                break
-            yield key, raw
+        yield from _scan(self._cf["meta"], prefix, prefix)
 
     def _checked_digests(self) -> dict[str, RunningDigest]:
         """Every scope's running digest recomputed from its content, compared with the persisted one."""
         scanned: dict[str, RunningDigest] = {}
         for family in CONTENT_FAMILIES:
             chunks: dict[str, list[bytes]] = {}
-            for key, raw in self._cf[family].items():
+            for key, raw in _scan(self._cf[family]):
                 scope = key.split(b"\x00", 1)[0].decode("utf-8")
                 chunk = chunks.setdefault(scope, [])
                 chunk.append(raw)
@@ -263,7 +270,7 @@ class Store:
     def update_memories(self, scope: str, items: list[MemoryUpdate]) -> WriteResult:
         def plan(plan: _Plan, item: MemoryUpdate) -> tuple[dict, str, int]:
             current = self._require_current(scope, item.id, item.revision, "items[].revision")
-            held = _load(self._cf["memories"].get(_key(scope, item.id)))["payload"]
+            held = _load(cast(bytes, self._cf["memories"][_key(scope, item.id)]))["payload"]  # held: just checked
             if _node_kind(held) != _node_kind(item.payload):
                 raise ApiError(409, "graph_node_fixed",
                                f"memory {item.id}: an update cannot change metadata.{GRAPH_NODE} "
@@ -401,10 +408,8 @@ class Store:
     def _id_page(self, family: str, scope: str, after: str | None, limit: int) -> tuple[list[dict], str | None]:
         prefix = _key(scope) + b"\x00"
         start = _key(scope, after) + b"\x01" if after else prefix
-        rows = []
-        for key, raw in self._cf[family].items(from_key=start):
-            if not key.startswith(prefix):
-                break
+        rows: list[dict] = []
+        for _, raw in _scan(self._cf[family], start, prefix):
             if len(rows) == limit:
                 return rows, rows[-1]["id"]
             rows.append(_load(raw))
@@ -431,9 +436,7 @@ class Store:
             if current is None:
                 raise ApiError(404, "record_not_found", f"memory {rid} does not exist in scope {scope}")
             prefix = _key(scope, rid, space_id) + b"\x00"
-            for key, raw in self._cf["bindings"].items(from_key=prefix):
-                if not key.startswith(prefix):
-                    break
+            for _, raw in _scan(self._cf["bindings"], prefix, prefix):
                 value = _load(raw)
                 value.pop("space")
                 value["vector"] = decode_vector(value.pop("vector_base64")).astype(np.float64).tolist()
@@ -443,9 +446,9 @@ class Store:
 
     def journal(self, scope: str, after: int, limit: int) -> list[dict]:
         prefix = _key(scope) + b"\x00"
-        entries = []
-        for key, raw in self._cf["journal"].items(from_key=_key(scope, after + 1)):
-            if not key.startswith(prefix) or len(entries) == limit:
+        entries: list[dict] = []
+        for _, raw in _scan(self._cf["journal"], _key(scope, after + 1), prefix):
+            if len(entries) == limit:
                 break
             entries.append(_load(raw))
         return entries
@@ -461,9 +464,7 @@ class Store:
         h = hashlib.sha256(b"[")
         prefix = _key(scope) + b"\x00"
         first = True
-        for key, raw in self._cf[family].items(from_key=prefix):
-            if not key.startswith(prefix):
-                break
+        for _, raw in _scan(self._cf[family], prefix, prefix):
             h.update(raw if first else b"," + raw)
             first = False
         h.update(b"]")
@@ -473,13 +474,13 @@ class Store:
 
     def scopes_and_values(self, family: str) -> Iterator[tuple[str, dict]]:
         """Every value of a family with its scope, in key order (memories: current revision only)."""
-        for key, raw in self._cf[family].items():
+        for key, raw in _scan(self._cf[family]):
             yield key.split(b"\x00", 1)[0].decode("utf-8"), _load(raw)
 
     # ------------------------------------------------------------ credentials
 
     def credentials(self) -> Iterator[tuple[str, dict]]:
-        for key, raw in self._cf["credentials"].items():
+        for key, raw in _scan(self._cf["credentials"]):
             yield key.decode("ascii"), _load(raw)
 
     def put_credential(self, token_hash: str, value: dict) -> None:
@@ -489,7 +490,7 @@ class Store:
 
     def revoke_credentials(self) -> None:
         batch = WriteBatch(raw_mode=True)
-        for key, _ in self._cf["credentials"].items():
+        for key, _ in _scan(self._cf["credentials"]):
             batch.delete(key, self._handles["credentials"])
         self._db.write(batch, self._sync)
 

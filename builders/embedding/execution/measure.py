@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 
-def measurements(ids: list[str], elapsed: list[float], tokens: list[int], max_tokens: int) -> list[dict]:
+def measurements(ids: list[str], elapsed: list[float], tokens: list[int], max_tokens: float) -> list[dict]:
     return [{"id": i, "elapsed_ms": round(ms, 4), "tokens": n, "truncated": n > max_tokens}
             for i, ms, n in zip(ids, elapsed, tokens)]
 

@@ -19,12 +19,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ground.child_process import tie_to
 
-_provider = None  # the worker process's own provider, built once by _start
+if TYPE_CHECKING:
+    from builders.embedding.providers.factory import Provider
+
+_provider: Provider | None = None  # the worker process's own provider, built once by _start
 
 
 def _start(spec: dict, ready, parent: int) -> None:
@@ -40,9 +44,11 @@ def _start(spec: dict, ready, parent: int) -> None:
 
 
 def _encode(index: int, texts: list[str]) -> tuple[int, bytes, tuple[int, ...], float]:
-    with _provider.thread_limit():
+    provider = _provider
+    assert provider is not None, "the pool's initializer (_start) opens the provider before any task"
+    with provider.thread_limit():
         t0 = time.perf_counter()
-        matrix = np.ascontiguousarray(_provider.encode(texts, "document"), dtype=np.float32)
+        matrix = np.ascontiguousarray(provider.encode(texts, "document"), dtype=np.float32)
         ms = (time.perf_counter() - t0) * 1000
     return index, matrix.tobytes(), matrix.shape, ms
 

@@ -76,7 +76,7 @@ class ModelFile:
         h = hashlib.sha256()
         for name, array in self.tensors.items():
             h.update(f"{name}:{','.join(map(str, array.shape))}\n".encode())
-            h.update(memoryview(np.ascontiguousarray(array, dtype="<f4")).cast("B"))  # no copy
+            h.update(np.ascontiguousarray(array, dtype="<f4").data.cast("B"))  # no copy
         return h.hexdigest()
 
 

@@ -159,6 +159,7 @@ class E5Provider:
     opened (the engine, or the weights in torch); `detection` says in the generation file why the
     E5 profile applies."""
 
+    name: str
     overlength: str
     threads: int
     max_tokens: int = MAX_TOKENS

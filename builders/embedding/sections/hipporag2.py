@@ -34,6 +34,7 @@ from builders.embedding.vectors import (
     check_vector_entries,
     decode_vector,
     encode_vector,
+    entry_ids,
     normalize_rows,
     vector_sha256,
 )
@@ -89,7 +90,7 @@ def section(inputs: SectionInputs) -> dict:
     """The fixture section: phrases (ascending) and facts (the graph's order) with their vectors,
     the synonym edges found from the phrase vectors as stored, and for the NER graph the questions'
     phrases with their vectors."""
-    relations, passage_ids = inputs.relations, inputs.passage_ids
+    relations, passage_ids = inputs.graph(), inputs.passage_ids
     kind = graph_kind(relations)
     if kind == SECTION_GRAPHS[0]:
         graph = build(passage_ids, triples_of(relations))
@@ -112,7 +113,7 @@ def section(inputs: SectionInputs) -> dict:
         "left_out": dict(graph.left_out),
     }
     if kind == SECTION_GRAPHS[1]:
-        asked = query_phrases(inputs.query_entities)
+        asked = query_phrases(inputs.query_entities or {})  # refused above when absent
         out["query_phrases"] = _entries(asked, _rows(inputs, asked, "query_phrases"))
     return out
 
@@ -140,9 +141,7 @@ def check_shape(f: Fields, value: Any, dimensions: int) -> None:
         if role not in entry:
             continue
         entries = f.array(entry[role], join(FIXTURE_SECTION, role))
-        ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
-        if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
-            f.fail(join(FIXTURE_SECTION, role), "ids must be distinct non-empty strings")
+        ids = entry_ids(f, entries, join(FIXTURE_SECTION, role))
         check_vector_entries(f, entries, join(FIXTURE_SECTION, role), ids, dimensions)
     for role in ("phrases", "query_phrases"):
         if [e["id"] for e in entry.get(role, [])] != sorted(e["id"] for e in entry.get(role, [])):
@@ -150,7 +149,7 @@ def check_shape(f: Fields, value: Any, dimensions: int) -> None:
     for i, edge in enumerate(f.array(entry["synonyms"], join(FIXTURE_SECTION, "synonyms"))):
         if not (isinstance(edge, list) and len(edge) == 3 and all(isinstance(x, str) for x in edge[:2])
                 and isinstance(edge[2], float)):
-            f.fail(join(FIXTURE_SECTION, "synonyms", i), "expected [phrase, phrase, cosine]")
+            f.fail(join(join(FIXTURE_SECTION, "synonyms"), i), "expected [phrase, phrase, cosine]")
     f.mapping(entry["left_out"], join(FIXTURE_SECTION, "left_out"), nonempty=False)
 
 
@@ -250,7 +249,8 @@ def failures(fixture: Mapping, relations: Mapping) -> list[str]:
     passage_ids = [d["id"] for d in fixture["source"]["documents"]]
     faults = []
     if section_value["graph"] == SECTION_GRAPHS[1]:
-        facts, left_out = [], {}
+        facts: list = []
+        left_out: dict[str, int] = {}
         phrases = sorted({one for found in mentioned(passage_ids, ner_output_of(relations)).values() for one in found})
         asked = query_phrases(fixture["query_entities"]) if "query_entities" in fixture else None
         if [e["id"] for e in section_value["query_phrases"]] != asked:
@@ -284,7 +284,8 @@ def synonym_failures(section_value: Mapping, rules: Mapping = HIPPORAG2_GRAPH["s
         have, want = listed.get(pair), found.get(pair)
         if have == want:
             continue
-        if (have is None or want is None) and abs((have if want is None else want) - threshold) <= near:
+        one = have if want is None else want
+        if (have is None or want is None) and one is not None and abs(one - threshold) <= near:
             continue  # a float near tie at the threshold: either reading holds
         faults.append(f"synonym edge {pair[0]!r} -> {pair[1]!r}: listed {have!r}, recomputed {want!r}")
         if len(faults) >= 5:

@@ -30,6 +30,7 @@ from builders.embedding.vectors import (
     check_vector_entries,
     decode_vector,
     encode_vector,
+    entry_ids,
     normalize_rows,
     vector_sha256,
 )
@@ -100,9 +101,7 @@ def check_shape(f: Fields, value: Any, dimensions: int) -> None:
                                                                                    else "]"))
     for role in VECTOR_ROLES:
         entries = f.array(entry[role], join(NAME, role))
-        ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
-        if not all(isinstance(i, str) and i for i in ids) or ids != sorted(set(ids)):
-            f.fail(join(NAME, role), "ids must be distinct non-empty strings, ascending")
+        ids = entry_ids(f, entries, join(NAME, role), ascending=True)
         check_vector_entries(f, entries, join(NAME, role), ids, dimensions)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ground.errors import RefusedInput
 from ground.fields import Fields
 
 # (texts, what they are, for the progress line) -> one row per text, the encoder's raw output
@@ -38,6 +39,12 @@ class SectionInputs:
     encode: Encode
     query_entities: Mapping | None  # the fixture's query_entities (None without --query-entities)
     encoder: str = ""  # the encoder's model, as a threshold names it (protocols/embedding_space.py)
+
+    def graph(self) -> Mapping:
+        """The relations a graph section reads, refused when the build was given none."""
+        if self.relations is None:
+            raise RefusedInput("this fixture section reads the graph: build the fixture with --relations FILE")
+        return self.relations
 
     @property
     def passage_ids(self) -> list[str]:

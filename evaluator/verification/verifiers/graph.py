@@ -176,15 +176,15 @@ def _check_expansion(checker, page, hits, spec, profile, anchors, base_rank, aff
         # a near tie lets the graph rank be that of a near-tied neighbour, never any other
         if g != mine and g not in {graph_rank[other] for other in swappable.get(hit["id"], ())}:
             fail(i, "channels.graph.rank", f"{g}, recomputed {mine}")
-        proof, mine = hit.get("proof"), paths.get(hit["id"])
-        if proof is not None and mine is not None:
+        proof, path = hit.get("proof"), paths.get(hit["id"])
+        if proof is not None and path is not None:
             shown = [s.get("relation_id") for s in proof.get("steps") or []]
-            if not rc.near_tie(proof.get("strength", float("nan")), float(mine.strength), rc.COSINE_TOLERANCE):
-                fail(i, "proof.strength", f"{proof.get('strength')} is not the strongest path ({float(mine.strength)!r})")
-            elif shown != [s[0] for s in mine.steps] and proved.get(hit["id"]) == mine.strength:
+            if not rc.near_tie(proof.get("strength", float("nan")), float(path.strength), rc.COSINE_TOLERANCE):
+                fail(i, "proof.strength", f"{proof.get('strength')} is not the strongest path ({float(path.strength)!r})")
+            elif shown != [s[0] for s in path.steps] and proved.get(hit["id"]) == path.strength:
                 # another path is acceptable only when its exact strength differs from the
                 # strongest by rounding; at an exactly equal strength the tie rules decide
-                fail(i, "proof.steps", f"path {shown}, preferred path {[s[0] for s in mine.steps]}")
+                fail(i, "proof.steps", f"path {shown}, preferred path {[s[0] for s in path.steps]}")
     differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
     if len(have) != len(want) or not differing <= ambiguous:
         first = rc.first_difference(have, want)

@@ -52,7 +52,8 @@ class HnswIndex:
         """Matrix rows of the engine's top `limit` (its own order and scores are not used)."""
         if built.index.ntotal == 0:
             return np.zeros(0, dtype=np.int64)
-        params = faiss.SearchParametersHNSW(efSearch=max(self.profile["hnsw_ef"], limit))
+        # faiss-cpu's bundled stubs omit this SWIG class, which exists at run time (tests/server/families/test_ann.py)
+        params = faiss.SearchParametersHNSW(efSearch=max(self.profile["hnsw_ef"], limit))  # type: ignore[attr-defined]
         _, labels = built.index.search(unit32[None, :], min(limit, built.index.ntotal), params=params)
         labels = labels[0]
         return built.rows[labels[labels >= 0]]
@@ -74,8 +75,4 @@ def build(index: ScopeIndex, space: SpaceMatrix, profile: dict) -> Built:
 def hnsw_index(index: ScopeIndex, space_id: str, profile_name: str, profile: dict) -> HnswIndex:
     """The scope's HNSW lane of a space (created empty on first use, built by `current`); the caller
     holds the scope's lock (server/routes.py takes it around every search)."""
-    key = ("ann", space_id, profile_name)
-    found = index.derived_indexes.get(key)
-    if found is None:
-        found = index.derived_indexes[key] = HnswIndex(profile)
-    return found
+    return index.derived_tables.kept(("ann", space_id, profile_name), lambda: HnswIndex(profile))

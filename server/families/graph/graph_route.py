@@ -66,6 +66,7 @@ def search_graph(index: ScopeIndex, search: Search) -> dict:
 
     depth = profile["base_depth"]
     if seed == "hybrid":
+        assert vq is not None, "a hybrid seed without a vector is refused above"
         fused = fused_base(index, PROFILES[profile["seed_profiles"]["hybrid"]], query, vq.query)
         base, examined = [(entry.id, exact.to_float(entry.score)) for entry in fused.fused[:depth]], fused.examined
     else:
@@ -76,7 +77,7 @@ def search_graph(index: ScopeIndex, search: Search) -> dict:
     anchors = [Anchor(rid, rank) for rank, (rid, _) in enumerate(base[: profile["anchors"]], start=1)]
 
     expansion = expand(index, anchors, profile["kind_weights"], limits)
-    affinity_query = vq.query if seed == "hybrid" else None
+    affinity_query = vq.query if seed == "hybrid" and vq is not None else None
     affinity = affinities(index, list(expansion.depth_of), affinity_query, profile)
     found = strongest_paths(anchors, expansion, affinity, profile, limits.max_depth)
     graph_rank = graph_ranks(found.paths)

@@ -101,7 +101,7 @@ class Path:
 
 def _positive_entries(index: ScopeIndex, node: str, weights: dict[str, float]) -> list[tuple[str, str, str, str]]:
     """(relation id, direction, kind, other end) of every positive-weight kind, by relation id."""
-    merged = []
+    merged: list[tuple[str, str, str, str]] = []
     for kind, weight in weights.items():
         if weight <= 0:
             continue
@@ -162,9 +162,9 @@ def affinities(index: ScopeIndex, nodes: list[str], query: Query | None, profile
         return {node: Affinity(None, one, None) for node in nodes}
     base, scale = exact.rational(spec["base"]), exact.rational(spec["scale"])
     missing = exact.rational(spec["missing_embedding_cosine"])
-    bindings: dict[str, Binding | None] = {n: index.live_binding(query.space.space_id, n) for n in nodes}
-    bound = [n for n in nodes if bindings[n] is not None]
-    cosines = exact_cosines(query, np.array([bindings[n].row for n in bound], dtype=np.int64)).tolist()
+    bindings = {n: index.live_binding(query.space.space_id, n) for n in nodes}
+    bound = {n: binding.row for n, binding in bindings.items() if binding is not None}
+    cosines = exact_cosines(query, np.array(list(bound.values()), dtype=np.int64)).tolist()
     by_node = dict(zip(bound, cosines))
     result = {}
     for node in nodes:

@@ -7,6 +7,7 @@ None on the dense order (its score the cosine), so the evaluator can check eithe
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
 
@@ -55,4 +56,9 @@ def page(index, search: Search, vq: VectorQuery, found: list[dict], section: dic
     work = parts.work(records_examined=examined, nodes_admitted=len(table.walk.nodes), candidates_ranked=len(found),
                       embeddings_missing=missing)
     return parts.page(search, {"limit": search.limit, "space_id": vq.receipt["space_id"]}, vq.receipt, found,
-                      parts.coverage(embeddings=missing == 0), work, **{search.route: section})
+                      parts.coverage(embeddings=missing == 0), work, **_named(search.route, section))
+
+
+def _named(route: str, section: dict) -> dict[str, Any]:
+    """The family's section under the route's own name (a page field named at run time)."""
+    return {route: section}

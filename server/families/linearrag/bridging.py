@@ -33,7 +33,7 @@ class Bridged:
 
 
 def bridge(links: Sequence[tuple[str, float]], sentences_of: Callable[[str], Sequence],
-           cosines: Callable[[Sequence], Sequence[float]], entities_of: Callable[[str], Sequence[str]],
+           cosines: Callable[[Sequence], Any], entities_of: Callable[[str], Sequence[str]],
            rules: Mapping, order: Callable[[str], Any] = str) -> Bridged:
     """links: (graph entity, cosine) per question entity in the profile's question order; sentences_of(e):
     e's sentences (objects with .text and .id); cosines(sentences): their cosines to the question;

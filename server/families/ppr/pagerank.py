@@ -110,7 +110,10 @@ def _subgraph(reset: Mapping[str, int], holders: Mapping[str, Sequence[str]],
 def _score(mass: int | None, base_rank: int | None, grid: int) -> float:
     """A hit's score, as the order is: its mass as a fraction of the reset total (exact in a float,
     a power-of-two grid), or for a backfilled passage minus its base rank, below every mass."""
-    return mass / grid if mass is not None else float(-base_rank)
+    if mass is not None:
+        return mass / grid
+    assert base_rank is not None, "a hit has a mass or a base rank"
+    return float(-base_rank)
 
 
 def page_section(ranked: Ranked) -> tuple[dict, list[dict]]:
@@ -122,15 +125,3 @@ def page_section(ranked: Ranked) -> tuple[dict, list[dict]]:
     hits = [{"rank": i, "id": rid, "score": _score(mass, base_rank, grid), "mass": mass, "base_rank": base_rank}
             for i, (rid, mass, base_rank) in enumerate(ranked.order, start=1)]
     return section, hits
-
-
-def holders_from_relations(relations, kinds: Sequence[str]) -> dict[str, list[str]]:
-    """entity text -> its passages, ascending: the endpoints of the relations of `kinds` naming it
-    (the text after the evidence_ref's first colon)."""
-    found: dict[str, set[str]] = {}
-    for rel in relations:
-        if rel["kind"] in kinds:
-            text = rel["provenance"]["evidence_ref"].split(":", 1)[1]
-            found.setdefault(text, set()).update((rel["source"]["id"] if isinstance(rel["source"], dict) else rel["source"],
-                                                  rel["target"]["id"] if isinstance(rel["target"], dict) else rel["target"]))
-    return {text: sorted(ids) for text, ids in found.items()}

@@ -71,13 +71,13 @@ def search_prf(index: ScopeIndex, search: Search) -> dict:
     vq = vector_query(index, search.body)
     missing = parts.missing_embeddings(index, vq)
     if profile["channel"] == "lexical":
-        ranking, block = rm3_ranking(index, query, profile, limit)
-        hits = _single_channel_hits(index, vq, "lexical", ranking.ids, ranking.scores)
-        feedback, examined = {"lexical": block}, ranking.matched
+        lexical, block = rm3_ranking(index, query, profile, limit)
+        hits = _single_channel_hits(index, vq, "lexical", lexical.ids, lexical.scores)
+        feedback, examined = {"lexical": block}, lexical.matched
     elif profile["channel"] == "semantic":
-        ranking, block = rocchio_ranking(index, vq, profile, limit)
-        hits = _single_channel_hits(index, vq, "semantic", ranking.ids, ranking.scores)
-        feedback, examined = {"semantic": block}, ranking.scored
+        semantic, block = rocchio_ranking(index, vq, profile, limit)
+        hits = _single_channel_hits(index, vq, "semantic", semantic.ids, semantic.scores)
+        feedback, examined = {"semantic": block}, semantic.scored
     else:
         channels = profile["channels"]
         lex, lex_block = rm3_ranking(index, query, PRF_PROFILES[channels["lexical"]["profile"]],

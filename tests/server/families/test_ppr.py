@@ -12,7 +12,7 @@ import pytest
 
 from evaluator.verification.verifiers.ppr import ppr_failures, recompute
 from protocols.families.ppr import PPR_PROFILES
-from server.families.ppr.pagerank import holders_from_relations, page_section, rank_ppr
+from server.families.ppr.pagerank import page_section, rank_ppr
 
 
 def star_relations(holders: dict[str, list[str]], kind: str = "shares_entity") -> list[dict]:
@@ -44,7 +44,6 @@ def test_server_and_verifier_agree_on_every_bit(name):
     for _ in range(60):
         holders, base, query = random_case(rng)
         relations = star_relations(holders, profile["graph"]["kinds"][0])
-        assert holders_from_relations(relations, profile["graph"]["kinds"]) == holders
         ranked = rank_ppr(query, holders, base, profile, 10)
         section, hits = page_section(ranked)
         want = recompute(query, relations, base, profile, 10)
