@@ -30,6 +30,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -156,13 +157,13 @@ def other_engine(engine: str, n: int, distribution: str, queries: int) -> dict:
     else:
         import faiss
         faiss.omp_set_num_threads(1)
-        ix = faiss.IndexHNSWFlat(DIM, PROFILE["m"], faiss.METRIC_INNER_PRODUCT)
-        ix.hnsw.efConstruction = PROFILE["ef_construct"]
-        ix.add(docs)
-        params = faiss.SearchParametersHNSW(efSearch=PROFILE["hnsw_ef"])
+        flat: Any = faiss.IndexHNSWFlat(DIM, PROFILE["m"], faiss.METRIC_INNER_PRODUCT)  # SWIG: stubs differ
+        flat.hnsw.efConstruction = PROFILE["ef_construct"]
+        flat.add(docs)
+        params = faiss.SearchParametersHNSW(efSearch=PROFILE["hnsw_ef"])  # type: ignore[attr-defined]
 
         def search(q):
-            return ix.search(q[None], 10, params=params)[1][0].tolist()
+            return flat.search(q[None], 10, params=params)[1][0].tolist()
     build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
     mib = (process.memory_info().rss - rss0) / 2**20
     times, recalls = [], []

@@ -120,7 +120,8 @@ def corpus_source(path: Path) -> tuple[dict, str]:
 
 
 def load_source(args) -> tuple[dict, str]:
-    source, corpus = None, None
+    source: dict | None = None
+    corpus = ""
     if args.corpus:
         source, corpus = corpus_source(args.corpus)
     elif not args.raw:

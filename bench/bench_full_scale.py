@@ -52,6 +52,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -75,7 +76,7 @@ TIMED = ("import", "graph", "prepare", "evaluate", "export", "audit")  # the 10-
 WITH_EMBEDDING = ("import", "graph", "embed", "prepare", "evaluate", "export", "audit")
 
 # The full-scale targets on 2 cores (docs/full-scale.md). `at`: the twin size a target is stated for (None: any size).
-TARGETS = {
+TARGETS: dict[str, dict[str, Any]] = {
     "twin_seconds": {"what": "2,417-query twin: import + graph + prepare + evaluate + export + audit",
                      "target": 600.0, "unit": "s", "at": QUESTIONS},
     "evaluate_jobs_per_second": {"what": "evaluate throughput (jobs / evaluate wall time)", "target": 150.0,
@@ -200,14 +201,14 @@ def stage(name: str, args: list, results: dict, lab: RssSampler | None = None,
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, *map(str, args)], cwd=REPO,
                                stderr=subprocess.PIPE if markers else None, text=True)
-    clock = PhaseClock(process.stderr, started, markers) if markers else None
+    clock = PhaseClock(process.stderr, started, markers) if markers and process.stderr is not None else None
     tree = RssSampler(process.pid, tree=True)
     cpu = CpuSampler(process.pid)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     tree.stop()
     cpu.stop()
-    if lab is not None:
+    if lab is not None and lab_cpu is not None:
         lab_cpu = cpu_seconds(lab.process) - lab_cpu
     process.returncode = os.waitstatus_to_exitcode(status)
     if lab is not None:

@@ -30,7 +30,8 @@ def synthetic_report(dataset: int, methods: int, queries: int, seed: int) -> tup
     rng = np.random.default_rng(seed + dataset)
     ids = [f"2hop__{dataset * 10 ** 6 + i}_{dataset * 10 ** 6 + i + (i % 3 == 0)}" for i in range(queries)]
     base = rng.random(queries)
-    rows, jobs = [], []
+    rows: list[dict] = []
+    jobs: list[dict] = []
     for m in range(methods):
         shift = 0.01 * m
         values = np.clip(base + shift + rng.normal(0.0, 0.15, queries), 0.0, 1.0)

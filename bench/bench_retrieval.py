@@ -22,6 +22,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # One BLAS thread, set before numpy loads (and inherited by the lab subprocess): a matrix-vector
 # product is memory-bound, and OpenBLAS worker threads spinning on a busy 2-CPU machine made it
@@ -179,7 +180,7 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
                  "| response bytes |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
     fmt = (lambda p: f"{p[0]:.3f} / {p[1]:.3f}" if p else "not run")
-    figures = {"corpus": label, "documents": len(ids), "queries": len(questions), "bm25_ratio": bm25_ratio,
+    figures: dict[str, Any] = {"corpus": label, "documents": len(ids), "queries": len(questions), "bm25_ratio": bm25_ratio,
                "matvec_ratio": matvec_ratio, "quantized_over_float32": scan_ratio,
                "load_average": os.getloadavg()[0], "rss_mib": rss and rss / 2**20, "methods": {}}
     for name in METHODS:
@@ -191,10 +192,10 @@ def run_corpus(label: str, pairs: list[tuple[str, str]], questions: list[str], h
         wire = f"{np.percentile(np.array(http[name]) - np.array(header[name]), 50):.3f}" if http[name] else "not run"
         cc, size = (f"{client[name][0]:.3f}", f"{client[name][1]:,.0f}") if name in client else ("not run", "-")
         lines.append(f"| {name} | {fmt(ip)} | {cpu:.3f} | {fmt(hd)} | {fmt(ht)} | {wire} | {sc} | {cc} | {size} |")
-        wire = float(np.percentile(np.array(http[name]) - np.array(header[name]), 50)) if http[name] else None
+        wire_ms = float(np.percentile(np.array(http[name]) - np.array(header[name]), 50)) if http[name] else None
         figures["methods"][name] = {"in_process_p50_ms": ip[0], "in_process_cpu_p50_ms": cpu, "header_p50_ms": hd and hd[0],
                                     "http_p50_ms": ht and ht[0], "http_p95_ms": ht and ht[1],
-                                    "http_minus_header_p50_ms": wire,
+                                    "http_minus_header_p50_ms": wire_ms,
                                     "server_cpu_per_request_ms": server_cpu.get(name),
                                     "client_cpu_per_request_ms": client[name][0] if name in client else None,
                                     "response_bytes_mean": client[name][1] if name in client else None}
@@ -261,7 +262,8 @@ def compare_scans(index, space_id: str, query_vectors: np.ndarray) -> tuple[str,
     """The int8-prefiltered exact scan against the float32-prefiltered one, same queries, top 100
     (the depth fusion and graph seeds ask for), alternated query by query."""
     space = index.spaces[space_id]
-    quantized, float32 = [], []
+    quantized: list[float] = []
+    float32: list[float] = []
     for q in query_vectors:
         query = prepare_query(space, q)
         for threshold, into in ((0, quantized), (10**12, float32)):
@@ -298,7 +300,7 @@ def run_http(ids, texts, doc_vectors, relations, per_query, header, http, server
                                                     "metadata": {}}} for i in chunk])["receipts"]
                 key_of.update({ids[i]: r["id"] for i, r in zip(chunk, receipts)})
             for start in range(0, len(ids), 100):
-                chunk = range(start, min(len(ids), start + 100))
+                chunk = list(range(start, min(len(ids), start + 100)))
                 client.attach_embeddings([{"idempotency_key": "e" + ids[i], "record_id": key_of[ids[i]], "revision": 1,
                                            "space": SPACE, "vector": [float(x) for x in doc_vectors[i]]}
                                           for i in chunk])

@@ -38,7 +38,7 @@ def build(seed: int, scope: str) -> dict:
                   for _ in range(5000)]
 
     def text() -> str:
-        words = []
+        words: list[str] = []
         while sum(len(w) + 1 for w in words) < 600:
             words.append(rng.choice(vocabulary))
         return " ".join(words)

@@ -21,7 +21,7 @@ Marker = Callable[[str], bool]
 def _all_jobs_done(line: str) -> bool:
     """Evaluate's last progress line: `evaluate: N/N jobs ...` (done equals total)."""
     found = re.match(r"evaluate: (\d+)/(\d+) jobs ", line)
-    return bool(found) and found.group(1) == found.group(2)
+    return found is not None and found.group(1) == found.group(2)
 
 
 # (phase, marker): a phase ends at the first line its marker accepts, in this order

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "data" / "musique-sample"
@@ -79,7 +80,7 @@ def verdict(value: float | None, target: float) -> str:
 def summary(results: dict[str, dict | None]) -> list[str]:
     rows = []
 
-    def row(figure: str, value: float | None, unit: str, target: float | None) -> None:
+    def row(figure: str, value: Any, unit: str, target: float | None) -> None:  # a figure, or None: not run
         shown = "not run" if value is None else f"{value:.3f} {unit}".strip()
         goal = "-" if target is None else f"<= {target:g} {unit}".strip()
         rows.append(f"| {figure} | {shown} | {goal} | {'-' if target is None else verdict(value, target)} |")
@@ -102,8 +103,8 @@ def summary(results: dict[str, dict | None]) -> list[str]:
     row("GET /health p50", writes and writes["health_p50_ms"], "ms", 2)
     for corpus in (results.get("retrieval") or {}).get("corpora", []):
         label = corpus["corpus"]
-        for method, target in HTTP_TARGET_MS.items():
-            target = target if corpus["documents"] <= 5000 else None  # targets are for the ~2,000 scale
+        for method, small_target in HTTP_TARGET_MS.items():
+            target = small_target if corpus["documents"] <= 5000 else None  # targets are for the ~2,000 scale
             row(f"{label}: {method} HTTP p50", corpus["methods"][method]["http_p50_ms"], "ms", target)
         big = corpus["documents"] >= 100_000
         row(f"{label}: ours / bm25s query time", corpus["bm25_ratio"], "", 1.0)
@@ -112,9 +113,12 @@ def summary(results: dict[str, dict | None]) -> list[str]:
         methods = corpus["methods"]
         rows.append(f"| {label}: load average during the run | {corpus['load_average']:.1f} on {os.cpu_count()} CPUs | "
                     f"- | - |")
-        for method, target in (("semantic", TARGETS_100K["semantic_ms"]), ("lexical", None),
-                               ("graph_hybrid_balanced", TARGETS_100K["graph_hybrid_balanced_ms"])):
-            row(f"{label}: {method} in-process p50", methods[method]["in_process_p50_ms"], "ms", target if big else None)
+        large: tuple[tuple[str, float | None], ...] = (
+            ("semantic", TARGETS_100K["semantic_ms"]), ("lexical", None),
+            ("graph_hybrid_balanced", TARGETS_100K["graph_hybrid_balanced_ms"]))
+        for method, large_target in large:
+            row(f"{label}: {method} in-process p50", methods[method]["in_process_p50_ms"], "ms",
+                large_target if big else None)
             # CPU time of the same calls: closer to a quiet machine's wall time when others load this one
             row(f"{label}: {method} in-process CPU p50", methods[method].get("in_process_cpu_p50_ms"), "ms", None)
         row(f"{label}: server RSS", corpus.get("rss_mib"), "MiB", TARGETS_100K["rss_mib"] if big else None)

@@ -28,6 +28,7 @@ from typing import Any
 
 from builders import title_graph
 from builders.names import JOINERS, LEADING, MIN_SINGLE_CHARS, name_runs, run_keys
+from builders.relation_record import relation_record
 from ground.canonical import digest
 
 METHOD = "document_entity_graph_v1"
@@ -116,17 +117,7 @@ def _entity_relations(documents: list[dict], policy: Mapping) -> list[dict]:
     revision = digest(POLICY)
     out = []
     for (source, target), key in sorted(entity_links(documents, policy).items()):
-        out.append({
-            "id": "edge-" + digest([source, target, KIND]),
-            "kind": KIND,
-            "source": source,
-            "target": target,
-            "provenance": {
-                "origin": "tool_observation",
-                "method": METHOD,
-                "method_revision": revision,
-                "evidence_ref": EVIDENCE_PREFIX + key,
-                "model": None,
-            },
-        })
+        out.append(relation_record("edge-" + digest([source, target, KIND]), KIND, source, target,
+                                   origin="tool_observation", method=METHOD, revision=revision,
+                                   evidence=EVIDENCE_PREFIX + key, model=None))
     return out

@@ -28,6 +28,7 @@ from typing import Any
 
 from builders import title_graph
 from builders.ner import normalize
+from builders.relation_record import relation_record
 from ground.canonical import digest
 from ground.fast_canonical import digest_finite
 
@@ -130,12 +131,6 @@ def argument_relations(imported: dict) -> list[dict]:
             ref = evidence(argument, held[hub] | held[other])
             if ref is None:
                 continue
-            out.append({
-                "id": "edge-" + digest_finite([hub, other, KIND, argument]),
-                "kind": KIND,
-                "source": hub,
-                "target": other,
-                "provenance": {"origin": ORIGIN, "method": METHOD, "method_revision": revision,
-                               "evidence_ref": ref, "model": model},
-            })
+            out.append(relation_record("edge-" + digest_finite([hub, other, KIND, argument]), KIND, hub, other,
+                                       origin=ORIGIN, method=METHOD, revision=revision, evidence=ref, model=model))
     return out

@@ -27,6 +27,7 @@ from collections import defaultdict
 from typing import Any
 
 from builders import entity_graph, ner, title_graph
+from builders.relation_record import relation_record
 from ground.canonical import digest
 
 METHOD = "document_ner_graph_v1"
@@ -117,12 +118,7 @@ def ner_relations(ner_output: dict) -> list[dict]:
             continue
         hub = ids[0]
         for other in ids[1:]:
-            out.append({
-                "id": "edge-" + digest([hub, other, KIND, text]),
-                "kind": KIND,
-                "source": hub,
-                "target": other,
-                "provenance": {"origin": "model_inference", "method": METHOD, "method_revision": revision,
-                               "evidence_ref": EVIDENCE_PREFIX + text, "model": model},
-            })
+            out.append(relation_record("edge-" + digest([hub, other, KIND, text]), KIND, hub, other,
+                                       origin="model_inference", method=METHOD, revision=revision,
+                                       evidence=EVIDENCE_PREFIX + text, model=model))
     return out

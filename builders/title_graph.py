@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from builders.normalize import MIN_SINGLE_TOKEN_CHARS, normalize_text, normalized_tokens, title_is_eligible
+from builders.relation_record import relation_record
 from ground.artifacts import document_id_matches
 from ground.canonical import digest
 from ground.errors import RefusedInput
@@ -241,16 +242,6 @@ def _add(edges: dict, source: str, target: str, kind: str, evidence: str, revisi
     key = (source, target, kind)
     if key in edges:
         return
-    edges[key] = {
-        "id": "edge-" + digest_finite([source, target, kind]),
-        "kind": kind,
-        "source": source,
-        "target": target,
-        "provenance": {
-            "origin": "tool_observation",
-            "method": METHOD,
-            "method_revision": revision,
-            "evidence_ref": evidence,
-            "model": None,
-        },
-    }
+    edges[key] = relation_record("edge-" + digest_finite([source, target, kind]), kind, source, target,
+                                 origin="tool_observation", method=METHOD, revision=revision, evidence=evidence,
+                                 model=None)

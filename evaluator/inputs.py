@@ -7,8 +7,10 @@ the name of the file and the link that does not hold.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +41,7 @@ class Frozen:
     fixture: dict
     relations: dict
     generation: dict | None = None
-    digests: dict[str, str] = field(default_factory=dict)
+    digests: dict[str, Any] = field(default_factory=dict)  # each input's digest (the source's may be absent)
     doc_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     doc_receipts: dict[str, str] = field(default_factory=dict)
@@ -106,8 +108,11 @@ class Frozen:
         if section not in self.fixture:
             raise InputMismatch(f"fixture: no {section} section (build it with lab embed build "
                                 f"--{section.replace('_', '-')})")
+        phrases = SECTIONS[section].query_phrases
+        if phrases is None:
+            raise InputMismatch(f"fixture: the {section} section holds no question phrases")
         try:
-            return SECTIONS[section].query_phrases(self.fixture, self.records, query_id, most)
+            return phrases(self.fixture, self.records, query_id, most)
         except RefusedInput as exc:
             raise InputMismatch(str(exc)) from None
 
@@ -126,7 +131,7 @@ def load_frozen(protocol_path, fixture_path, relations_path, generation_path=Non
     return frozen
 
 
-def frozen_received(protocol: dict, fixture: dict, relations: dict, digests: dict[str, str]) -> Frozen:
+def frozen_received(protocol: dict, fixture: dict, relations: dict, digests: Mapping[str, Any]) -> Frozen:
     """Inputs `load_frozen` has loaded and cross-checked elsewhere, received by a validation worker:
     refused unless their digests are `digests` (the ones that were checked), so the worker holds
     the same inputs without rebuilding the graph again."""
@@ -140,7 +145,7 @@ def frozen_received(protocol: dict, fixture: dict, relations: dict, digests: dic
     return frozen
 
 
-def frozen_view(protocol: dict, fixture: dict, relations: dict, digests: dict[str, str]) -> Frozen:
+def frozen_view(protocol: dict, fixture: dict, relations: dict, digests: Mapping[str, Any]) -> Frozen:
     """What a validation worker reads from the files its caller shared
     (evaluator/verification/worker_inputs.py): the fixture without its document vectors (their matrix is
     mapped beside it), the relations without their projection. Their digests cannot be recomputed

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict, cast
 
 from ground.errors import RefusedInput
 from ground.files import load_json, save
@@ -79,7 +80,7 @@ def load_state(path: str | Path) -> State:
     value = load_json(path, "state file")
     if not isinstance(value, dict) or value.get("format") != STATE_FORMAT:
         raise StateError(f"state file {path}: format is not {STATE_FORMAT}")
-    return value  # type: ignore[return-value]
+    return cast(State, value)  # its fields are read where they are used
 
 
 def save_state(path: str | Path, state: State) -> None:
@@ -87,7 +88,7 @@ def save_state(path: str | Path, state: State) -> None:
     save(path, state)
 
 
-def record_map(state: State) -> tuple[dict[str, str], dict[str, str]]:
+def record_map(state: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     """(document id -> record id, record id -> document id); a record mapped twice is refused."""
     forward = {doc: entry["id"] for doc, entry in state["memories"].items()}
     backward = {rid: doc for doc, rid in forward.items()}

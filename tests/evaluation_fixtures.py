@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evaluator.connection.lab_process import LabProcess, start_lab
 from ground.canonical import sha256_file
@@ -22,7 +23,7 @@ from tests.conftest import Ran, lab_cli
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 QUESTIONS = 10  # dev rows of the generator: 10 test queries, 3 development queries, ~250 documents
-_BUILT: dict[str, "Inputs"] = {}
+_BUILT: dict[str, Any] = {}  # "inputs": Inputs, "runs": the two runs
 
 
 @dataclass(frozen=True)

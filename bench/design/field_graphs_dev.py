@@ -17,6 +17,7 @@ import argparse
 import json
 import statistics
 import sys
+from functools import partial
 from pathlib import Path
 
 from bench.design.graph_v3_data import load_dev_corpus
@@ -47,7 +48,7 @@ def rankings(run_dir: Path, corpus) -> dict[str, list[list[str]]]:
             return {"query_vector": vector_base64(q.vector), "space_id": corpus.space_id}
         for name in METHODS:
             spec = protocol["methods"][name]
-            body = route_of(spec).body(spec, query.question, vector, lambda q=query: entities[q.id])
+            body = route_of(spec).body(spec, query.question, vector, partial(entities.__getitem__, query.id))
             page = search(corpus.index, spec["route"], body)
             out[name].append([hit["id"] for hit in page["hits"]])
     return out

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from functools import partial
 
 from bench.design import graph_v3_candidates as v3
 from bench.design.graph_v3_data import DevQuery
@@ -214,7 +215,11 @@ def served(route: str, **fields) -> Candidate:
 
 FAMILIES: dict[str, Callable[..., Candidate]] = {"ewalk": ewalk, "lanes": lanes, "hop": hop, "twalk": twalk}
 
-CANDIDATES: dict[str, Candidate] = {name: (lambda c, q, f=fn: f(c.dev, q)) for name, fn in v3.CANDIDATES.items()}
+def _on_dev(fn: Callable, corpus, query):
+    return fn(corpus.dev, query)
+
+
+CANDIDATES: dict[str, Candidate] = {name: partial(_on_dev, fn) for name, fn in v3.CANDIDATES.items()}
 # the frozen method, served by server/families/walk/ over the frozen builder's relations in the index
 CANDIDATES["entity_walk_v1"] = served("walk", profile="entity_walk_v1")
 

@@ -17,6 +17,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ def variant_policy(max_documents: int | None = None, max_titles: int | None = No
                    max_key_words: int | None = None) -> dict:
     """The frozen entity policy with some of its numbers changed, plus the rejected `title_part`
     signal (prototype, below) when max_titles > 0. max_documents 0 switches shared names off."""
-    policy = copy.deepcopy(entity_graph.ENTITY_POLICY)
+    policy: dict[str, Any] = copy.deepcopy(entity_graph.ENTITY_POLICY)
     if max_documents is not None:
         policy["shared_name"]["documents"] = [2, max_documents]
     if max_key_words is not None:
@@ -74,7 +75,7 @@ def title_part_links(projection: list[dict], policy: dict) -> set[tuple[str, str
             parts |= run_keys(run, words)
         for key in parts - {whole}:
             titled.setdefault(key, []).append(doc["id"])
-    pairs = set()
+    pairs: set[tuple[str, str]] = set()
     for doc_id, keys in entity_graph.text_keys(projection, policy).items():
         for key in keys:
             targets = titled.get(key, ())

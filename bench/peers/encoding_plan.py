@@ -68,7 +68,7 @@ def section_texts(fixture: dict, every: int) -> dict[str, tuple[list[str], str]]
 
 
 def encoders() -> list[tuple[str, str | None]]:
-    found = [("all-MiniLM-L6-v2", None)]
+    found: list[tuple[str, str | None]] = [("all-MiniLM-L6-v2", None)]
     folder = models_dir() / MPNET.name
     if folder.is_dir():
         found.append((MPNET.name, str(folder)))

@@ -29,9 +29,11 @@ Checks, each reported as `ok <check>` or `FAIL <check> <location>: <what>`:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from evaluator import plan as plans
 from evaluator.audit.reach_audit import base_pool_failures
@@ -61,6 +63,8 @@ from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json
 from protocols.routes import route_of
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -105,7 +109,7 @@ class Memo:
             self.values[slot] = compute()
         return self.values[slot]
 
-    def known(self, name: str, key) -> tuple[bool, object]:
+    def known(self, name: str, key) -> tuple[bool, Any]:
         slot = (name, digest(key))
         return slot in self.values, self.values.get(slot)
 
@@ -195,7 +199,7 @@ def _checked(result: "Audit", report: dict, frozen: Frozen, given: Given, contex
     return _logged(result, log)
 
 
-def _ahead(compute: Callable[[], list[str]]) -> Callable[[], list[str]]:
+def _ahead(compute: Callable[[], T]) -> Callable[[], T]:
     """`compute` run now; the returned function gives its result, or raises what it raised, when
     `Audit.check` asks (so an audit computes in the order that overlaps best and reports in its own)."""
     try:
@@ -223,7 +227,7 @@ class _Context:
         self.report, self.frozen, self.memo, self.cluster = report, frozen, memo, cluster
         self._row_digests: list[str] | None = None
         self._checks: PageChecks | None = None
-        self.pages: tuple | None = None  # submit_pages: (keys, known failures, rows to check, pending)
+        self.pages: tuple[list, dict[int, list[str]], list[int], Any] | None = None  # submit_pages: (keys, known failures, rows to check, pending)
 
     @property
     def row_digests(self) -> list[str]:
@@ -247,7 +251,7 @@ class _Context:
                                        keep=kept_profiles(self.frozen.protocol), whole_queries=True)
         return self._checks
 
-    def check_pools(self, items: list[tuple]) -> list:
+    def check_pools(self, items: Sequence[tuple]) -> list:
         return self.checks().check_pools(items)
 
     def doc_of(self) -> dict[str, str]:
@@ -371,12 +375,13 @@ def submit_pages(report, frozen, context: _Context) -> None:
 def page_failures(report, frozen, context: _Context) -> list[str]:
     if context.pages is None:
         submit_pages(report, frozen, context)
+    assert context.pages is not None, "submit_pages sets them"
     keys, found, todo, pending = context.pages
     if pending is not None:
         for i, failures in zip(todo, pending.result()):
             found[i] = [str(f) for f in failures_of(failures)]
             context.memo.put("page", keys[i], found[i])
-    out = []
+    out: list[str] = []
     for i in range(len(keys)):
         out.extend(f"rows[{i}] {failure}" for failure in found[i])
     return out
@@ -400,11 +405,11 @@ def row_failures(report, frozen, context: _Context) -> list[str]:
     evaluation = report["protocol"]["evaluation"]
     queries = frozen.queries
     context_key = [frozen.digests, digest(report["state"]), digest(evaluation)]
-    out = []
+    out: list[str] = []
     for i, row in enumerate(report["rows"]):
         where = f"rows[{i}] (query {row.get('query_id')}, method {row.get('method')})"
         found = context.memo.get("row", [context.row_digests[i], *context_key],
-                                 lambda row=row: _row_differences(row, queries, doc_of, evaluation))
+                                 partial(_row_differences, row, queries, doc_of, evaluation))
         out.extend(f"{where}{diff}" for diff in found)
     first_run = list(dict.fromkeys((j["query_id"], j["method"]) for j in sorted(report["jobs"], key=lambda j: j["order"])))
     in_rows = [(r["query_id"], r["method"]) for r in report["rows"]]
@@ -595,7 +600,7 @@ def cross_failures(report, frozen) -> list[str]:
     pages: dict[str, dict] = {}
     for row in report["rows"]:
         pages.setdefault(row["query_id"], {})[row["method"]] = row["page"]
-    out = []
+    out: list[str] = []
     for query_id in sorted(pages):
         out.extend(str(f) for f in cross_method_failures(query_id, pages[query_id], frozen.protocol["methods"],
                                                          frozen.protocol["ranking_profiles"]))

@@ -85,18 +85,18 @@ def derive_reach(rows: Sequence[Mapping], queries: Mapping[str, Mapping], pools:
         entry["reranked_share"] = _share(entry["reranked"], entry["gold@10"])
         entry["seed_share"] = _share(entry["seeded_hits"], entry["hits"]) if entry["seeded"] else None
     ideal: list[float] = []
-    gold, outside = 0, 0
+    gold_total, outside = 0, 0
     for query_id in sorted(pools):
         judgments = queries[query_id]["judgments"]
         members = list(pools[query_id])
         reranked = sorted(members, key=lambda doc: (-judgments.get(doc, 0), doc))
         ideal.append(metrics.ndcg(reranked, judgments, K))
         relevant = metrics.relevant(judgments)
-        gold += len(relevant)
+        gold_total += len(relevant)
         outside += len(relevant - set(members))
     return {
         "base": {"method": base_method(protocol), "profile": BASE, "depth": DEPTH, "queries": len(pools)},
-        "oracle": {"rerank_ndcg@10": sum(ideal) / len(ideal) if ideal else None, "gold": gold,
-                   "gold_outside": outside, "gold_outside_share": _share(outside, gold)},
+        "oracle": {"rerank_ndcg@10": sum(ideal) / len(ideal) if ideal else None, "gold": gold_total,
+                   "gold_outside": outside, "gold_outside_share": _share(outside, gold_total)},
         "methods": methods,
     }

@@ -95,7 +95,7 @@ def derive(report: Mapping, protocol: Mapping, queries: Mapping[str, Mapping], t
     for row in report["rows"]:
         query = queries[row["query_id"]]
         rows.append({**row, "metrics": row_metrics(row["ranking"], query, evaluation)})
-    derived = {"row_metrics": {f"{r['query_id']}|{r['method']}": r["metrics"] for r in rows}}
+    derived: dict[str, Any] = {"row_metrics": {f"{r['query_id']}|{r['method']}": r["metrics"] for r in rows}}
     derived["aggregates"] = metrics.aggregate(rows)
     derived["latency"] = latency(report["jobs"])
     derived["sizes"] = sizes(report["jobs"], rows)
@@ -191,13 +191,13 @@ def work_and_cuts(rows: Sequence[Mapping]) -> tuple[dict, dict]:
     return work, cuts
 
 
-def differences(stored: Mapping, derived: Mapping, path: str = "") -> list[str]:
+def differences(stored: object, derived: object, path: str = "") -> list[str]:
     """Paths at which a stored derived block differs from its recomputation (exact comparison:
     equal as canonical JSON, so 1 and 1.0, or 0.0 and -0.0, differ)."""
     if stored is derived:  # one object (a row and its re-derivation share the page): nothing to compare
         return []
+    out: list[str] = []
     if isinstance(stored, Mapping) and isinstance(derived, Mapping):
-        out = []
         for key in sorted(set(stored) | set(derived), key=str):
             where = f"{path}.{key}" if path else str(key)
             if key not in stored or key not in derived:
@@ -206,7 +206,6 @@ def differences(stored: Mapping, derived: Mapping, path: str = "") -> list[str]:
                 out.extend(differences(stored[key], derived[key], where))
         return out
     if isinstance(stored, list) and isinstance(derived, list) and len(stored) == len(derived):
-        out = []
         for i, (a, b) in enumerate(zip(stored, derived)):
             out.extend(differences(a, b, f"{path}[{i}]"))
         return out

@@ -35,10 +35,9 @@ def check_base_pools(pages: Iterable[tuple[str, dict]], checker: Checker, protoc
                      rows: Mapping[tuple[str, str], Mapping], log: Callable[[str], None]) -> dict | None:
     """{query id: the base's top DEPTH document ids}; None when the protocol has no base method.
     `pages`: (query id, the lab's page for `base_spec(protocol)`) for every planned query."""
-    spec = base_spec(protocol)
-    if spec is None:
+    spec, method = base_spec(protocol), base_method(protocol)
+    if spec is None or method is None:  # one names the other: a pool has both
         return None
-    method = base_method(protocol)
     pools: dict[str, list[str]] = {}
     for query_id, page in pages:
         hits = page.get("hits") or []

@@ -39,11 +39,12 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evaluator import plan as plans
 from evaluator.connection.client import LabClient, vector_base64
@@ -57,7 +58,7 @@ from evaluator.evaluate.journal import Journal, ReportLock, journal_path, read_j
 from evaluator.evaluate.snapshot import Snapshots
 from evaluator.inputs import Frozen, load_frozen
 from evaluator.numbers.seal import seal_of
-from evaluator.state import StateError, load_state, record_map
+from evaluator.state import State, StateError, load_state, record_map
 from evaluator.verification.check_placement import ClusterOptions, check_options
 from evaluator.verification.dask_checks import PageChecks, failures_of, page_checks
 from evaluator.verification.routes import VERIFIERS
@@ -68,6 +69,7 @@ from ground.errors import RefusedInput
 from ground.fast_canonical import digest_finite
 from ground.files import load_json, refuse_existing, refuse_same_path, save
 from protocols import locks
+from protocols.route import Route
 from protocols.routes import route_of
 
 MAX_CLIENTS = 2  # the lab answers 503 retrieval_busy beyond two concurrent retrievals (docs/design.md §6)
@@ -105,8 +107,15 @@ def search_body(spec: Mapping, query: Mapping, frozen: Frozen) -> dict:
     return route.body(spec, query["question"], lambda: {
         "query_vector": vector_base64(frozen.query_vectors[query["id"]]), "space_id": frozen.space_id},
         lambda: frozen.query_entities(query["id"]),
-        lambda: [{"phrase": one, "vector": vector_base64(vector)} for one, vector in frozen.entity_phrases(
-            route.data.section, query["id"], route.entity_limit(profile))])
+        lambda: entity_vectors(route, profile, query, frozen))
+
+
+def entity_vectors(route: Route, profile: Mapping, query: Mapping, frozen: Frozen) -> list[dict]:
+    """The question's entity phrases with their vectors, as the route's family section holds them."""
+    if route.data is None or route.data.section is None:
+        raise ValueError(f"{route.family} sends entity vectors but declares no data section")
+    return [{"phrase": one, "vector": vector_base64(vector)}
+            for one, vector in frozen.entity_phrases(route.data.section, query["id"], route.entity_limit(profile))]
 
 
 def check_routes(protocol: Mapping) -> None:
@@ -128,7 +137,7 @@ def check_catalog(catalog: Mapping, protocol: Mapping) -> None:
             raise CatalogMismatch(f"catalog: profile {name} differs from the protocol's frozen copy (fields: {', '.join(keys)})")
 
 
-def load_bound_state(path: Path, frozen: Frozen) -> tuple[dict, str]:
+def load_bound_state(path: Path, frozen: Frozen) -> tuple[State, str]:
     state = load_state(path)
     if state["status"] != "complete":
         raise StateError(f"state {path} is not complete (status {state['status']}); finish prepare first")
@@ -255,7 +264,7 @@ def journal_header(report: Mapping) -> dict:
     return {"plan": report["hash_chain"]["plan"], "started_at": report["started_at"]}
 
 
-def resumed_report(paths: Paths, frozen: Frozen, plan: dict, state: dict, state_digest: str, lab: dict,
+def resumed_report(paths: Paths, frozen: Frozen, plan: dict, state: Mapping, state_digest: str, lab: dict,
                    before: dict, log) -> tuple[dict, Journal, list[tuple[dict, dict | None]]]:
     """The interrupted campaign's report (its jobs and rows emptied), the journal to append to and
     the (job, row or None) its journal recorded, to be checked again and recorded again in order;
@@ -300,7 +309,7 @@ class CampaignError(Exception):
         self.where = where or {}
 
 
-def new_report(frozen: Frozen, plan: dict, plan_digest: str, state: dict, state_digest: str, lab: dict,
+def new_report(frozen: Frozen, plan: dict, plan_digest: str, state: Mapping, state_digest: str, lab: dict,
                before: dict) -> dict:
     chain = {**{k: frozen.digests[k] for k in ("protocol", "source", "fixture", "relations", "generation")},
              "plan": plan_digest, "state": state_digest}
@@ -346,8 +355,8 @@ class Fetcher:
         self.access = access
         self.clients = clients
 
-    def results(self, jobs: list, search: Callable[[LabClient, str, str], tuple], main: LabClient,
-                start: int = 0, ahead: bool = False) -> Iterator[tuple]:
+    def results(self, jobs: list, search: Callable[[LabClient, str, str], Any], main: LabClient,
+                start: int = 0, ahead: bool = False) -> Generator[tuple, None, None]:
         """(order, job, search result) in plan order from job `start`; `search(client, query_id, method)`."""
         if self.clients == 1 and not ahead:
             for order, job in enumerate(jobs[start:], start=start):
@@ -392,14 +401,16 @@ class Fetcher:
 
 
 class Campaign:
-    def __init__(self, client: LabClient, frozen: Frozen, state: dict, plan: dict, report: dict, path: Path, log,
+    def __init__(self, client: LabClient, frozen: Frozen, state: Mapping, plan: dict, report: dict, path: Path, log,
                  fetcher: Fetcher | None = None, checks: PageChecks | None = None, journal: Journal | None = None,
                  snapshots: Snapshots | None = None):
         self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
         self.snapshots = snapshots or Snapshots(frozen, state)
         self.report, self.path, self.log = report, path, log
         self.fetcher = fetcher or Fetcher({}, 1)
-        self.checks = checks
+        if checks is None or frozen.generation is None:
+            raise ValueError("a campaign checks every page and reads each query's encode time: give it both")
+        self.checks: PageChecks = checks
         self.journal = journal
         self.doc_of = record_map(state)[1]
         self.queries = frozen.queries
@@ -463,6 +474,7 @@ class Campaign:
                 raise CampaignError(f"journal: job {order} {'lacks' if first else 'carries'} the row of its first "
                                     f"repetition", {"query": query_id, "method": method, "field": "journal"})
             if first:
+                assert row is not None, "a first repetition carries its row (checked above)"
                 self.raise_failures(next(found))
                 page = row["page"]
                 if job["page_digest"] != digest(page):

@@ -98,13 +98,13 @@ class Snapshots:
 
     def __init__(self, frozen: Frozen, state: Mapping):
         self.frozen, self.state = frozen, state
-        self._expected: RunningDigest | None | bool = False  # False: not computed yet
+        self._expected: tuple[RunningDigest | None] | None = None  # None: not computed yet
         self._content_digest: str | None = None
 
     def expected(self) -> RunningDigest | None:
-        if self._expected is False:
-            self._expected = prepared_digest(self.frozen, self.state)
-        return self._expected
+        if self._expected is None:
+            self._expected = (prepared_digest(self.frozen, self.state),)
+        return self._expected[0]
 
     def take(self, client: LabClient) -> dict:
         """The fence, store digest, content digest and counts; StoreMismatch when the lab differs."""

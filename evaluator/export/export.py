@@ -60,6 +60,21 @@ def output_paths(public: str | Path) -> dict[str, Path]:
             **extra_paths(stem)}
 
 
+def require_consistent(report: object, fixture: object, report_path: object, refused: type[RefusedInput],
+                       doing: str) -> None:
+    """Refuses (`refused`, saying what it was `doing`) a report or fixture that is no JSON object,
+    a malformed report, or one with `consistency_failures` (the first five named)."""
+    if not isinstance(report, dict) or not isinstance(fixture, dict):
+        raise refused("report and fixture must be JSON objects")
+    try:
+        failures = consistency_failures(report, fixture)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise refused(f"report {report_path} is malformed: {type(exc).__name__}: {exc}") from None
+    if failures:
+        shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
+        raise refused(f"refusing to {doing} {report_path}: {shown}")
+
+
 def consistency_failures(report: Mapping, fixture: Mapping) -> list[str]:
     """Everything export requires of a private report, as a list of located failures: complete,
     bound to the fixture by its hash chain, one fence throughout, repetitions identical, every row
@@ -161,15 +176,7 @@ def export(report_path, fixture_path, output, *, with_corpus: bool = False, gene
     if generation is not None and digest_finite(generation) != (report.get("hash_chain") or {}).get("generation"):
         raise ExportRefused(f"generation file {generation_path} is not the one report {report_path} binds "
                             f"(hash_chain.generation)")
-    if not isinstance(report, dict) or not isinstance(fixture, dict):
-        raise ExportRefused("report and fixture must be JSON objects")
-    try:
-        failures = consistency_failures(report, fixture)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ExportRefused(f"report {report_path} is malformed: {type(exc).__name__}: {exc}") from None
-    if failures:
-        shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
-        raise ExportRefused(f"refusing to export {report_path}: {shown}")
+    require_consistent(report, fixture, report_path, ExportRefused, "export")
     public, files = public_outputs(report, fixture, paths, generation=generation)
     texts = text_files(public["plan"]["queries"], fixture["source"], text, with_corpus=with_corpus,
                        extra=readable_files(public, fixture["source"]))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from evaluator.derived.depth import evaluation_depth
 from evaluator.derived.report import row_metrics
-from evaluator.export.export import consistency_failures
+from evaluator.export.export import require_consistent
 from evaluator.judge.runs import TIE_RULE, TREC_EVAL_TIE_RULE, Rankings
 from evaluator.numbers import query_clusters as clustering
 from evaluator.numbers import statistics
@@ -81,15 +81,7 @@ def load_campaign(run_dir: Path, report: Path | None = None, fixture: Path | Non
     paths = {"report": Path(report or run.report), "fixture": Path(fixture or run.fixture)}
     value = load_json(paths["report"], "report")
     fix = load_json(paths["fixture"], "fixture")
-    if not isinstance(value, dict) or not isinstance(fix, dict):
-        raise JudgeRefused("report and fixture must be JSON objects")
-    try:
-        failures = consistency_failures(value, fix)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise JudgeRefused(f"report {paths['report']} is malformed: {type(exc).__name__}: {exc}") from None
-    if failures:
-        shown = "; ".join(failures[:5]) + (f"; and {len(failures) - 5} more" if len(failures) > 5 else "")
-        raise JudgeRefused(f"refusing to judge against {paths['report']}: {shown}")
+    require_consistent(value, fix, paths["report"], JudgeRefused, "judge against")
     return Campaign(value, fix, paths)
 
 

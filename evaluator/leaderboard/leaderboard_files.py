@@ -144,8 +144,11 @@ def audit_leaderboard(path: Path) -> list[tuple[str, str]]:
     if failures:
         return failures
     settings = document.get("settings") or {}
-    again, files = compute(runs, None if suite is None else Path(suite["path"]), settings.get("metric"),
-                           settings.get("alpha"), _fixture_source, edition.edition(document))
+    metric, alpha = settings.get("metric"), settings.get("alpha")
+    if not isinstance(metric, str) or not isinstance(alpha, (int, float)):
+        return [("leaderboard.settings", f"metric {metric!r} and alpha {alpha!r}: a board states both")]
+    again, files = compute(runs, None if suite is None else Path(suite["path"]), metric, alpha, _fixture_source,
+                           edition.edition(document))
     failures += [("leaderboard.board", what) for what in differences(document, again)]
     for key, data in files.items():
         written = folder / NAMES[key]

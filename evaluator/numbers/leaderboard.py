@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -202,7 +203,7 @@ def board(strata: Sequence[Stratum], settings: Mapping) -> dict:
     ranked = sorted(methods, key=lambda m: (-means[m], m))
     order = [methods.index(m) for m in ranked]
     matrices = [x[:, order] for x in matrices]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, method in enumerate(ranked):
         parts = [(u.sums(x[:, [i]])[:, 0], u) for x, u in zip(matrices, units)]
         rows.append({"rank": i + 1, "method": method, "mean": means[method],
@@ -250,7 +251,7 @@ def _pairs(ranked: Sequence[str], matrices: Sequence[np.ndarray], units: Sequenc
            weights: Sequence[float], strata_count: int) -> tuple[list[dict], np.ndarray]:
     """Every pair (better above worse) and its unit values (units of all strata x pairs)."""
     index = [(i, j) for i in range(len(ranked)) for j in range(i + 1, len(ranked))]
-    pairs = [{"better": ranked[i], "worse": ranked[j]} for i, j in index]
+    pairs: list[dict[str, Any]] = [{"better": ranked[i], "worse": ranked[j]} for i, j in index]
     first = np.array([i for i, _ in index], dtype=np.int64)
     second = np.array([j for _, j in index], dtype=np.int64)
     blocks = []
@@ -268,12 +269,14 @@ def _adjacent(ranked: Sequence[str], i: int, matrices: Sequence[np.ndarray], uni
     pair = next(p for p in pairs if p["better"] == ranked[i] and p["worse"] == ranked[i + 1])
     parts = [(u.sums(x[:, [i]] - x[:, [i + 1]])[:, 0], u) for x, u in zip(matrices, units)]
     errors = [statistics.standard_error(sums, u.sizes) for sums, u in parts]
-    if any(e is None for e in errors):
+    known = [e for e in errors if e is not None]
+    se: float | None
+    if len(known) < len(errors):
         se = None
     elif len(parts) == 1:
-        se = errors[0]
+        se = known[0]
     else:
-        se = math.sqrt(math.fsum((w * e) ** 2 for w, e in zip(weights, errors)))
+        se = math.sqrt(math.fsum((w * e) ** 2 for w, e in zip(weights, known)))
     detectable = statistics.detectable_effect(se, settings["alpha"], settings["power"])
     delta = pair["mean_delta"]
     needed = (math.ceil(queries * (detectable / abs(delta)) ** 2)

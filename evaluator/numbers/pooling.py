@@ -112,7 +112,8 @@ def pooled_contrast(datasets: Sequence[DatasetDeltas], pooling: Mapping, seed: i
     values = np.concatenate([weight * sums / n for weight, (sums, _), n in zip(w, parts, sizes_n)])
     p_value, method = statistics.sign_flip_p(values, seed, pooling["permutations"])
     errors = [statistics.standard_error(sums, sizes) for sums, sizes in parts]
-    se = None if any(e is None for e in errors) else math.sqrt(math.fsum((wd * e) ** 2 for wd, e in zip(w, errors)))
+    known = [e for e in errors if e is not None]
+    se = math.sqrt(math.fsum((wd * e) ** 2 for wd, e in zip(w, known))) if len(known) == len(errors) else None
     return {
         "datasets": len(datasets),
         "queries": sum(len(d.candidate) for d in datasets),

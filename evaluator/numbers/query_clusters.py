@@ -54,9 +54,9 @@ def resolve_rule(declared: str, query_ids: Iterable[str]) -> str:
 
 
 def link_keys(rule: str, query_ids: Sequence[str], queries: Mapping[str, Mapping] | None = None,
-              titles: Mapping[str, str] | None = None) -> dict[str, list[Hashable]]:
+              titles: Mapping[str, str] | None = None) -> dict[str, Sequence[Hashable]]:
     """What each query shares with others under `rule`: component numbers or supporting titles."""
-    keys: dict[str, list[Hashable]] = {}
+    keys: dict[str, Sequence[Hashable]] = {}
     for query_id in query_ids:
         if rule == MUSIQUE_RULE:
             numbers = musique_components(query_id)

@@ -53,7 +53,7 @@ def corrected(contrast: Mapping) -> bool:
     """Whether the contrast sits in a multiplicity-corrected family (statistics.adjust_families names
     an uncorrected one "...: not adjusted"; a contrast written before Holm existed has no family)."""
     family = contrast.get("holm_family")
-    return bool(family) and not family.endswith("not adjusted")
+    return isinstance(family, str) and bool(family) and not family.endswith("not adjusted")
 
 
 def verdict_p(contrast: Mapping, unit: str) -> tuple[str, str | None]:

@@ -10,12 +10,12 @@ digest when, and only when, the lab holds exactly these values.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from evaluator.inputs import Frozen, vector_sha256
-from evaluator.state import State
 from ground.canonical import digest
 from ground.fast_canonical import render
 from ground.running_digest import RunningDigest
@@ -31,7 +31,7 @@ def stored_payload(frozen: Frozen, key: str, documents: dict) -> dict:
     return frozen.records.payloads[key] if doc is None else memory_payload(doc)
 
 
-def relation_body(rel: dict, state: State) -> dict:
+def relation_body(rel: Mapping, state: Mapping[str, Any]) -> dict:
     """What the lab holds for a graph edge: its kind, both endpoints at their prepared records and
     revisions, and its provenance (written by prepare, compared by read-back and by the snapshots)."""
     return {"kind": rel["kind"], "source": state["memories"][rel["source"]], "target": state["memories"][rel["target"]],
@@ -50,12 +50,12 @@ def binding_is_frozen(binding: dict | None, receipt: dict, frozen: Frozen, doc_i
 # ---------------------------------------------------------------- stored values
 
 
-def memory_value(frozen: Frozen, state: State, doc_id: str, documents: dict) -> dict:
+def memory_value(frozen: Frozen, state: Mapping[str, Any], doc_id: str, documents: dict) -> dict:
     record = state["memories"][doc_id]
     return {"id": record["id"], "revision": record["revision"], "payload": stored_payload(frozen, doc_id, documents)}
 
 
-def binding_value(frozen: Frozen, state: State, doc_id: str) -> dict:
+def binding_value(frozen: Frozen, state: Mapping[str, Any], doc_id: str) -> dict:
     """The binding as stored: the state's binding id on the state's record and revision, the
     fixture's space and the fixture's float32 vector (its bytes in base64, its SHA-256)."""
     record = state["memories"][doc_id]
@@ -66,12 +66,12 @@ def binding_value(frozen: Frozen, state: State, doc_id: str) -> dict:
             "vector_base64": base64.b64encode(vector.tobytes()).decode("ascii")}
 
 
-def relation_value(state: State, edge: dict) -> dict:
+def relation_value(state: Mapping[str, Any], edge: dict) -> dict:
     entry = state["relations"][edge["id"]]
     return {"id": entry["id"], "revision": entry["revision"], **relation_body(edge, state)}
 
 
-def fold(running: RunningDigest, frozen: Frozen, state: State, *, memories: Iterable[str] = (),
+def fold(running: RunningDigest, frozen: Frozen, state: Mapping[str, Any], *, memories: Iterable[str] = (),
          bindings: Iterable[str] = (), relations: Iterable[dict] = ()) -> RunningDigest:
     """Add to `running` the values of these documents' memories (current and revision 1), these
     documents' bindings and these graph edges, as the state records them."""
@@ -86,7 +86,7 @@ def fold(running: RunningDigest, frozen: Frozen, state: State, *, memories: Iter
     return running
 
 
-def prepared_digest(frozen: Frozen, state: State) -> RunningDigest | None:
+def prepared_digest(frozen: Frozen, state: Mapping[str, Any]) -> RunningDigest | None:
     """The running digest of everything the state records, or None when it cannot be recomputed
     here (a memory past revision 1: its older payloads are not in the frozen inputs)."""
     if any(m["revision"] != 1 for m in state["memories"].values()):
@@ -96,7 +96,7 @@ def prepared_digest(frozen: Frozen, state: State) -> RunningDigest | None:
                 relations=edges)
 
 
-def content_digest(frozen: Frozen, state: State) -> str:
+def content_digest(frozen: Frozen, state: Mapping[str, Any]) -> str:
     """The digest of the content a full read of the prepared lab returns (records and relations in
     id order, current bindings as [binding id, vector SHA-256]), built from the expected values: the
     same value as `snapshot.read_everything` derives from what it reads, when the lab holds them."""

@@ -33,6 +33,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import orjson
 from distributed import WorkerPlugin, get_worker
@@ -90,6 +91,13 @@ class Done:
         return True
 
 
+class Future(Protocol):
+    """What a caller reads of a check sent off: a Dask future, a batch's place in one, or `Done`."""
+
+    def result(self) -> Any: ...
+    def done(self) -> bool: ...
+
+
 class PageChecks:
     """Checks pages of one campaign: `submit` one page (a future of its failures), `check_all` many
     (their failures in the given order). In this process; see `ClusterChecks` for the cluster."""
@@ -103,13 +111,13 @@ class PageChecks:
         """The checker for the checks that stay in this process: this one."""
         return self.checker
 
-    def submit(self, query_id: str, method: str, page: Mapping, fence) -> Done:
+    def submit(self, query_id: str, method: str, page: Mapping, fence) -> Future:
         return Done(_failures(self.checker, [(query_id, method, page, fence)])[0])
 
     def check_all(self, items: Sequence[tuple]) -> list[list[dict]]:
         return _failures(self.checker, items)
 
-    def submit_all(self, items: Sequence[tuple]) -> Done:
+    def submit_all(self, items: Sequence[tuple]) -> Future:
         """`check_all`, read later (`.result()`): here it is done at once, in this process."""
         return Done(self.check_all(items))
 
@@ -138,16 +146,20 @@ class CheckerPlugin(WorkerPlugin):
         self.key = key
         self.shared = shared
         self.keep, self.cache_bytes = tuple(keep), cache_bytes
-        self.protocol = self.fixture = self.relations = None
+        self.protocol: dict | None = None
+        self.fixture: dict | None = None
+        self.relations: dict | None = None
         if shared is None:
             self.protocol, self.fixture, self.relations = frozen.protocol, frozen.fixture, frozen.relations
-        self.digests = {k: frozen.digests.get(k) for k in ("protocol", "source", "fixture", "relations")}
-        self.state = state
+        self.digests: dict[str, Any] = {k: frozen.digests.get(k) for k in ("protocol", "source", "fixture", "relations")}
+        self.state: Mapping | None = state
 
     def setup(self, worker) -> None:
         if self.shared is not None:
             frozen, packed = open_shared(self.shared, self.digests)
         else:
+            assert self.protocol is not None and self.fixture is not None and self.relations is not None, \
+                "set up once, from what __init__ kept"
             frozen = frozen_received(self.protocol, self.fixture, self.relations,
                                      {k: self.digests[k] for k in ("protocol", "fixture", "relations")})
             packed = None
@@ -155,6 +167,7 @@ class CheckerPlugin(WorkerPlugin):
         if checkers is None:
             checkers = {}
             setattr(worker, WORKER_ATTRIBUTE, checkers)
+        assert self.state is not None, "set up once, from what __init__ kept"
         checkers[self.key] = Checker(frozen, self.state, packed, cache_bytes=self.cache_bytes, keep=self.keep)
         # the checker holds what it reads: the plugin's own copies would be kept twice, for nothing
         # (a worker that joins later is sent the plugin again by the scheduler)
@@ -205,7 +218,9 @@ class _Pending:
     def result(self) -> list[dict]:
         if self.batch.future is None:
             self.checks.flush(self.batch)
-        return self.batch.future.result()[self.index]
+        future = self.batch.future
+        assert future is not None, "flush sends the batch"
+        return future.result()[self.index]
 
 
 class _Gathered:
@@ -213,6 +228,9 @@ class _Gathered:
 
     def __init__(self, size: int, chunks: list[list[int]], futures: list):
         self.size, self.chunks, self.futures = size, chunks, futures
+
+    def done(self) -> bool:
+        return all(future.done() for future in self.futures)
 
     def result(self) -> list:
         out: list = [None] * self.size
@@ -238,8 +256,8 @@ class ClusterChecks(PageChecks):
                    f"-{uuid.uuid4().hex[:12]}"
         self.frozen, self.state = frozen, state
         self.plugin: str | None = None
-        self.cluster = None
-        self.client = None
+        self.cluster: Any = None
+        self.client: Any = None  # a distributed.Client
         self.shared: Shared | None = None
         self._scratch: str | None = None  # the directory this object made and removes
         self._open: dict[str, _Batch] = {}  # per worker: the pages of its queries not yet sent
@@ -315,10 +333,10 @@ class ClusterChecks(PageChecks):
             if len(chunks[-1]) >= CHUNK:
                 chunks.append([])
             chunks[-1].extend(positions)
-        chunks = [(worker, chunk) for worker, listed in by_worker.items() for chunk in listed if chunk]
+        sent = [(worker, chunk) for worker, listed in by_worker.items() for chunk in listed if chunk]
         futures = [self.client.submit(task, self.key, [items[i] for i in chunk], pure=False,
-                                      workers=[worker], allow_other_workers=True) for worker, chunk in chunks]
-        return _Gathered(len(items), [chunk for _, chunk in chunks], futures)
+                                      workers=[worker], allow_other_workers=True) for worker, chunk in sent]
+        return _Gathered(len(items), [chunk for _, chunk in sent], futures)
 
     def local_checker(self) -> Checker:
         """A checker in this process for the few checks that stay here (the base pools, one query

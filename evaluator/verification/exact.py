@@ -11,6 +11,8 @@ writing `Fraction`s). python-flint's `fmpq` was measured too and is slower to co
 
 from __future__ import annotations
 
+from typing import Any
+
 from gmpy2 import mpq as Rational
 
 ZERO = Rational(0)
@@ -28,7 +30,7 @@ def decimal(value) -> Rational:
     return Rational(str(value))
 
 
-def parse(text: str, where: str) -> Rational:
+def parse(text: Any, where: str) -> Rational:  # a page's value: anything, refused unless p/q
     """A page's `p/q` (integers, q non-zero); anything else is refused with `where` in the message."""
     try:
         numerator, denominator = text.split("/")

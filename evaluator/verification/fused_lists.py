@@ -73,7 +73,7 @@ def check_fused(hits, limit: int, profile: dict, fused: dict, order: list[str],
             mine = fused.get(hit["id"], {"ranks": {}})["ranks"].get(channel)
             if rank != mine and not _channel_near_tie(lists[channel], hit["id"], rank, tolerance[channel]):
                 fail(i, f"channels.{channel}.rank", f"{rank}, recomputed {mine}")
-            if rank is not None and not rc.near_tie(entry.get("raw_score", float("nan")),
+            if entry and rank is not None and not rc.near_tie(entry.get("raw_score", float("nan")),
                                                     raw[channel].get(hit["id"], float("nan")), tolerance[channel]):
                 fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
                                                          f"{raw[channel].get(hit['id'])}")
@@ -126,7 +126,7 @@ def lists_as_reported(hits, lists: dict[str, list]) -> dict[str, list[str]] | No
         out[channel] = [placed[i] if i in placed else next(rest) for i in range(len(ids))]
     return out
 
-def reached_by_near_tie_swaps(have: list[str], lists: dict[str, list], tolerance: dict[str, float],
+def reached_by_near_tie_swaps(have: Sequence[str | None], lists: dict[str, list], tolerance: dict[str, float],
                                profile: Mapping, limit: int) -> bool:
     """True when swapping near-tied neighbours in the recomputed channel lists makes their exact
     fusion the stored list `have` (a base pool keeps ids only, no channel ranks to read). Each

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluator.verification.recompute import Bm25, bm25_tokens
+from evaluator.verification.recompute import Bm25Scoring, bm25_tokens
 
 ARRAYS = ("matrix", "norms", "lengths", "offsets", "positions", "frequencies")
 
@@ -121,7 +121,7 @@ class _TermCounts(Mapping):
         return len(self.ids)
 
 
-class PackedBm25:
+class PackedBm25(Bm25Scoring):
     """BM25 (k1 1.2, b 0.75) over packed postings; `scores` is `recompute.Bm25.scores` exactly."""
 
     def __init__(self, ids: Sequence[str], packed: Packed, text_of: Callable[[str], str],
@@ -141,11 +141,6 @@ class PackedBm25:
 
     def document_frequency(self, term: str) -> int:
         return self.postings.document_frequency(term)
-
-    # one formula and one summation order for both: `Bm25`'s own methods, read through `_arrays`
-    # (this object) and `document_frequency`, so the packed scores are its scores by construction
-    idf = Bm25.idf
-    scores = Bm25.scores
 
     def prepared(self) -> "PackedBm25":
         return self

@@ -23,6 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -103,35 +104,25 @@ def bm25_tokens(text: str) -> list[str]:
     return [run.lower() for run in _ALNUM_RUN.findall(text)]
 
 
-@dataclass
-class Bm25:
-    """BM25 (k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5))) over a fixed set of records."""
+class Bm25Scoring:
+    """The BM25 formula and its one summation order, shared by `Bm25` and the packed index
+    (evaluator/verification/packed.py), so both score bit for bit alike. A subclass provides `k1`,
+    `b`, `lengths` (one per record), `average_length`, `document_frequency` and `_arrays()` (ids,
+    position, lengths and per-term postings as arrays)."""
 
-    k1: float = 1.2
-    b: float = 0.75
-    term_frequencies: dict[str, Counter] = field(default_factory=dict)
-    lengths: dict[str, int] = field(default_factory=dict)
-    postings: dict[str, list[str]] = field(default_factory=dict)
-    _cache: "_Bm25Arrays | None" = field(default=None, repr=False, compare=False)
-
-    @classmethod
-    def build(cls, texts: Mapping[str, str], k1: float = 1.2, b: float = 0.75) -> "Bm25":
-        index = cls(k1=k1, b=b)
-        for record_id, text in texts.items():
-            tokens = bm25_tokens(text)
-            counts = Counter(tokens)
-            index.term_frequencies[record_id] = counts
-            index.lengths[record_id] = len(tokens)
-            for term in counts:
-                index.postings.setdefault(term, []).append(record_id)
-        return index
+    k1: float
+    b: float
+    lengths: Any
 
     @property
     def average_length(self) -> float:
-        return math.fsum(self.lengths.values()) / len(self.lengths) if self.lengths else 0.0
+        raise NotImplementedError
 
     def document_frequency(self, term: str) -> int:
-        return len(self.postings.get(term, ()))
+        raise NotImplementedError
+
+    def _arrays(self) -> Any:
+        raise NotImplementedError
 
     def idf(self, term: str) -> float:
         n = len(self.lengths)
@@ -161,6 +152,37 @@ class Bm25:
             total[positions] += idf * tf * (self.k1 + 1.0) / (tf + norm)
             touched[positions] = True
         return Scores(arrays.ids, arrays.position, total, touched)
+
+
+@dataclass
+class Bm25(Bm25Scoring):
+    """BM25 (k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5))) over a fixed set of records."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    term_frequencies: dict[str, Counter] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
+    postings: dict[str, list[str]] = field(default_factory=dict)
+    _cache: "_Bm25Arrays | None" = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def build(cls, texts: Mapping[str, str], k1: float = 1.2, b: float = 0.75) -> "Bm25":
+        index = cls(k1=k1, b=b)
+        for record_id, text in texts.items():
+            tokens = bm25_tokens(text)
+            counts = Counter(tokens)
+            index.term_frequencies[record_id] = counts
+            index.lengths[record_id] = len(tokens)
+            for term in counts:
+                index.postings.setdefault(term, []).append(record_id)
+        return index
+
+    @property
+    def average_length(self) -> float:
+        return math.fsum(self.lengths.values()) / len(self.lengths) if self.lengths else 0.0
+
+    def document_frequency(self, term: str) -> int:
+        return len(self.postings.get(term, ()))
 
     def prepared(self) -> "Bm25":
         """Builds the scoring arrays now (else the first query pays for them)."""
@@ -308,7 +330,7 @@ def fused_order(fused: Mapping[str, Mapping]) -> list[str]:
     return sorted(fused, key=lambda rid: (-fused[rid]["score"], rid))
 
 
-def parse_fraction(text: str, where: str) -> Rational:
+def parse_fraction(text: Any, where: str) -> Rational:
     return parse(text, where)
 
 

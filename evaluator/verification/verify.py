@@ -13,8 +13,8 @@ declared with its route's verifier.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Hashable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,8 @@ from evaluator.verification.packed import Packed, PackedBm25, pack
 from evaluator.verification.routes import VERIFIERS
 from ground.canonical import digest
 from protocols.routes import route_of
+
+T = TypeVar("T")
 
 __all__ = ["CACHED_QUERY_BYTES", "Checker", "Failure", "RecentCache", "cross_method_failures", "proof_digest",
            "ranking_digest"]
@@ -140,7 +142,14 @@ class Checker:
 
     # ---- recomputed channels ---------------------------------------------------------------
 
-    def work(self, query: dict) -> QueryWork:
+    def derived_table(self, key: Hashable, build: Callable[[], T]) -> T:
+        """What a family's verifier derives once from the frozen inputs (its graph table), under
+        `key` (the family's name first), built on first use."""
+        if key not in self.derived:
+            self.derived[key] = build()
+        return self.derived[key]
+
+    def work(self, query: Mapping) -> QueryWork:
         """The query's shared work (cached: the inputs are frozen, so a recomputation never changes)."""
         key = query["id"]
         if key in self._work:
@@ -160,7 +169,7 @@ class Checker:
             work.cosines = self.cosine_index.scores(self.frozen.query_vectors[query["id"]])
         return work.cosines
 
-    def fused(self, query: dict, profile_name: str) -> tuple[dict, list[str], fused_lists.Lists]:
+    def fused(self, query: Mapping, profile_name: str) -> tuple[dict, list[str], fused_lists.Lists]:
         """A fused profile's (entries, order, channel lists) for the query (fused_lists.py)."""
         work = self.work(query)
         if profile_name not in work.fused:
@@ -171,7 +180,7 @@ class Checker:
                 self._kept[key] = work.fused[profile_name]
         return work.fused[profile_name]
 
-    def _fused(self, query: dict, profile_name: str) -> tuple[dict, list[str], fused_lists.Lists]:
+    def _fused(self, query: Mapping, profile_name: str) -> tuple[dict, list[str], fused_lists.Lists]:
         return fused_lists.recompute(self, query, self.profiles[profile_name],
                                      self.frozen.protocol["evaluation"]["min_score"])
 

@@ -17,6 +17,7 @@ import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def edge_arrays(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float
     return (np.array(source, dtype=np.int64), np.array(target, dtype=np.int64), np.array(share, dtype=np.int64))
 
 
-def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: np.ndarray, grid_bits: int,
+def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: Sequence[int] | np.ndarray, grid_bits: int,
          transition_bits: int, max_iterations: int) -> tuple[np.ndarray, int, int]:
     """(mass, iterations, last change) from integer seeds (of any size), as
     protocols/families/hipporag2.py and linearrag.py state it."""
@@ -76,7 +77,7 @@ def int64_digest(values) -> str:
 dense_digest = int64_digest
 
 
-def floors_by_digest(scaled: np.ndarray, margin: float, digest: str, most: int) -> np.ndarray | None:
+def floors_by_digest(scaled: np.ndarray, margin: float, digest: object, most: int) -> np.ndarray | None:
     """The floors of `scaled` whose digest is `digest`: the floors themselves, or those with some values
     within `margin` of a boundary floored the other way (at most `most` such values); else None."""
     floors = np.floor(scaled).astype(np.int64)
@@ -123,7 +124,7 @@ Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): 
 
 
 def walked_failures(section: Mapping, hits: Sequence[Mapping], passages: Sequence[str], edges,
-                    seeds: Sequence[int], rules: Mapping, limit: int) -> Found:
+                    seeds: Sequence[int] | np.ndarray, rules: Mapping, limit: int) -> Found:
     """The page's walk (iteration count, last change) and its hits (id, mass) against the walk
     recomputed from the seeds (one integer per node, the passages first), ties by node order."""
     mass, iterations, change = walk(edges, seeds, rules["grid_bits"], rules["transition_bits"],
@@ -149,7 +150,7 @@ def dense_order_failures(section: Mapping, hits: Sequence[Mapping], passages: Se
     if (section.get("iterations"), section.get("last_change")) != (0, 0):
         return [(None, "iterations", f"no {seeded} seeded, yet iterations {section.get('iterations')}")]
     order = np.lexsort((np.arange(len(passages)), -dense))[:limit]
-    position = {rid: i for i, rid in enumerate(passages)}
+    position: dict[Any, int] = {rid: i for i, rid in enumerate(passages)}  # a page's id may be anything
     if len(hits) != len(order):
         return [(None, "hits", f"{len(hits)} hits, recomputed {len(order)}")]
     for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
@@ -160,3 +161,13 @@ def dense_order_failures(section: Mapping, hits: Sequence[Mapping], passages: Se
             return [(rank, "id", f"{hit.get('id')} on the dense order, recomputed {passages[i]}")]
     return []
 
+
+
+def dense_range_failures(section: Mapping, dense: np.ndarray, tolerance: float) -> Found:
+    """The section's `dense_range` against the recomputed cosines' least and greatest (the range the
+    dense seeds are scaled over), each within the tolerance."""
+    low, high = section.get("dense_range") or [None, None]
+    if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
+            and abs(high - dense.max()) <= tolerance):
+        return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
+    return []

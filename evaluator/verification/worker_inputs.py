@@ -22,8 +22,10 @@ the caller wrote it is refused with its name.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -81,7 +83,7 @@ def write_shared(frozen: Frozen, directory: Path) -> Shared:
     return Shared(str(directory), manifest, digest(manifest))
 
 
-def open_shared(shared: Shared, digests: dict[str, str]) -> tuple[Frozen, Packed]:
+def open_shared(shared: Shared, digests: Mapping[str, Any]) -> tuple[Frozen, Packed]:
     """The frozen view and the mapped arrays of `shared`, refused (InputMismatch) unless they are
     the files the caller wrote from the inputs with `digests`."""
     if digest(shared.manifest) != shared.digest:

@@ -11,6 +11,7 @@ answer box: the synthetic corpus when the protocol pins exactly the files `lab s
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from evaluator.views.tables import Table
 
@@ -128,7 +129,7 @@ def block(protocol: Mapping, methods: list[str], imported: Mapping | None = None
     from protocols.routes import route_of
 
     profiles = protocol.get("ranking_profiles") or {}
-    out = {"methods": {m: method_line(m, protocol["methods"][m], profiles) for m in methods}}
+    out: dict[str, Any] = {"methods": {m: method_line(m, protocol["methods"][m], profiles) for m in methods}}
     if plain:
         out["does"] = {m: route_of(protocol["methods"][m]).does for m in methods}
     out["data"] = data_note(protocol, imported)

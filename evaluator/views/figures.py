@@ -172,7 +172,8 @@ def _heatmap_by_method(public: Mapping, methods: list, categories: list, metrics
 
 def latency(public: Mapping):
     methods = public["plan"]["methods"]
-    series = {"retrieval (server, ms)": {m: [] for m in methods}, "HTTP (client, ms)": {m: [] for m in methods}}
+    series: dict[str, dict[str, list[float]]] = {"retrieval (server, ms)": {m: [] for m in methods},
+                                                 "HTTP (client, ms)": {m: [] for m in methods}}
     for job in sorted(public["jobs"], key=lambda j: j["order"]):
         series["retrieval (server, ms)"][job["method"]].append(job["retrieval_micros"] / 1000.0)
         series["HTTP (client, ms)"][job["method"]].append(job["http_ms"])

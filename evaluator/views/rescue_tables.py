@@ -19,7 +19,7 @@ def tables(document: Mapping) -> list[Table]:
                               ["method", "queries with rescued", "first rescued rank (mean)", "rescued judged supports",
                                "gate fired", *(name.replace("_", " ") for name in GATE_REASONS), "vetoed"])
     for method in block["methods"]:
-        at = (*path, "methods", method)
+        at: tuple = (*path, "methods", method)
         diagnostics_table.add(method, joined(num(document, *at, "queries_with_rescued", fmt="d"),
                                              num(document, *at, "queries", fmt="d"), sep="/"),
                               num(document, *at, "first_rescued_rank_mean", fmt=".1f"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from evaluator.views import (
     about,
@@ -78,7 +79,7 @@ def methods_table(public: Mapping) -> Table:
             f"of {encoder['queries']} questions; only the methods that read vectors see it." if encoder else "")
     t = Table("methods", "Methods", ["method", "queries", *map(metric_label, names), *extra], note=note)
     for m in methods:
-        cells = [num(public, "aggregates", "methods", m, "queries", fmt="d"),
+        cells: list[Any] = [num(public, "aggregates", "methods", m, "queries", fmt="d"),
                  *(num(public, "aggregates", "methods", m, name) for name in names)]
         if encoder:
             method = public["methods"][m]

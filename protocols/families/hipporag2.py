@@ -41,7 +41,7 @@ HIPPORAG2_GRAPH: dict[str, Any] = {
     },
 }
 
-HIPPORAG2 = {
+HIPPORAG2: dict[str, Any] = {
     "family": "hipporag2",
     "graph": HIPPORAG2_GRAPH,
     "linking": {

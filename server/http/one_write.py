@@ -59,5 +59,6 @@ class _WritesPerTurn:
 class OneWriteH11Protocol(H11Protocol):
     """`uvicorn.Config(http=OneWriteH11Protocol)`: h11, each response in one write."""
 
+    # the wrapper stands in for the transport (it forwards what h11's protocol calls): a duck, not a subclass
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_WritesPerTurn(transport, self.loop))  # type: ignore[arg-type]

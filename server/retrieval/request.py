@@ -113,3 +113,10 @@ def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np
             raise ApiError(422, "invalid_entity_vectors", "entity_vectors' phrases must be distinct and ascending")
         out.append((text, validation.query_vector(entry["vector"], f"{where}.vector", dimensions)))
     return out
+
+
+def linked_query(index: ScopeIndex, body: dict, most: int) -> tuple[VectorQuery, list[tuple[str, np.ndarray]]]:
+    """What a family that links question entities reads of a body: the query vector in its bound
+    space and at most `most` entity vectors of that space's dimensions."""
+    vq = vector_query(index, body)
+    return vq, entity_vectors(body["entity_vectors"], vq.query.space.dimensions, most)

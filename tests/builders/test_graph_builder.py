@@ -175,7 +175,8 @@ def _random_corpus(seed: int, n: int = 300) -> list[dict]:
     rng = random.Random(seed)
     words = ["river", "north", "castle", "john", "smith", "the", "of", "battle", "1999", "war",
              "city", "st", "lake", "green", "hall", "park"]
-    docs, seen = [], set()
+    docs: list[dict] = []
+    seen: set[str] = set()
     while len(docs) < n:
         title = " ".join(rng.choices(words, k=rng.randint(1, 3))).title()
         text = " ".join(rng.choices(words, k=rng.randint(5, 30))) + "."
@@ -195,7 +196,8 @@ def brute_force(docs: list[dict]) -> dict[str, set[tuple[str, str]]]:
     for x in ids:
         holders.setdefault(norm[x], []).append(x)
     eligible = [t for t in holders if title_is_eligible(t)]
-    same, mentions = set(), set()
+    same: set[tuple[str, str]] = set()
+    mentions: set[tuple[str, str]] = set()
     for me in ids:
         others = [x for x in holders[norm[me]] if x != me]
         same.update(tuple(sorted((me, o))) for o in others[:4])
@@ -247,7 +249,8 @@ def test_rebuild_reproduces_the_file_and_tampering_is_detected(tmp_path):
 
 def test_sample_corpus_matches_brute_force():
     require_shared(SAMPLE_DIR)
-    docs, seen = [], set()
+    docs: list[dict] = []
+    seen: set[str] = set()
     for name in ("musique_sample_dev.jsonl", "musique_sample_train.jsonl"):
         for line in (SAMPLE_DIR / name).read_text(encoding="utf-8").splitlines()[:25]:
             for p in json.loads(line)["paragraphs"]:

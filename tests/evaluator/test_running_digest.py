@@ -33,7 +33,7 @@ def _scan(path, scope: str) -> RunningDigest:
         running = RunningDigest()
         for family in FAMILIES:
             running.add(family, [raw for key, raw in db.get_column_family(family).items()
-                                 if key.split(b"\x00", 1)[0] == scope.encode()])
+                                 if isinstance(key, bytes) and key.split(b"\x00", 1)[0] == scope.encode()])
         return running
     finally:
         db.close()

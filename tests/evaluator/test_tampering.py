@@ -20,7 +20,7 @@ import pytest
 from builders.title_graph import build_relations
 from evaluator.connection.client import LabClient
 from ground.canonical import digest
-from tests.conftest import lab_cli
+from tests.conftest import Ran, lab_cli
 from tests.evaluation_fixtures import built_inputs, prepared_lab
 
 # heavy: campaigns run against tampered inputs; runs in `make test`, left out of `make test-fast`
@@ -184,7 +184,7 @@ def pause_after_first_job(process: subprocess.Popen) -> list[str]:
     lines = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        line = process.stderr.readline()
+        line = process.stderr.readline()  # type: ignore[union-attr]  # started with stderr=PIPE
         if not line:
             break
         lines.append(line)
@@ -270,7 +270,7 @@ def test_export_refuses_a_report_whose_fence_moved(campaign, tmp_path):
     assert list(tmp_path.iterdir()) == [edited]
 
 
-def audit(prepared, report: Path) -> subprocess.CompletedProcess:
+def audit(prepared, report: Path) -> Ran:
     return lab_cli("audit", "--report", report, "--fixture", prepared.inputs.fixture,
                    "--relations", prepared.inputs.relations, "--protocol", prepared.inputs.protocol, check=False)
 

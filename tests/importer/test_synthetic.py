@@ -153,7 +153,7 @@ def _bm25_recall_at_10(rows: list[dict]) -> float:
             postings[word].append((doc, tf))
     total = 0.0
     for row in rows:
-        scores = collections.defaultdict(float)
+        scores: collections.defaultdict[int, float] = collections.defaultdict(float)
         for word in dict.fromkeys(re.findall(r"[^\W_]+", row["question"].lower())):
             hits = postings.get(word, [])
             idf = math.log(1 + (len(corpus) - len(hits) + 0.5) / (len(hits) + 0.5))

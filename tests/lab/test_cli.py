@@ -170,18 +170,21 @@ def check_script(command: str) -> str | None:
 
     from ground.command import Command, script_parser
 
-    relative = SCRIPT.match(command).group(1)
+    quoted = SCRIPT.match(command)
+    assert quoted is not None, command
+    relative = quoted.group(1)
     path = REPO / relative
     if not path.is_file():
         return f"{relative} does not exist"
     spec = spec_from_file_location(f"quoted_{path.stem}", path)
+    assert spec is not None and spec.loader is not None, path
     module = module_from_spec(spec)
     spec.loader.exec_module(module)  # the scripts run only under __main__
     commands = [v for v in vars(module).values() if isinstance(v, Command)]
     if not commands:
         return None  # a protocol generator (its own helper): existence only
     commands.sort(key=lambda c: ("prepare", "evaluate").index(c.name) if c.name in ("prepare", "evaluate") else 0)
-    tokens = command[SCRIPT.match(command).end():].split()
+    tokens = command[quoted.end():].split()
     tokens = ["prepare" if t == "prepare|evaluate" else t for t in tokens]  # the flags both share
     _, leaf, tokens = _walk_to_leaf(script_parser(commands, path.name), tokens)
     unknown = [f for f in _flags(tokens) if f not in leaf._option_string_actions]

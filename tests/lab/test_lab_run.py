@@ -175,7 +175,7 @@ def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, 
 LAB = ".venv/bin/lab"  # how the README's commands invoke the lab from the clone: hints must print it so
 
 
-def _interrupted(argv: list, run_dir, watch: str, sig: int) -> subprocess.CompletedProcess:
+def _interrupted(argv: list, run_dir, watch: str, sig: signal.Signals) -> subprocess.CompletedProcess:
     """The command line `argv` (as typed in the clone, from its root) in its own process group,
     sent `sig` once `watch` exists in the run directory: SIGINT to the whole group (what Ctrl-C in
     a terminal does), SIGKILL to it too (a crash), SIGTERM to the process alone (`kill PID`,

@@ -28,6 +28,7 @@ def timed(script: str) -> tuple[dict | None, float, str]:
     echo = io.StringIO()
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
     clock = PhaseClock(child.stderr, started, EVALUATE_PHASES, echo=echo)
     child.wait()
     ended = time.perf_counter() - started

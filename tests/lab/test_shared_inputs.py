@@ -99,14 +99,14 @@ def test_packed_arrays_score_exactly_as_the_per_document_structures(inputs):
     for query in frozen.queries.values():
         a, b = old.scores(query["question"]), new.scores(query["question"])
         assert a.ids == b.ids and np.array_equal(a.present, b.present)
-        assert a.values.tobytes() == b.values.tobytes()  # bit for bit
+        assert a.array.tobytes() == b.array.tobytes()  # bit for bit
         for term in rc.bm25_tokens(query["question"]):
             assert new.idf(term) == old.idf(term) and new.term_frequencies[a.ids[0]] == old.term_frequencies[a.ids[0]]
     index = rc.CosineIndex({d: v.astype(np.float64) for d, v in frozen.doc_vectors.items()})
     mapped = rc.CosineIndex.of_rows(packed.vector_ids, packed.matrix, packed.norms)
     assert index.norms.tobytes() == mapped.norms.tobytes()
     for vector in list(frozen.query_vectors.values())[:5]:
-        assert index.scores(vector).values.tobytes() == mapped.scores(vector).values.tobytes()
+        assert index.scores(vector).array.tobytes() == mapped.scores(vector).array.tobytes()
 
 
 def test_a_local_cluster_serves_its_http_routes_on_a_free_loopback_port_without_a_warning():

@@ -43,7 +43,7 @@ def collected(expression: str) -> tuple[str, ...]:
 
 def packages_imported(module: str) -> set[str]:
     tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)

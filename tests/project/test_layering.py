@@ -73,7 +73,7 @@ def test_a_broken_rule_breaks_the_lint(tmp_path, path, line, broken):
 def imported_modules(path: Path) -> set[str]:
     """Every absolute module a file names in an import statement."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)

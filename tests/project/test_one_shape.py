@@ -40,7 +40,7 @@ def family_names(path: str) -> list[str]:
             hits = [w for i, w in enumerate(words) if w in FAMILY_WORDS
                     and not (w == "graph" and words[i + 1:i + 2] in (["builder"], ["builders"]))]
             if hits:
-                found.append(f"identifier {name} (line {node.lineno})")
+                found.append(f"identifier {name} (line {getattr(node, 'lineno', '?')})")
     return found
 
 

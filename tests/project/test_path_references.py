@@ -109,7 +109,7 @@ def file_text(rel: str) -> str:
 def references(rel: str, text: str) -> list[tuple[str, str]]:
     """(kind, reference) of every path `text` (of the file `rel`) names."""
     path = REPO / rel
-    found = []
+    found: list[tuple[str, str]] = []
     for match in SLASHED.finditer(text):
         ref = match.group(1)
         if "<" in text[match.end():match.end() + 1] or ref.endswith("/<"):

@@ -58,7 +58,7 @@ def pyproject_pins() -> dict[str, str]:
         specifiers = list(requirement.specifier)
         assert len(specifiers) == 1 and specifiers[0].operator == "==", (
             f"pyproject.toml: {text!r} must be one exact == pin, as in requirements.lock")
-        pins[canonicalize_name(requirement.name)] = specifiers[0].version
+        pins[str(canonicalize_name(requirement.name))] = specifiers[0].version
     return pins
 
 

@@ -53,7 +53,7 @@ def test_design_rows_are_disjoint_from_every_test_split(dataset):
 
 
 def row_id(row: dict) -> str:
-    return row.get("id", row.get("_id"))
+    return row["id"] if "id" in row else row["_id"]
 
 
 @pytest.mark.heavy  # builds the session's generated, imported and embedded inputs

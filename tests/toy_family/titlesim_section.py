@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from builders.embedding.sections.section import LabRecords, Section, SectionInputs
-from builders.embedding.vectors import check_vector_entries, decode_vector, encode_vector, normalize_rows, vector_sha256
+from builders.embedding.vectors import (
+    check_vector_entries,
+    decode_vector,
+    encode_vector,
+    entry_ids,
+    normalize_rows,
+    vector_sha256,
+)
 from ground.fields import Fields, join
 from protocols.families.titlesim import LENGTH_REF, TITLE, TITLED
 from protocols.families.titlesim import SECTION as NAME
@@ -34,9 +41,7 @@ def build(inputs: SectionInputs) -> dict:
 def check_shape(f: Fields, value: Any, dimensions: int) -> None:
     entry = f.obj(value, NAME, ("titles",))
     entries = f.array(entry["titles"], join(NAME, "titles"))
-    ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
-    if not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
-        f.fail(join(NAME, "titles"), "ids must be distinct non-empty strings")
+    ids = entry_ids(f, entries, join(NAME, "titles"))
     check_vector_entries(f, entries, join(NAME, "titles"), ids, dimensions)
 
 

@@ -22,14 +22,14 @@ absent.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from builders.embedding.sections.section import LabRecords, Section, SectionInputs
+from builders.embedding.sections.section import LabRecords, Section, SectionInputs, node_edge, node_key
 from builders.embedding.vectors import (
     check_vector_entries,
     decode_vector,
@@ -156,13 +156,8 @@ def check_shape(f: Fields, value: Any, dimensions: int) -> None:
 # ---------------------------------------------------------------- what the lab holds of it
 
 
-def phrase_key(text: str) -> str:
-    """The state key and external id of a phrase node: no document id starts with '~'."""
-    return "~e:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
-
-
-def fact_key(text: str) -> str:
-    return "~f:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+phrase_key = partial(node_key, "e")  # a phrase node's state key and external id
+fact_key = partial(node_key, "f")
 
 
 def records(fixture: Mapping, relations: Mapping) -> LabRecords:
@@ -230,10 +225,7 @@ def question_phrases(fixture: Mapping, held: LabRecords, query_id: str, most: in
 
 
 def _edge(kind: str, source: str, target: str, evidence: str, origin: str, model: str) -> dict:
-    return {"id": f"{kind}:" + hashlib.sha256(f"{source}\x00{target}".encode("utf-8")).hexdigest()[:40],
-            "kind": kind, "source": source, "target": target,
-            "provenance": {"origin": origin, "method": GRAPH_METHOD, "method_revision": "1",
-                           "evidence_ref": evidence, "model": model}}
+    return node_edge(kind, source, target, origin=origin, method=GRAPH_METHOD, evidence=evidence, model=model)
 
 
 # ---------------------------------------------------------------- does it belong to its inputs

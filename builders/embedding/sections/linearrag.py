@@ -18,14 +18,14 @@ sentence to each entity it names (evidence `ner:LABELS`).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from builders import ner
-from builders.embedding.sections.section import LabRecords, Section, SectionInputs
+from builders.embedding.sections.section import LabRecords, Section, SectionInputs, node_edge, node_key
 from builders.embedding.vectors import (
     check_vector_entries,
     decode_vector,
@@ -115,13 +115,8 @@ def graph_of(fixture: Mapping):
     return build(texts, found)
 
 
-def entity_key(text: str) -> str:
-    """The state key and external id of an entity node: no document id starts with '~'."""
-    return "~le:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
-
-
-def sentence_key(text: str) -> str:
-    return "~ls:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+entity_key = partial(node_key, "le")  # an entity node's state key and external id
+sentence_key = partial(node_key, "ls")
 
 
 def records(fixture: Mapping, relations: Mapping) -> LabRecords:
@@ -148,10 +143,8 @@ def records(fixture: Mapping, relations: Mapping) -> LabRecords:
 
 
 def _edge(kind: str, source: str, target: str, evidence: str, model: str) -> dict:
-    return {"id": f"{kind}:" + hashlib.sha256(f"{source}\x00{target}".encode("utf-8")).hexdigest()[:40],
-            "kind": kind, "source": source, "target": target,
-            "provenance": {"origin": "model_inference", "method": GRAPH_METHOD, "method_revision": "1",
-                           "evidence_ref": evidence, "model": model}}
+    return node_edge(kind, source, target, origin="model_inference", method=GRAPH_METHOD, evidence=evidence,
+                     model=model)
 
 
 def query_phrases(fixture: Mapping, held: LabRecords, query_id: str, most: int) -> list[tuple[str, np.ndarray]]:

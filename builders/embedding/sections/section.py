@@ -19,12 +19,14 @@ frozen inputs. A section module declares, in one `Section`:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from builders.relation_record import relation_record
 from ground.errors import RefusedInput
 from ground.fields import Fields
 
@@ -49,6 +51,21 @@ class SectionInputs:
     @property
     def passage_ids(self) -> list[str]:
         return [d["id"] for d in self.source["documents"]]
+
+
+def node_key(prefix: str, text: str) -> str:
+    """The state key and external id of a graph node: `~`, the family's prefix for the node's kind,
+    and the text's digest (no document id starts with '~', so a node never takes a document's id)."""
+    return f"~{prefix}:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def node_edge(kind: str, source: str, target: str, *, origin: str, method: str, evidence: str,
+              model: str | None) -> dict:
+    """A relation between two nodes (or a passage and a node) of a family's section, its id the
+    kind and the digest of its ends (one edge per ordered pair of a kind)."""
+    relation_id = f"{kind}:" + hashlib.sha256(f"{source}\x00{target}".encode("utf-8")).hexdigest()[:40]
+    return relation_record(relation_id, kind, source, target, origin=origin, method=method, revision="1",
+                           evidence=evidence, model=model)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from evaluator.verification.hit_checks import check_exact, check_order
 from evaluator.verification.verifiers import typed_paths as tp
 
 
-def base_list(checker, query: dict, profile: dict, seed: str) -> tuple[list[str], dict[str, float]]:
+def base_list(checker, query: Mapping, profile: Mapping, seed: str) -> tuple[list[str], dict[str, float]]:
     depth = profile["base_depth"]
     if seed == "lexical":
         return [rid for rid, _ in rc.ordered(checker.bm25_scores(query), depth)], {}
@@ -126,7 +126,8 @@ def _check_proof(checker, hit, i, proof, anchors, profile, cos, lexical_seed, af
         value = affinity_of(node)
         aff = step.get("affinity") or {}
         if not lexical_seed:
-            if not rc.near_tie(aff.get("cosine") if aff.get("cosine") is not None else float("nan"),
+            shown = aff.get("cosine")
+            if not rc.near_tie(shown if shown is not None else float("nan"),
                                cos.get(node, float("nan")), rc.COSINE_TOLERANCE):
                 fail(i, f"{where}.affinity.cosine", f"{aff.get('cosine')}, recomputed {cos.get(node)!r}")
             receipt = aff.get("embedding_receipt") or {}

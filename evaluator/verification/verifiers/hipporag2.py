@@ -25,6 +25,7 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.whole_graph_walk import (
     Found,
     dense_order_failures,
+    dense_range_failures,
     edge_arrays,
     exact_cosines,
     floors_by_digest,
@@ -38,7 +39,7 @@ AMBIGUOUS = 1e-9  # in normalized-score units: ulp differences are below 1e-15, 
 MAX_AMBIGUOUS = 10
 
 
-def dense_seeds(cosines: np.ndarray, low: float, high: float, bits: int, digest: str) -> np.ndarray | None:
+def dense_seeds(cosines: np.ndarray, low: float, high: float, bits: int, digest: object) -> np.ndarray | None:
     """The dense seeds whose digest is `digest`: the recomputed floors, or those with some ambiguous
     passages floored the other way; None when no such choice exists."""
     scaled = np.ones_like(cosines) if high == low else (cosines - low) / (high - low)
@@ -66,11 +67,9 @@ class Table:
 
 
 def table(checker, transition_bits: int) -> Table:
-    key = ("hipporag2", transition_bits)
-    if key not in checker.derived:
-        # passage vectors from the checker's matrix: a validation worker's inputs hold no document vectors
-        checker.derived[key] = _table(checker.frozen, checker.record_of, checker.vectors.__getitem__, transition_bits)
-    return checker.derived[key]
+    # passage vectors from the checker's matrix: a validation worker's inputs hold no document vectors
+    return checker.derived_table(("hipporag2", transition_bits), lambda: _table(
+        checker.frozen, checker.record_of, checker.vectors.__getitem__, transition_bits))
 
 
 def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int) -> Table:
@@ -140,10 +139,10 @@ def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, den
                      phrases: Sequence[Mapping], profile: Mapping, limit: int, tolerance: float) -> Found:
     """Given the phrase seeds (already checked): the dense seeds, the walk and the hits."""
     passages, rules = profile["passages"], profile["pagerank"]
-    low, high = section.get("dense_range") or [None, None]
-    if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
-            and abs(high - dense.max()) <= tolerance):
-        return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
+    faults = dense_range_failures(section, dense, tolerance)
+    if faults:
+        return faults
+    low, high = section["dense_range"]
     if not phrases:
         return dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "phrase")
     seeds = dense_seeds(dense, low, high, passages["dense_bits"], section.get("dense_digest"))

@@ -14,8 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from builders.embedding import vector_sha256
 from evaluator.verification import recompute as rc
+from evaluator.verification.entity_links import link_failures
 from evaluator.verification.verifiers.hipporag2 import (
     Found,
     Table,
@@ -43,37 +43,15 @@ def check_hipporag_ner(checker, query: Mapping, page: Mapping, spec: Mapping, fa
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],
                   dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Found:
     """The first differences between a page and the recomputation (none: the page holds)."""
-    faults = graph_failures(section, mine) or link_failures(section.get("entities"), mine, entities, tolerance)
+    faults = graph_failures(section, mine) or link_failures(
+        section.get("entities"), "entities", "phrase", mine.phrases,
+        lambda vector: np.clip(mine.phrase_units @ query_unit(vector), -1.0, 1.0), entities, tolerance, len(entities))
     if faults:
         return faults
     phrases = phrase_seeds([entry["phrase"] for entry in section["entities"]], mine, profile["passages"])
     if section.get("phrases") != phrases:
         return [(None, "phrases", f"{section.get('phrases')}, recomputed {phrases}")]
     return ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
-
-
-def link_failures(listed, mine: Table, entities: Sequence[tuple[str, np.ndarray]], tolerance: float) -> Found:
-    if not isinstance(listed, list) or len(listed) != len(entities):
-        return [(None, "entities", f"{listed!r}: the query has {len(entities)} entity phrases")]
-    position = {one: i for i, one in enumerate(mine.phrases)}
-    for j, (entry, (text, vector)) in enumerate(zip(listed, entities)):
-        if not isinstance(entry, dict) or entry.get("entity") != text or entry.get("vector_sha256") != vector_sha256(vector):
-            return [(None, f"entities[{j}]", f"{entry!r}: the query's phrase is {text!r} with vector "
-                                             f"{vector_sha256(vector)}")]
-        i = position.get(entry.get("phrase"))
-        if i is None:
-            return [(None, f"entities[{j}].phrase", f"{text!r}: linked phrase {entry.get('phrase')!r} is not a phrase "
-                                                    f"of the graph")]
-        cosines = np.clip(mine.phrase_units @ query_unit(vector), -1.0, 1.0)
-        cosine = entry.get("cosine")
-        if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
-            return [(None, f"entities[{j}].cosine", f"{text!r}: {cosine!r} to {mine.phrases[i]!r}, recomputed "
-                                                    f"{cosines[i]!r}")]
-        best = int(np.argmax(cosines))
-        if cosines[best] > cosines[i] + 2 * tolerance:
-            return [(None, f"entities[{j}].phrase", f"{text!r}: linked to {mine.phrases[i]!r} ({cosines[i]!r}), but "
-                                                    f"{mine.phrases[best]!r} is nearer ({cosines[best]!r})")]
-    return []
 
 
 def phrase_seeds(linked: Sequence[str], mine: Table, passages: Mapping) -> list[dict]:

@@ -28,9 +28,11 @@ import numpy as np
 from builders.embedding import vector_sha256
 from builders.embedding.sections.linearrag import entity_key, graph_of, sentence_key
 from evaluator.verification import recompute as rc
+from evaluator.verification.entity_links import link_failures
 from evaluator.verification.whole_graph_walk import (
     Found,
     dense_order_failures,
+    dense_range_failures,
     edge_arrays,
     exact_cosines,
     floors_by_digest,
@@ -83,10 +85,7 @@ class Table:
 
 
 def table(checker, transition_bits: int) -> Table:
-    key = ("linearrag", transition_bits)
-    if key not in checker.derived:
-        checker.derived[key] = _table(checker, transition_bits)
-    return checker.derived[key]
+    return checker.derived_table(("linearrag", transition_bits), lambda: _table(checker, transition_bits))
 
 
 def _table(checker, transition_bits: int) -> Table:
@@ -137,7 +136,9 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entiti
              "edges": mine.edge_count}
     if section.get("graph") != graph:
         return [(None, "graph", f"{section.get('graph')}, recomputed {graph}")]
-    faults = link_failures(section.get("links"), mine, entities, tolerance)
+    faults = link_failures(section.get("links"), "links", "node", mine.entities,
+                           lambda vector: exact_cosines(mine.entity_units, query_unit(vector)), entities, tolerance,
+                           len(entities) if mine.entities else 0)
     if faults:
         return faults
     links = [(entry["node"], entry["cosine"]) for entry in section["links"]]
@@ -153,10 +154,10 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entiti
     if section.get("entity_seeds") != seeds:
         return [(None, "entity_seeds", f"{_first_difference(section.get('entity_seeds'), seeds)}")]
     dense = exact_cosines(mine.passage_units, unit)
-    low, high = section.get("dense_range") or [None, None]
-    if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
-            and abs(high - dense.max()) <= tolerance):
-        return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
+    faults = dense_range_failures(section, dense, tolerance)
+    if faults:
+        return faults
+    low, high = section["dense_range"]
     if not links:
         return dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "entity")
     scaled = passage_weights(dense, low, high, activated, mine, profile["passages"]) * float(1 << bits)
@@ -165,29 +166,6 @@ def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entiti
         return [(None, "passage_digest", f"{section.get('passage_digest')} is no flooring of the recomputed passage "
                                          f"weights")]
     return walk_failures(section, hits, mine, passage_units, seeds, profile["pagerank"], limit)
-
-
-def link_failures(listed, mine: Table, entities: Sequence[tuple[str, np.ndarray]], tolerance: float) -> Found:
-    if not isinstance(listed, list) or len(listed) != (len(entities) if mine.entities else 0):
-        return [(None, "links", f"{listed!r}: the question has {len(entities)} entities")]
-    position = {one: i for i, one in enumerate(mine.entities)}
-    for j, (entry, (text, vector)) in enumerate(zip(listed, entities)):
-        if not isinstance(entry, dict) or entry.get("entity") != text or entry.get("vector_sha256") != vector_sha256(vector):
-            return [(None, f"links[{j}]", f"{entry!r}: the question's entity is {text!r} with vector "
-                                          f"{vector_sha256(vector)}")]
-        i = position.get(entry.get("node"))
-        if i is None:
-            return [(None, f"links[{j}].node", f"{entry.get('node')!r} is not an entity of the graph")]
-        cosines = exact_cosines(mine.entity_units, query_unit(vector))
-        cosine = entry.get("cosine")
-        if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
-            return [(None, f"links[{j}].cosine", f"{text!r}: {cosine!r} to {mine.entities[i]!r}, recomputed "
-                                                 f"{cosines[i]!r}")]
-        best = int(np.argmax(cosines))
-        if cosines[best] > cosines[i] + 2 * tolerance:
-            return [(None, f"links[{j}].node", f"{text!r}: linked to {mine.entities[i]!r} ({cosines[i]!r}), but "
-                                               f"{mine.entities[best]!r} is nearer ({cosines[best]!r})")]
-    return []
 
 
 def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.ndarray, rules: Mapping,
@@ -246,10 +224,11 @@ def chosen(listed, candidates: Sequence[str], mine: Table, unit: np.ndarray, top
     `top_k` by cosine up to near ties, each cosine ours within the tolerance; else why not."""
     rows = np.array([mine.sentence_row[s] for s in candidates], dtype=np.int64)
     ours = exact_cosines(mine.sentence_units[rows], unit)
-    text_of = {mine.sentence_id[s]: s for s in candidates}
+    text_of: dict[Any, str] = {mine.sentence_id[s]: s for s in candidates}
     if not isinstance(listed, list) or len(listed) != min(top_k, len(candidates)):
         return f"{listed!r} are not the top {min(top_k, len(candidates))} of {len(candidates)} candidate sentences"
-    taken, positions = [], []
+    taken: list[tuple[str, Any]] = []
+    positions: list[int] = []
     for entry in listed:
         text = text_of.get(entry.get("id")) if isinstance(entry, dict) else None
         cosine = entry.get("cosine") if isinstance(entry, dict) else None

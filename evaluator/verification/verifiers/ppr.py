@@ -84,22 +84,22 @@ def recompute(query_entities: Sequence[str], relations: Sequence[Mapping], base:
     r = np.zeros(len(nodes), dtype=np.int64)
     for n, v in reset.items():
         r[index[n]] = v
-    m = r.copy()
+    walked: np.ndarray = r.copy()
     safe = np.where(degree > 0, 2 * degree, 1)
     for _ in range(profile["iterations"]):
-        share = np.where(degree > 0, m // safe, 0)
+        share = np.where(degree > 0, walked // safe, 0)
         nxt = r // 2
         np.add.at(nxt, dst_a, share[src_a])
-        m = nxt
-    masses = {n: int(m[i]) for n, i in index.items()}
+        walked = nxt
+    masses = {n: int(walked[i]) for n, i in index.items()}
     ranked = sorted((n[2:] for n in nodes if n.startswith("p:") and masses[n] > 0),
                     key=lambda rid: (-masses["p:" + rid], rid))
     base_rank = {rid: i + 1 for i, (rid, _) in enumerate(base)}
-    order = [(rid, masses["p:" + rid], base_rank.get(rid)) for rid in ranked]
+    order: list[tuple[str, int | None, int | None]] = [(rid, masses["p:" + rid], base_rank.get(rid)) for rid in ranked]
     order += [(rid, None, base_rank[rid]) for rid, _ in base if rid not in set(ranked)]
     return {"iterations": profile["iterations"], "subgraph_nodes": len(nodes),
             "seeds": [{"node": n, "reset": reset[n]} for n in sorted(reset)],
-            "hits": [{"rank": i, "id": rid, "score": float(Fraction(mass, 1 << bits)) if mass is not None else -float(br),
+            "hits": [{"rank": i, "id": rid, "score": _hit_score(mass, br, bits),
                       "mass": mass, "base_rank": br}
                      for i, (rid, mass, br) in enumerate(order[:limit], start=1)]}
 
@@ -107,9 +107,17 @@ def recompute(query_entities: Sequence[str], relations: Sequence[Mapping], base:
 Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message)
 
 
+def _hit_score(mass: int | None, base_rank: int | None, bits: int) -> float:
+    """Its mass on the grid, or for a hit backfilled from the base list minus its base rank."""
+    if mass is not None:
+        return float(Fraction(mass, 1 << bits))
+    assert base_rank is not None, "a hit without mass comes from the base list"
+    return -float(base_rank)
+
+
 def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> Found:
     """The page's PPR section and hits against `recompute`: every difference, first ones first."""
-    failures = []
+    failures: Found = []
     for key in ("iterations", "subgraph_nodes"):
         if section.get(key) != want[key]:
             failures.append((None, f"ppr.{key}", f"{section.get(key)!r}, the recomputation gives {want[key]!r}"))

@@ -306,7 +306,7 @@ def compare_page(page: Mapping, want: Expected, spec: Mapping, profile: Mapping,
               "score": float(s["score"]), "score_exact": text(s["score"])} for s in want.seeds]
     if page.get("seeds") != seeds:
         fail(None, "seeds", f"{[s.get('id') for s in page.get('seeds') or []]}, recomputed {[s['id'] for s in seeds]}")
-    top = sorted(want.base_rank, key=want.base_rank.get)[: profile["seeds"]["base_top"]]
+    top = sorted(want.base_rank, key=want.base_rank.__getitem__)[: profile["seeds"]["base_top"]]
     anchors = [{"id": rid, "revision": revision_of[rid], "rank": want.base_rank[rid]} for rid in top]
     if page.get("anchors") != anchors:
         fail(None, "anchors", "are not the recomputed top base documents")

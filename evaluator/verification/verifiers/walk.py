@@ -22,7 +22,7 @@ from evaluator.verification.failure import Failure
 from evaluator.verification.hit_checks import check_exact, check_order
 
 
-def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
+def base_list(checker, query: Mapping, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
     """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
     channels = base["channels"]
     lists = {
@@ -38,10 +38,7 @@ def base_list(checker, query: dict, base: Mapping) -> tuple[list[str], dict[str,
 
 def neighbours(checker, kinds) -> dict[str, dict[str, str]]:
     """The neighbour table over the relations of `kinds`, built once per campaign and set of kinds."""
-    key = ("walk neighbours", tuple(kinds))
-    if key not in checker.derived:
-        checker.derived[key] = neighbour_table(checker, list(kinds))
-    return checker.derived[key]
+    return checker.derived_table(("walk neighbours", tuple(kinds)), lambda: neighbour_table(checker, list(kinds)))
 
 
 def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
@@ -83,7 +80,12 @@ def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]]
            alpha: Rational | None = None) -> list[dict[str, Rational]]:
     """m_t for t = 0..steps, summing every walk of exactly t steps from every seed, walk by walk.
     `table` is one neighbour table spreading `alpha` at every step, or a list of step groups."""
-    groups: list[Group] = [(table, alpha, steps)] if alpha is not None else table
+    if alpha is not None:
+        assert not isinstance(table, list), "alpha goes with one neighbour table"
+        groups: list[Group] = [(table, alpha, steps)]
+    else:
+        assert isinstance(table, list), "without alpha, `table` is the step groups"
+        groups = table
     by_step: list[dict[str, Rational]] = [{} for _ in range(steps + 1)]
 
     def follow(node: str, mass: Rational, t: int) -> None:
@@ -103,7 +105,7 @@ def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]]
     return by_step
 
 
-def check_walk(checker, query: dict, page: Mapping, spec: Mapping, fail) -> None:
+def check_walk(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
     profile = checker.profiles[spec["profile"]]
     hits = page["hits"]
     base, base_score, base_ranks = base_list(checker, query, profile["base"])

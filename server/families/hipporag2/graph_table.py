@@ -36,6 +36,7 @@ from protocols.families.hipporag2 import (
 )
 from protocols.route import GRAPH_NODE
 from server.errors import ApiError
+from server.retrieval.graph_nodes import eligible_relations, graph_spaces, live_rows, nodes_of_kind
 from server.retrieval.whole_graph_pagerank import Transitions, transitions
 
 
@@ -66,24 +67,17 @@ def passages_table(index, space_id: str, transition_bits: int) -> GraphTable:
     return table
 
 
-def _live(space, ids) -> tuple[list[str], np.ndarray]:
-    kept = [rid for rid in sorted(ids) if rid in space.bindings and space.live[space.bindings[rid].row]]
-    return kept, np.array([space.bindings[rid].row for rid in kept], dtype=np.int64)
+_PREPARED = "HippoRAG 2's graph is prepared with the fixture's hipporag2_graph section (docs/hipporag2.md)"
 
 
 def _build(index, space_id: str, transition_bits: int) -> GraphTable:
-    space, node_space = index.spaces.get(space_id), index.node_spaces.get(space_id)
-    if space is None or node_space is None:
-        raise ApiError(409, "no_hipporag2_graph",
-                       f"scope {index.scope} holds no fact vectors in space {space_id}: HippoRAG 2's graph is "
-                       f"prepared with the fixture's hipporag2_graph section (docs/hipporag2.md)")
-    passages, passage_rows = _live(space, index.records)
-    fact_ids = [rid for rid, node in index.nodes.items() if node.payload["metadata"][GRAPH_NODE] == NODE_FACT]
-    facts, fact_rows = _live(node_space, fact_ids)
+    space, node_space = graph_spaces(index, space_id, "no_hipporag2_graph", "fact", _PREPARED)
+    passages, passage_rows = live_rows(space, index.records)
+    facts, fact_rows = live_rows(node_space, nodes_of_kind(index, NODE_FACT))
     ends = {rid: tuple(index.nodes[rid].payload["metadata"][end] for end in FACT_ENDS) for rid in facts}
     stats: dict[tuple[str, str], float] = {}
     holders: dict[str, set[str]] = {}
-    for source, target, evidence in _eligible(index, STATES, TRIPLES_REF):
+    for source, target, evidence in eligible_relations(index, STATES, TRIPLES_REF):
         if source not in index.records or target not in ends:
             continue
         subject, obj = ends[target]
@@ -93,13 +87,13 @@ def _build(index, space_id: str, transition_bits: int) -> GraphTable:
             count = int(evidence)
             for pair in ((PHRASE + subject, PHRASE + obj), (PHRASE + obj, PHRASE + subject)):
                 stats[pair] = stats.get(pair, 0.0) + count
-    for source, target, _ in _eligible(index, MENTIONS, NER_REF):
+    for source, target, _ in eligible_relations(index, MENTIONS, NER_REF):
         if source in index.records and _is_phrase(index, target):
             holders.setdefault(index.nodes[target].content, set()).add(source)
     for one, pids in holders.items():
         for pid in pids:
             stats[(PASSAGE + pid, PHRASE + one)] = 1.0
-    for source, target, evidence in _eligible(index, SYNONYM_OF, COSINE_REF):
+    for source, target, evidence in eligible_relations(index, SYNONYM_OF, COSINE_REF):
         if not (_is_phrase(index, source) and _is_phrase(index, target)):
             continue
         a, b = index.nodes[source].content, index.nodes[target].content
@@ -111,7 +105,7 @@ def _build(index, space_id: str, transition_bits: int) -> GraphTable:
     phrases = sorted({node[len(PHRASE):] for pair in undirected for node in pair if node.startswith(PHRASE)})
     nodes = [PASSAGE + pid for pid in passages] + [PHRASE + one for one in phrases]
     walk = transitions(nodes, undirected, transition_bits)
-    vectored, rows = _live(node_space, [rid for rid in index.nodes if _is_phrase(index, rid)])
+    vectored, rows = live_rows(node_space, nodes_of_kind(index, NODE_PHRASE))
     linkable = sorted((index.nodes[rid].content, row) for rid, row in zip(vectored, rows.tolist())
                       if index.nodes[rid].content in holders)
     return GraphTable(passages, passage_rows, facts, fact_rows, [(ends[rid][0], "", ends[rid][1]) for rid in facts],
@@ -123,13 +117,3 @@ def _build(index, space_id: str, transition_bits: int) -> GraphTable:
 def _is_phrase(index, rid: str) -> bool:
     node = index.nodes.get(rid)
     return node is not None and node.payload["metadata"][GRAPH_NODE] == NODE_PHRASE
-
-
-def _eligible(index, kind: str, prefix: str):
-    """(source, target, evidence after its prefix) of each eligible relation of `kind`, by relation id."""
-    for source, entries in sorted(index.adjacency.get((kind, "forward"), {}).items()):
-        for relation_id, target in entries:
-            relation = index.relations[relation_id]
-            evidence = relation["provenance"]["evidence_ref"]
-            if index.eligible(relation) and evidence.startswith(prefix):
-                yield source, target, evidence[len(prefix):]

@@ -32,8 +32,8 @@ from protocols.families.linearrag import (
     NODE_SENTENCE,
     PASSAGE,
 )
-from protocols.route import GRAPH_NODE
 from server.errors import ApiError
+from server.retrieval.graph_nodes import eligible_relations, graph_spaces, live_rows, nodes_of_kind
 from server.retrieval.whole_graph_pagerank import Transitions, transitions
 
 
@@ -73,38 +73,28 @@ def linear_table(index, space_id: str, transition_bits: int) -> LinearTable:
     return index.derived(("linearrag", space_id, transition_bits), lambda: _build(index, space_id, transition_bits))
 
 
-def _live(space, ids) -> tuple[list[str], np.ndarray]:
-    kept = [rid for rid in sorted(ids) if rid in space.bindings and space.live[space.bindings[rid].row]]
-    return kept, np.array([space.bindings[rid].row for rid in kept], dtype=np.int64)
-
-
-def _of_kind(index, kind: str) -> list[str]:
-    return [rid for rid, node in index.nodes.items() if node.payload["metadata"][GRAPH_NODE] == kind]
+_PREPARED = "LinearRAG's graph is prepared with the fixture's linearrag_graph section (docs/linearrag.md)"
 
 
 def _build(index, space_id: str, transition_bits: int) -> LinearTable:
-    space, node_space = index.spaces.get(space_id), index.node_spaces.get(space_id)
-    if space is None or node_space is None:
-        raise ApiError(409, "no_linearrag_graph",
-                       f"scope {index.scope} holds no entity vectors in space {space_id}: LinearRAG's graph is "
-                       f"prepared with the fixture's linearrag_graph section (docs/linearrag.md)")
-    passages, passage_rows = _live(space, index.records)
+    space, node_space = graph_spaces(index, space_id, "no_linearrag_graph", "entity", _PREPARED)
+    passages, passage_rows = live_rows(space, index.records)
     if not passages:
         raise ApiError(409, "no_passages", f"scope {index.scope} holds no passage with a vector in {space_id}")
-    entity_ids, entity_rows = _live(node_space, _of_kind(index, NODE_ENTITY))
+    entity_ids, entity_rows = live_rows(node_space, nodes_of_kind(index, NODE_ENTITY))
     text_of = {rid: index.nodes[rid].content for rid in entity_ids}
     order = sorted(range(len(entity_ids)), key=lambda i: text_of[entity_ids[i]])
     entities = [text_of[entity_ids[i]] for i in order]
     entity_rows = entity_rows[order] if len(order) else entity_rows
-    sentence_ids, sentence_rows = _live(node_space, _of_kind(index, NODE_SENTENCE))
+    sentence_ids, sentence_rows = live_rows(node_space, nodes_of_kind(index, NODE_SENTENCE))
     sentence_of = {rid: Sentence(index.nodes[rid].content, rid, int(row)) for rid, row in zip(sentence_ids, sentence_rows)}
     counts: dict[str, dict[str, int]] = {}
-    for source, target, evidence in _eligible(index, HOLDS_ENTITY):
+    for source, target, evidence in eligible_relations(index, HOLDS_ENTITY):
         if source in index.records and target in text_of and evidence.startswith(COUNT_REF):
             counts.setdefault(source, {})[text_of[target]] = int(evidence[len(COUNT_REF):])
     sentences_of: dict[str, list[Sentence]] = {}
     entities_of: dict[str, list[str]] = {}
-    for source, target, _ in _eligible(index, NAMES_ENTITY):
+    for source, target, _ in eligible_relations(index, NAMES_ENTITY):
         if source in sentence_of and target in text_of:
             sentences_of.setdefault(text_of[target], []).append(sentence_of[source])
             entities_of.setdefault(sentence_of[source].text, []).append(text_of[target])
@@ -120,12 +110,3 @@ def _build(index, space_id: str, transition_bits: int) -> LinearTable:
                        entity_rows, {e: sorted(found, key=lambda s: s.text) for e, found in sentences_of.items()},
                        {s: sorted(found) for s, found in entities_of.items()}, len(sentence_ids),
                        transitions(nodes, weights, transition_bits), len(weights))
-
-
-def _eligible(index, kind: str):
-    """(source, target, evidence) of each eligible relation of `kind`, by source then relation id."""
-    for source, entries in sorted(index.adjacency.get((kind, "forward"), {}).items()):
-        for relation_id, target in entries:
-            relation = index.relations[relation_id]
-            if index.eligible(relation):
-                yield source, target, relation["provenance"]["evidence_ref"]

@@ -23,7 +23,8 @@ from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256
 from server.retrieval import cosine
 from server.retrieval import page_parts as parts
-from server.retrieval.request import Search, VectorQuery, entity_vectors, vector_query
+from server.retrieval.graph_nodes import mass_hit
+from server.retrieval.request import Search, VectorQuery, linked_query
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
 
 
@@ -71,10 +72,8 @@ def section_of(table: LinearTable, entities, linked, found: Bridged, entity_seed
 def search_linearrag(index, search: Search) -> dict:
     """POST .../search/linearrag: link, bridge, rank on the live index and build the page (no fence)."""
     profile = search.profile
-    vq = vector_query(index, search.body)
+    vq, entities = linked_query(index, search.body, profile["question_entities"]["max_entities"])
     space_id = vq.receipt["space_id"]
-    entities = entity_vectors(search.body["entity_vectors"], vq.query.space.dimensions,
-                              profile["question_entities"]["max_entities"])
     rules = profile["pagerank"]
     table = linear_table(index, space_id, rules["transition_bits"])
     dense = cosine.exact_cosines(vq.query, table.passage_rows)
@@ -103,7 +102,7 @@ def rank(index, vq: VectorQuery, table: LinearTable, dense: np.ndarray, passage_
     if not seeded:
         order = np.lexsort((np.arange(count), -dense))[:limit]
         section.update(iterations=0, last_change=0)
-        return [_hit(index, vq, table.passages[i], i_rank, float(dense[i]), None)
+        return [mass_hit(index, vq, table.passages[i], i_rank, float(dense[i]), None)
                 for i_rank, i in enumerate(order.tolist(), start=1)]
     units = list(passage_units) + [0] * len(table.entities)
     for seed in entity_seeds:
@@ -113,7 +112,7 @@ def rank(index, vq: VectorQuery, table: LinearTable, dense: np.ndarray, passage_
     values = mass.mass[:count]
     order = np.lexsort((np.arange(count), -values))[:limit]
     grid = float(1 << rules["grid_bits"])
-    return [_hit(index, vq, table.passages[i], i_rank, int(values[i]) / grid, int(values[i]))
+    return [mass_hit(index, vq, table.passages[i], i_rank, int(values[i]) / grid, int(values[i]))
             for i_rank, i in enumerate(order.tolist(), start=1)]
 
 

@@ -23,7 +23,9 @@ def public_with(contrast: dict) -> dict:
 
 
 def text(public: dict) -> str:
-    return answer_section(public).markdown()
+    section = answer_section(public)
+    assert section is not None, "the report has an answer section"
+    return section.markdown()
 
 
 def test_a_tiny_p_reads_p_below_one_thousandth():

@@ -119,7 +119,7 @@ def read_until(process: subprocess.Popen, wanted) -> list[str]:
     lines = []
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        line = process.stderr.readline()
+        line = process.stderr.readline()  # type: ignore[union-attr]  # started with stderr=PIPE
         if not line:
             break
         lines.append(line)

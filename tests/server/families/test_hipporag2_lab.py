@@ -56,7 +56,7 @@ def world(client) -> dict:
 
 def recomputed(ids: dict) -> Table:
     """The evaluator's own table of the same graph, under the lab's record ids."""
-    triples = {ids[fact[4]]: [] for fact in FACTS.values()}
+    triples: dict[str, list] = {ids[fact[4]]: [] for fact in FACTS.values()}
     for s, r, o, _, pid, count in FACTS.values():
         triples[ids[pid]] += [[s, r, o]] * count
     passages = sorted(ids[key] for key in PASSAGES)
@@ -67,7 +67,7 @@ def recomputed(ids: dict) -> Table:
     by_id = {ids[key]: fact for key, fact in FACTS.items()}
     return Table(passages, facts, {f: (by_id[f][0], by_id[f][2]) for f in facts},
                  unit_rows([np.array(by_id[f][3], dtype=np.float32) for f in facts]),
-                 unit_rows([np.array(PASSAGES[k][1], dtype=np.float32) for k in sorted(PASSAGES, key=ids.get)]),
+                 unit_rows([np.array(PASSAGES[k][1], dtype=np.float32) for k in sorted(PASSAGES, key=ids.__getitem__)]),
                  {one: len(held) for one, held in graph.holders.items()}, [], np.zeros((0, 0)), nodes,
                  edge_arrays(nodes, undirected, HIPPORAG2["pagerank"]["transition_bits"]), len(undirected))
 

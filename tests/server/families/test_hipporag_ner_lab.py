@@ -54,7 +54,7 @@ def recomputed(ids: dict) -> Table:
     undirected = graph.undirected()
     nodes = [PASSAGE + p for p in passages] + sorted({n for pair in undirected for n in pair if n.startswith(PHRASE)})
     return Table(passages, [], {}, np.zeros((0, 0)),
-                 unit_rows([np.array(PASSAGES[k][1], dtype=np.float32) for k in sorted(PASSAGES, key=ids.get)]),
+                 unit_rows([np.array(PASSAGES[k][1], dtype=np.float32) for k in sorted(PASSAGES, key=ids.__getitem__)]),
                  {one: len(held) for one, held in graph.holders.items()}, graph.phrases,
                  unit_rows([np.array(PHRASES[p][0], dtype=np.float32) for p in graph.phrases]).astype(np.float64),
                  nodes, edge_arrays(nodes, undirected, HIPPORAG_NER["pagerank"]["transition_bits"]), len(undirected))
@@ -67,7 +67,7 @@ def search(client, ids: dict, query, entities: list, limit: int = 4) -> dict:
     return page
 
 
-def failures(page: dict, ids: dict, query, entities: list, limit: int = 4) -> list[str]:
+def failures(page: dict, ids: dict, query, entities: list, limit: int = 4) -> list:
     table = recomputed(ids)
     dense = exact_cosines(table.passage_units, query_unit(np.array(query, dtype=np.float32)))
     given = [(text, np.array(vector, dtype=np.float32)) for text, vector in entities]

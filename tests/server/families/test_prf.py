@@ -10,6 +10,7 @@ import json
 import math
 from collections import Counter
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,7 +79,7 @@ def setup(texts: dict[str, str], dims: int = 8):
     for d, text in texts.items():
         index.put_memory(d, 1, text, {"content": text, "metadata": {}})
         index.put_binding(d, 1, "space-t", vectors[d])
-    checker = Checker.__new__(Checker)
+    checker: Any = Checker.__new__(Checker)  # only what the checks under test read, set by hand
     checker.profiles = copy.deepcopy(PRF_PROFILES)
     checker.bm25 = rc.Bm25.build(texts)
     checker.vectors = {k: v.astype(np.float64) for k, v in vectors.items()}
@@ -192,7 +193,7 @@ def test_prf_route_over_http_matches_the_verifier(fresh_scope):
     record = {d: r["id"] for d, r in zip(texts, receipts)}
     client.attach_embeddings([{"idempotency_key": "e" + d, "record_id": record[d], "revision": 1,
                                "space": HTTP_SPACE, "vector": [float(x) for x in vectors[d]]} for d in texts])
-    checker = Checker.__new__(Checker)
+    checker: Any = Checker.__new__(Checker)  # only what the checks under test read, set by hand
     checker.profiles = copy.deepcopy(PRF_PROFILES)
     checker.bm25 = rc.Bm25.build({record[d]: t for d, t in texts.items()})
     checker.vectors = {record[d]: v.astype(np.float64) for d, v in vectors.items()}

@@ -11,6 +11,7 @@ import random
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -111,7 +112,7 @@ def hand_setup():
 def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
     """A Checker over the hand corpus, built from its parts (the campaign builds it from the frozen
     files; tests/lab/campaigns/test_family_campaigns.py runs that path)."""
-    checker = Checker.__new__(Checker)
+    checker: Any = Checker.__new__(Checker)  # only what the walk's checks read, set by hand
     checker.profiles = {**PROFILES, "seeded_walk_v1": PROFILE}  # as in a protocol: the base names weighted_rrf_v2
     checker.frozen = SimpleNamespace(query_vectors=query_vectors)
     checker.bm25 = rc.Bm25.build({d["id"]: d["text"] for d in docs})
