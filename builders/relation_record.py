@@ -1,6 +1,6 @@
 """One relation as every graph builder writes it (relations.json, a fixture section's edges): its
 id, kind and ends, and where it came from (origin, method and revision, the evidence, the model).
-Each builder keeps its own id rule; the record's shape is the lab's contract (../shared/DESIGN.md)."""
+Each builder keeps its own id rule; the record's shape is the lab's contract (docs/design.md)."""
 
 from __future__ import annotations
 
