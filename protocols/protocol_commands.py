@@ -44,10 +44,29 @@ def _data_dir(parser: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------------------------- list and show
 
 
-def _routes(args: argparse.Namespace) -> int:
-    from protocols.routes import route_table
+def _routes_configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--write", type=Path, metavar="PAGE",
+                        help="put the table in PAGE between its markers instead of printing it (docs/api.md)")
 
-    print(route_table())
+
+def _routes(args: argparse.Namespace) -> int:
+    from protocols.routes import route_table, with_table
+
+    if args.write is None:
+        print(route_table())
+        return 0
+    page = args.write
+    if not page.is_file():
+        raise RefusedInput(f"--write {page}: no such page")
+    text = page.read_text(encoding="utf-8")
+    updated = with_table(text, route_table())
+    if updated is None:
+        raise RefusedInput(f"--write {page}: the page holds no route-table markers to write between")
+    if updated == text:
+        print(f"{page}: the table is the registry's already")
+        return 0
+    page.write_text(updated, encoding="utf-8")
+    print(f"wrote the route table into {page}")
     return 0
 
 
@@ -371,9 +390,9 @@ COMMANDS: tuple[Command, ...] = (
                         configure=_new_configure, run=_new),
                 Command("routes", "print the table of search routes the docs hold, made from the registry",
                         description=("Print the search routes of protocols/routes.py as the Markdown table that\n"
-                                     "docs/api.md, docs/contracts.md and docs/retrieval.md hold between its markers\n"
-                                     "(tests/protocols/test_route_table.py holds every copy to it)."),
-                        run=_routes),
+                                     "docs/api.md holds between its markers (tests/protocols/test_route_table.py\n"
+                                     "holds it to the registry); `--write docs/api.md` puts it there."),
+                        configure=_routes_configure, run=_routes),
                 Command("derive", "apply a declared protocol's step to another protocol file",
                         description=("Apply the step that makes a declared protocol to another parent (a test\n"
                                      "cohort, a twin): `lab protocol derive graph-multihop-protocol-v2\n"

@@ -172,6 +172,12 @@ def route_table(routes: Mapping[str, Route] | None = None) -> str:
     return "\n".join(lines)
 
 
+def with_table(text: str, table: str) -> str | None:
+    """The page with `table` between its markers in place of what it held (None without markers)."""
+    start, end = text.find(BEGIN), text.find(END)
+    return None if start < 0 or end < start else text[:start] + table + text[end + len(END):]
+
+
 def table_in(text: str) -> str | None:
     """The table a page holds between the markers (None without them)."""
     start, end = text.find(BEGIN), text.find(END)

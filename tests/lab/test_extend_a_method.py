@@ -1,12 +1,15 @@
 """docs/extend-a-method.md is true: method families added through exactly its steps work.
 
-The page's numbered steps name the files a new family touches: steps 1 to 6 for any family, 7 and 8
-for a family with data of its own. A copy of the repository gets two toy families written into exactly
-those files: `coord` (tests/toy_family/coord_*.py, no data of its own: steps 1 to 6) and `titlesim`
-(tests/toy_family/titlesim_*.py, titles as node memories from a fixture section: steps 1 to 8);
-nothing else may change. In that copy the layering contracts still hold, and a campaign with both toy
-methods runs against a real lab (tests/toy_family/campaign_check.py, run by pytest inside the copy, on
-this session's generated and embedded inputs).
+The page's numbered steps name the files a new family touches: steps 1 to 7 for any family, 8 and 9
+for a family with data of its own. A full copy of the repository (docs/ and bench/ included) gets
+two toy families written into exactly those files: `coord` (tests/toy_family/coord_*.py, no data of
+its own: steps 1 to 7) and `titlesim` (tests/toy_family/titlesim_*.py, titles as node memories from
+a fixture section: steps 1 to 9); a step the page says is made by a command is made by running it
+in the copy; nothing else may change. In that copy the layering contracts still hold, the tests
+that read the registry against the docs and the frozen protocols (the route table, the API
+examples, the catalog) pass, a campaign with both toy methods runs against a real lab
+(tests/toy_family/campaign_check.py, run by pytest inside the copy, on this session's generated and
+embedded inputs), and in the long lane the whole fast lane passes there.
 """
 
 from __future__ import annotations
@@ -29,16 +32,30 @@ from tests.project.test_layering import lint
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "extend-a-method.md"
 TOY = REPO / "tests" / "toy_family"
-COPIED = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "scripts", "tests")
+# the whole tree but what a run, an install or a tool leaves
+NOT_COPIED = (".git", ".venv", "runs", "__pycache__", ".pytest_cache", ".mypy_cache", ".hypothesis", "*.egg-info",
+              "build")
 STEP = re.compile(r"^(\d+)\. \*\*`([^`]+)`\*\*( \(new\))?:", re.M)
 KIND = re.compile(r"^## A family (without|with) data of its own: (\d+) files, (\d+) of them new$", re.M)
-WITHOUT_DATA = 6  # the steps every family takes; a family with data takes the rest too
+WITHOUT_DATA = 7  # the steps every family takes; a family with data takes the rest too
+# the tests that read the registry against what else the tree holds: the docs' route table and API
+# examples, the catalog against the frozen protocols (each failed in a full copy before the table had
+# one home and a family being added could serve unfrozen profiles)
+REGISTRY_READERS = ("tests/protocols/test_route_table.py",
+                    "tests/server/test_retrieval_methods.py::test_catalog_equals_protocol_ranking_profiles",
+                    "tests/server/test_retrieval_http.py::test_catalog_equals_the_protocol")
 
 
 @dataclass(frozen=True)
 class New:
     """A step that writes a new file: the toy's version of it."""
     source: str
+
+
+@dataclass(frozen=True)
+class Run:
+    """A step the page says a command makes: the `lab` command's arguments, run in the copy."""
+    args: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,7 @@ class Entry:
 
 def registry_steps(family: str, handler: str, verifier: str) -> dict:
     return {
+        "docs/api.md": Run(("protocol", "routes", "--write", "docs/api.md")),
         "protocols/routes.py": Entry("FAMILIES_IN_ORDER = (", f"    {family},",
                                      f"from protocols.families import {family}"),
         "server/routes.py": Entry("HANDLERS: dict[str, Handler] = {", f'    "{family}": {handler},',
@@ -111,7 +129,7 @@ def changed_files(copy: Path) -> dict[str, bool]:
     """Files of the copy that differ from the repository's: relative path -> new."""
     out = {}
     for path in sorted(copy.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts:
+        if not path.is_file() or {"__pycache__", ".pytest_cache", ".mypy_cache", ".hypothesis"} & set(path.parts):
             continue
         rel = path.relative_to(copy).as_posix()
         original = REPO / rel
@@ -135,9 +153,7 @@ def test_the_page_counts_its_steps():
 def toy_copy(tmp_path_factory) -> Path:
     """The repository's code, with both toy families added through the page's steps."""
     copy = tmp_path_factory.mktemp("toy-family") / "repo"
-    for name in COPIED:
-        shutil.copytree(REPO / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    shutil.copyfile(REPO / "pyproject.toml", copy / "pyproject.toml")
+    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(*NOT_COPIED))
     for family, steps in TOYS.items():
         assert {path: isinstance(step, New) for path, step in steps.items()} == dict(steps_of(family))
         for path, step in steps.items():
@@ -145,14 +161,44 @@ def toy_copy(tmp_path_factory) -> Path:
             if isinstance(step, New):
                 assert not target.exists()
                 shutil.copyfile(TOY / step.source, target)
-            else:
+            elif isinstance(step, Entry):
                 target.write_text(add_entry(target.read_text(), step))
+        for step in steps.values():  # the commands last: they read what the other steps wrote
+            if isinstance(step, Run):
+                done = subprocess.run([sys.executable, "-m", "lab", *step.args], cwd=copy, env=in_copy(copy),
+                                      capture_output=True, text=True, timeout=120)
+                assert done.returncode == 0, done.stdout + done.stderr
     return copy
+
+
+def in_copy(copy: Path) -> dict:
+    """The environment of a process that imports the copy's packages, not the repository's."""
+    return {**os.environ, "PYTHONPATH": str(copy)}
+
+
+def pytest_in_copy(copy: Path, *args: str, timeout: int) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=copy,
+                          env=in_copy(copy), capture_output=True, text=True, timeout=timeout)
 
 
 def test_the_documented_steps_are_the_only_changes(toy_copy):
     want = {path.replace("<family>", family): new for family in TOYS for path, new in steps_of(family)}
     assert changed_files(toy_copy) == want
+
+
+def test_the_registry_readers_pass_with_the_toy_families(toy_copy):
+    """The docs' route table (written by the documented command), the API examples of every measured
+    route and the catalog against the frozen protocols hold in the copy."""
+    done = pytest_in_copy(toy_copy, "-m", "not slow and not heavy", *REGISTRY_READERS, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "passed" in done.stdout and "failed" not in done.stdout
+
+
+@pytest.mark.slow  # the whole fast lane a second time, in the copy (make test-long)
+def test_the_fast_lane_passes_with_the_toy_families(toy_copy):
+    done = pytest_in_copy(toy_copy, "-m", "not slow and not heavy", "-n", "auto", "--maxprocesses", "4",
+                          "--dist", "loadscope", timeout=1800)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
 
 
 def test_the_layering_holds_with_the_toy_families(toy_copy):
@@ -163,7 +209,7 @@ def test_the_layering_holds_with_the_toy_families(toy_copy):
 @pytest.mark.heavy  # a whole campaign: the full suite runs it, the fast lane does not
 def test_the_toy_families_serve_and_verify_a_campaign(toy_copy, tmp_path_factory):
     inputs = built_inputs(tmp_path_factory)
-    env = {**os.environ, "PYTHONPATH": str(toy_copy),
+    env = {**in_copy(toy_copy),
            "TOY_FAMILY_INPUTS": json.dumps({name: str(value) for name, value in asdict(inputs).items()})}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "tests/toy_family/campaign_check.py"],

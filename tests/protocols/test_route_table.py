@@ -1,6 +1,7 @@
-"""The docs' search-route tables come from the registry (protocols/routes.py): every page that holds
-the table holds exactly what `lab protocol routes` prints, every route of ROUTES is in it, and
-docs/api.md shows a real page of every route."""
+"""The docs' search-route table comes from the registry (protocols/routes.py): docs/api.md holds
+exactly what `lab protocol routes` prints (`--write` puts it there), no other page holds a copy,
+every route of ROUTES is in it, and docs/api.md shows a real page of every route a frozen protocol
+ranks with."""
 
 from __future__ import annotations
 
@@ -10,15 +11,34 @@ import pytest
 
 from protocols.routes import BEGIN, END, ROUTES, route_table, table_in
 from tests.conftest import REPO, lab_cli
+from tests.protocol_files import frozen_families
 
-PAGES = ("docs/api.md", "docs/contracts.md", "docs/retrieval.md")
+PAGE = "docs/api.md"
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_the_page_holds_the_registrys_table(page):
-    held = table_in((REPO / page).read_text())
-    assert held is not None, f"{page} holds no table between {BEGIN!r} and {END!r}"
-    assert held == route_table(), f"{page}: run `lab protocol routes` and paste its table between the markers"
+def test_the_page_holds_the_registrys_table():
+    held = table_in((REPO / PAGE).read_text())
+    assert held is not None, f"{PAGE} holds no table between {BEGIN!r} and {END!r}"
+    assert held == route_table(), f"{PAGE}: run `lab protocol routes --write {PAGE}`"
+
+
+def test_no_other_page_holds_a_copy():
+    copies = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "docs").rglob("*.md"))
+              if BEGIN in path.read_text(encoding="utf-8")]
+    assert copies == [PAGE]
+
+
+def test_write_puts_the_table_between_the_markers_and_refuses_a_page_without_them(tmp_path):
+    page = tmp_path / "api.md"
+    page.write_text(f"# API\n\n{BEGIN}\n| an old table |\n{END}\n\nafter\n", encoding="utf-8")
+    assert "wrote the route table" in lab_cli("protocol", "routes", "--write", page).stdout
+    assert page.read_text(encoding="utf-8") == f"# API\n\n{route_table()}\n\nafter\n"
+    assert "already" in lab_cli("protocol", "routes", "--write", page).stdout  # again: nothing to change
+    bare = tmp_path / "bare.md"
+    bare.write_text("# no markers\n", encoding="utf-8")
+    done = lab_cli("protocol", "routes", "--write", bare, check=False)
+    assert done.returncode == 2 and "holds no route-table markers" in done.stderr
+    assert bare.read_text(encoding="utf-8") == "# no markers\n"
 
 
 def test_the_table_has_one_row_per_route_in_the_registrys_order():
@@ -30,10 +50,11 @@ def test_the_command_prints_the_table():
     assert lab_cli("protocol", "routes").stdout.rstrip("\n") == route_table()
 
 
-def test_every_route_has_a_page_example_in_the_api_page():
+def test_every_measured_route_has_a_page_example_in_the_api_page():
     text = (REPO / "docs" / "api.md").read_text()
     shown = set(re.findall(r"^#### Search: ([a-z0-9_]+)", text, re.M))
-    assert set(ROUTES) - shown == set(), "docs/api.md: `lab bench api-examples --search` prints them"
+    assert frozen_families() <= set(ROUTES)
+    assert frozen_families() - shown == set(), "docs/api.md: `lab bench api-examples --search` prints them"
 
 
 @pytest.mark.heavy  # a real lab asked once per route

@@ -28,7 +28,7 @@ from server.retrieval.indexes import Indexes, ScopeIndex
 from server.retrieval.tokenize import bm25_tokens
 from server.routes import CATALOG, search
 from tests.conftest import SAMPLE_DIR, require_shared
-from tests.protocol_files import declared_protocol_files
+from tests.protocol_files import declared_protocol_files, frozen_families
 
 SPACE = "space-" + "a" * 64
 DIM = 384
@@ -104,7 +104,10 @@ def test_catalog_equals_protocol_ranking_profiles():
         for name, frozen in protocol["ranking_profiles"].items():
             assert canonical(CATALOG[name]) == canonical(frozen), name  # floats stay floats, ints ints
     union = {name: profile for protocol in protocols.values() for name, profile in protocol["ranking_profiles"].items()}
-    assert digest(CATALOG) == digest(union)  # and the catalog serves nothing no frozen protocol names
+    # and a family a frozen protocol ranks with serves nothing no frozen protocol names (a family
+    # being added serves its profiles before a protocol freezes them: docs/extend-a-method.md)
+    measured = {name: profile for name, profile in CATALOG.items() if profile["family"] in frozen_families()}
+    assert digest(measured) == digest(union)
 
 
 def test_tokens_are_lowercased_isalnum_runs():
