@@ -1,6 +1,7 @@
 """The two test lanes: `make test` runs the default suite (everything but `slow`), `make test-fast`
-leaves out the tests marked `heavy` as well, yet still runs tests of every package. Selection is
-read from pytest itself (a --collect-only run with each lane's marker expression), and a test
+leaves out the tests marked `heavy` as well, yet still runs tests of every package. The markers are
+read from pytest itself (one --collect-only run over every test, each node with the markers pytest
+resolved for it, tests/lane_markers.py), each lane is its marker expression over them, and a test
 module counts for the packages it imports, so adding, renaming or marking tests keeps this true or
 fails here."""
 
@@ -16,6 +17,7 @@ from functools import cache
 import pytest
 
 from tests.conftest import REPO
+from tests.lane_markers import MARKED
 
 PACKAGES = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab")
 FULL = "not slow"
@@ -32,13 +34,25 @@ def make_lane(target: str) -> str:
 
 
 @cache
-def collected(expression: str) -> tuple[str, ...]:
-    """Node ids pytest selects under `-m expression` (collection only, nothing runs)."""
+def markers() -> dict[str, frozenset[str]]:
+    """Every test's node id and the lane markers pytest resolved for it (collection only, nothing runs)."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", expression],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "tests.lane_markers",
+         "-m", ""], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return tuple(line for line in result.stdout.splitlines() if "::" in line)
+    found = {}
+    for line in result.stdout.splitlines():
+        if line.startswith(MARKED):
+            marks, _, node = line[len(MARKED):].partition("\t")
+            found[node] = frozenset(marks.split(",")) - {""}
+    assert found, "the collection printed no marked node"
+    return found
+
+
+def collected(expression: str) -> tuple[str, ...]:
+    """Node ids the lane's `-m expression` selects (the three expressions the lanes use)."""
+    lanes = {FULL: lambda m: "slow" not in m, FAST: lambda m: not {"slow", "heavy"} & m, "slow": lambda m: "slow" in m}
+    return tuple(node for node, marks in markers().items() if lanes[expression](marks))
 
 
 def packages_imported(module: str) -> set[str]:

@@ -6,7 +6,6 @@ None on the dense order (its score the cosine), so the evaluator can check eithe
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -14,19 +13,15 @@ import numpy as np
 from server.families.hipporag2.graph_table import GraphTable
 from server.families.hipporag2.ranking import Ranked
 from server.retrieval import page_parts as parts
+from server.retrieval.graph_nodes import mass_hit, seed_digest
 from server.retrieval.request import Search, VectorQuery
 
 
 def hits(index, vq: VectorQuery, table: GraphTable, ranked: Ranked, dense: np.ndarray, grid_bits: int) -> list[dict]:
     grid = float(1 << grid_bits)
     dense_of = {} if ranked.mass is not None else dict(zip(table.passages, dense.tolist()))
-    out = []
-    for i, (rid, mass) in enumerate(ranked.order, start=1):
-        record = index.records[rid]
-        out.append({"rank": i, "id": rid, "score": dense_of[rid] if mass is None else mass / grid,
-                    "mass": mass, "revision": record.revision, "payload": record.payload,
-                    "embedding_receipt": parts.receipt(index, vq, rid)})
-    return out
+    return [mass_hit(index, vq, rid, i, dense_of[rid] if mass is None else mass / grid, mass)
+            for i, (rid, mass) in enumerate(ranked.order, start=1)]
 
 
 def graph_size(table: GraphTable) -> dict:
@@ -34,16 +29,11 @@ def graph_size(table: GraphTable) -> dict:
             "facts": len(table.facts), "edges": table.edges}
 
 
-def dense_digest(dense: np.ndarray) -> str:
-    """SHA-256 of the dense seeds as little-endian int64, in ascending passage id order."""
-    return hashlib.sha256(np.asarray(dense, dtype="<i8").tobytes()).hexdigest()
-
-
 def seeds_and_walk(ranked: Ranked) -> dict:
     """The section's tail: the dense range and digest, the phrase seeds, the iteration count and
     the last step's change (both 0 on the dense order)."""
     found = ranked.seeds
-    return {"dense_range": list(found.dense_range), "dense_digest": dense_digest(found.dense),
+    return {"dense_range": list(found.dense_range), "dense_digest": seed_digest(found.dense),
             "phrases": [{"phrase": one, "units": units} for one, units in found.phrases],
             "iterations": 0 if ranked.mass is None else ranked.mass.iterations,
             "last_change": 0 if ranked.mass is None else ranked.mass.last_change}

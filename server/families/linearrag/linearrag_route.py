@@ -11,7 +11,6 @@ carries its mass (None on the dense order, when no entity is seeded).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256
 from server.retrieval import cosine
 from server.retrieval import page_parts as parts
-from server.retrieval.graph_nodes import mass_hit
+from server.retrieval.graph_nodes import mass_hit, seed_digest
 from server.retrieval.request import Search, VectorQuery, linked_query
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
 
@@ -47,11 +46,6 @@ def bridged(index, table: LinearTable, vq: VectorQuery, linked: list[tuple[str, 
                   lambda text: table.entities_of.get(text, ()), rules, order)
 
 
-def digest_of(units: list[int]) -> str:
-    """SHA-256 of the passage seeds as little-endian int64, in ascending passage id order."""
-    return hashlib.sha256(np.array(units, dtype="<i8").tobytes()).hexdigest()
-
-
 def section_of(table: LinearTable, entities, linked, found: Bridged, entity_seeds, dense, passage_units) -> dict:
     return {
         "graph": {"passages": len(table.passages), "entities": len(table.entities),
@@ -65,7 +59,7 @@ def section_of(table: LinearTable, entities, linked, found: Bridged, entity_seed
                       for entity, (score, tier) in found.activated.items()],
         "entity_seeds": entity_seeds,
         "dense_range": [float(dense.min()), float(dense.max())],
-        "passage_digest": digest_of(passage_units),
+        "passage_digest": seed_digest(passage_units),
     }
 
 
@@ -114,9 +108,3 @@ def rank(index, vq: VectorQuery, table: LinearTable, dense: np.ndarray, passage_
     grid = float(1 << rules["grid_bits"])
     return [mass_hit(index, vq, table.passages[i], i_rank, int(values[i]) / grid, int(values[i]))
             for i_rank, i in enumerate(order.tolist(), start=1)]
-
-
-def _hit(index, vq: VectorQuery, rid: str, rank: int, score: float, mass: int | None) -> dict:
-    record = index.records[rid]
-    return {"rank": rank, "id": rid, "score": score, "mass": mass, "revision": record.revision,
-            "payload": record.payload, "embedding_receipt": parts.receipt(index, vq, rid)}
