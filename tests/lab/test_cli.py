@@ -437,13 +437,16 @@ def test_a_long_refusal_wraps_on_a_terminal_and_keeps_each_command_whole():
     into a pipe the same refusal is one line per reason, as programs and tests read it."""
     import pty
 
-    argv = [".venv/bin/lab", "protocol", "derive", "musique-sample-e5-v1", "--protocol",
+    args = ["protocol", "derive", "musique-sample-e5-v1", "--protocol",
             "protocols/frozen/datasets/musique-sample-linearrag-v1.json", "--version", "x", "--output", "/nowhere/x.json"]
     pid, fd = pty.fork()
     if pid == 0:  # the child: the lab on a pseudo-terminal of 80 columns
-        os.chdir(REPO)
-        os.environ["COLUMNS"] = "80"
-        os.execv(argv[0], argv)
+        try:
+            os.chdir(REPO)
+            os.environ["COLUMNS"] = "80"
+            os.execv(sys.executable, [sys.executable, "-m", "lab", *args])
+        finally:  # a failed exec must end this copy of the test process, never run on as it
+            os._exit(127)
     said = b""
     while True:
         try:
@@ -458,5 +461,5 @@ def test_a_long_refusal_wraps_on_a_terminal_and_keeps_each_command_whole():
     assert lines[0].startswith("error: 2 profile(s) hold a similarity threshold")
     assert len(lines) > 10 and max(map(len, lines)) <= 80
     assert all(line.count("`") % 2 == 0 for line in lines)  # no quoted command broken across lines
-    piped = _lab(*argv[1:])
+    piped = _lab(*args)
     assert piped.returncode == 2 and len(piped.stderr.splitlines()) == 3
