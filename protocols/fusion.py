@@ -5,7 +5,7 @@ A profile (or a profile's `base`) that fuses ranked channel lists names its rule
 (protocols/schema.py), and each side binds the rules it implements in its own table, checked at
 import against this one the way `check_bindings` checks routes: the server its fusers
 (server/retrieval/fusion.py, server/families/rescue/rescue_method.py), the evaluator its independent recomputations
-(evaluator/verification/recompute.py, evaluator/verification/verifiers/rescue.py). So a profile saying
+(evaluator/verification/recompute.py, evaluator/verification/verifiers/lists/rescue.py). So a profile saying
 "combsum" is refused when the protocol loads, and a rule can be neither served unverified nor
 verified unserved. (A `fusion` that is an object, as in the rescue and walk families, holds a
 family's own parameters for fusing its lane back in; it names no rule.)

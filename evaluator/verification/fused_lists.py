@@ -10,7 +10,8 @@ one home holds what every such verifier needs:
   scores, its exact score, the order and the ids, a difference allowed only inside a run of
   near-equal channel scores (the server sums in float32 and another order);
 - `pool_difference`: a stored pool of ids (no channel ranks) against the recomputed list, reached
-  only through near-tie swaps the server's arithmetic could have made.
+  only through near-tie swaps the server's arithmetic could have made;
+- `base_list`: a graph family's base (the walk's, PPR's), fused from the lists and cut at its depth.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.exact import ZERO, rational
+from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.verification.hit_checks import check_exact, check_order
 
 # how far a channel's recomputed score may be from the lab's and still be a tie
@@ -164,3 +165,17 @@ def explained_by_near_ties(have, want, lists, tolerance) -> bool:
     ambiguous = set().union(*(rc.near_tie_ids(lst, tolerance[channel]) for channel, lst in lists.items()))
     differing = {a for a, b in zip(have, want) if a != b} | {b for a, b in zip(have, want) if a != b}
     return len(have) == len(want) and bool(differing) and differing <= ambiguous
+
+
+def base_list(checker, query: Mapping, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
+    """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
+    channels = base["channels"]
+    lists = {
+        "lexical": [rid for rid, _ in rc.ordered(checker.bm25_scores(query), channels["lexical"]["depth"])],
+        "semantic": [rid for rid, _ in rc.ordered(checker.cosines(query), channels["semantic"]["depth"],
+                                                  min_score=channels["semantic"]["min_score"])],
+    }
+    rule = checker.profiles[base["profile"]]["fusion"]  # the rule of the hybrid profile the base names
+    fused = rc.fuse(rule, lists, {c: channels[c]["weight"] for c in channels}, base["k"])
+    order = rc.fused_order(fused)[: base["depth"]]
+    return order, {rid: fused[rid]["score"] for rid in order}, {rid: fused[rid]["ranks"] for rid in order}

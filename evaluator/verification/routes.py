@@ -17,18 +17,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from evaluator.verification.failure import Fail, Failure
-from evaluator.verification.verifiers.ann import check_ann
-from evaluator.verification.verifiers.graph import check_graph, graph_anchor_failures
-from evaluator.verification.verifiers.hipporag2 import check_hipporag2
-from evaluator.verification.verifiers.hipporag_ner import check_hipporag_ner
-from evaluator.verification.verifiers.hybrid import check_hybrid
-from evaluator.verification.verifiers.lexical import check_lexical
-from evaluator.verification.verifiers.linearrag import check_linearrag
-from evaluator.verification.verifiers.ppr import check_ppr
-from evaluator.verification.verifiers.prf import check_prf
-from evaluator.verification.verifiers.rescue import check_rescue
-from evaluator.verification.verifiers.semantic import check_semantic
-from evaluator.verification.verifiers.walk import check_walk, walk_seed_failures
+from evaluator.verification.verifiers.graphs.graph.graph_verifier import check_graph, graph_anchor_failures
+from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import check_hipporag2
+from evaluator.verification.verifiers.graphs.hipporag2.ner_verifier import check_hipporag_ner
+from evaluator.verification.verifiers.graphs.linearrag import check_linearrag
+from evaluator.verification.verifiers.graphs.ppr import check_ppr
+from evaluator.verification.verifiers.graphs.walk import check_walk, walk_seed_failures
+from evaluator.verification.verifiers.lists.ann import check_ann
+from evaluator.verification.verifiers.lists.hybrid import check_hybrid
+from evaluator.verification.verifiers.lists.lexical import check_lexical
+from evaluator.verification.verifiers.lists.prf import check_prf
+from evaluator.verification.verifiers.lists.rescue import check_rescue
+from evaluator.verification.verifiers.lists.semantic import check_semantic
 from protocols.routes import check_bindings
 
 Check = Callable[[object, Mapping, Mapping, Mapping, Fail], None]
@@ -46,13 +46,13 @@ VERIFIERS: dict[str, Verifier] = {
     "semantic": Verifier(check_semantic),
     "hybrid": Verifier(check_hybrid),
     "graph": Verifier(check_graph, graph_anchor_failures),
-    "rescue": Verifier(check_rescue),  # evaluator/verification/verifiers/rescue.py (docs/rescue.md)
-    "ann": Verifier(check_ann),  # evaluator/verification/verifiers/ann.py (docs/scale.md)
-    "walk": Verifier(check_walk, walk_seed_failures),  # evaluator/verification/verifiers/walk.py (docs/graph-v3.md)
-    "prf": Verifier(check_prf),  # evaluator/verification/verifiers/prf.py (docs/prf.md)
-    "ppr": Verifier(check_ppr),  # evaluator/verification/verifiers/ppr.py (docs/field-graphs.md)
-    "hipporag2": Verifier(check_hipporag2),  # evaluator/verification/verifiers/hipporag2.py (docs/hipporag2.md)
-    "hipporag_ner": Verifier(check_hipporag_ner),  # evaluator/verification/verifiers/hipporag_ner.py (docs/hipporag2.md)
-    "linearrag": Verifier(check_linearrag),  # evaluator/verification/verifiers/linearrag.py (docs/linearrag.md)
+    "rescue": Verifier(check_rescue),  # evaluator/verification/verifiers/lists/rescue.py (docs/rescue.md)
+    "ann": Verifier(check_ann),  # evaluator/verification/verifiers/lists/ann.py (docs/scale.md)
+    "walk": Verifier(check_walk, walk_seed_failures),  # evaluator/verification/verifiers/graphs/walk.py (docs/graph-v3.md)
+    "prf": Verifier(check_prf),  # evaluator/verification/verifiers/lists/prf.py (docs/prf.md)
+    "ppr": Verifier(check_ppr),  # evaluator/verification/verifiers/graphs/ppr.py (docs/field-graphs.md)
+    "hipporag2": Verifier(check_hipporag2),  # evaluator/verification/verifiers/graphs/hipporag2/hipporag2_verifier.py (docs/hipporag2.md)
+    "hipporag_ner": Verifier(check_hipporag_ner),  # evaluator/verification/verifiers/graphs/hipporag2/ner_verifier.py (docs/hipporag2.md)
+    "linearrag": Verifier(check_linearrag),  # evaluator/verification/verifiers/graphs/linearrag.py (docs/linearrag.md)
 }
 check_bindings("evaluator/verification/routes.py", "verifier", VERIFIERS)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from evaluator.verification import fused_lists
 from evaluator.verification import recompute as rc
-from evaluator.verification.verifiers import typed_paths as tp
+from evaluator.verification.verifiers.graphs.graph import typed_paths as tp
 
 BALANCED = {
     "kind_weights": {"same_entity": 1.0, "semantic_related": 1.0, "contradicts": 0.0},
@@ -148,7 +148,7 @@ def test_near_tie_ids_are_only_the_neighbours_that_differ_by_rounding():
 
 
 def test_lane_budget_cut_is_recomputed_from_the_relations():
-    from evaluator.verification.verifiers.rescue import lane_budget_cut
+    from evaluator.verification.verifiers.lists.rescue import lane_budget_cut
 
     pairs = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "e")]
     edges = {f"r{i}": rc.Edge(f"r{i}", "same_entity", s, t) for i, (s, t) in enumerate(pairs)}
@@ -168,7 +168,7 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
     (one BFS per seed, counted independently) says the budgets are exceeded."""
     import copy
 
-    from evaluator.verification.verifiers.rescue import expected_rescue, lane_budget_cut
+    from evaluator.verification.verifiers.lists.rescue import expected_rescue, lane_budget_cut
     from ground.canonical import digest
     from protocols.families.rescue import RESCUE_PROFILES
     from server.families.rescue.rescue_route import search_rescue

@@ -52,9 +52,14 @@ def test_docs_layering_names_every_contract():
     # a page check reaching into the campaign that runs it
     ("evaluator/verification/verify.py", "import evaluator.evaluate.evaluate", "evaluator-layers"),
     # a verifier reading the server code it checks (also a stage breach: both contracts say so)
-    ("evaluator/verification/verifiers/ppr.py", "import server.families.ppr.pagerank", "verifiers-recompute-alone"),
+    ("evaluator/verification/verifiers/graphs/ppr.py", "import server.families.ppr.pagerank", "verifiers-recompute-alone"),
+    # one family's verifier leaning on another's code instead of what verification shares
+    ("evaluator/verification/verifiers/graphs/ppr.py", "import evaluator.verification.verifiers.graphs.walk",
+     "verifiers-independent"),
+    ("evaluator/verification/verifiers/lists/prf.py", "import evaluator.verification.verifiers.lists.lexical",
+     "verifiers-independent"),
     # a route's verifier reaching into the shared Checker that dispatches to it
-    ("evaluator/verification/verifiers/lexical.py", "import evaluator.verification.verify", "verification-layers"),
+    ("evaluator/verification/verifiers/lists/lexical.py", "import evaluator.verification.verify", "verification-layers"),
     # the fixture contract depending on how one encoder happens to run
     ("builders/embedding/contract.py", "import builders.embedding.execution.parallel", "embedding-layers"),
 ])

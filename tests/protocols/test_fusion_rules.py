@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.verifiers import rescue as rescue_verifier
+from evaluator.verification.verifiers.lists import rescue as rescue_verifier
 from protocols.committed import committed_file
 from protocols.fusion import FUSION_RULES, check_fusion_bindings
 from protocols.routes import PROFILES

@@ -1,6 +1,6 @@
 """The independent check of a `coord` page (docs/extend-a-method.md, step 5).
 
-tests/lab/test_extend_a_method.py writes this file as evaluator/verification/verifiers/<family>.py (`coord`) in a
+tests/lab/test_extend_a_method.py writes this file as evaluator/verification/verifiers/lists/<family>.py (`coord`) in a
 copy of the repository. The counts are recomputed from the fixture's texts with the evaluator's own tokenizer;
 the ranking, every score, the channel and the parameters must be exactly those.
 """

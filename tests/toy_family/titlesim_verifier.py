@@ -1,6 +1,6 @@
 """The independent check of a `titlesim` page (docs/extend-a-method.md, step 5).
 
-tests/lab/test_extend_a_method.py writes this file as evaluator/verification/verifiers/<family>.py
+tests/lab/test_extend_a_method.py writes this file as evaluator/verification/verifiers/lists/<family>.py
 (`titlesim`) in a copy of the repository. Each passage's title vector comes from the frozen fixture
 section through the records the evaluator derived from it (what prepare wrote to the lab); every
 cosine is recomputed here in float64 and the page held to that order up to near ties.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.verifiers.single_channel import check_single
+from evaluator.verification.single_channel import check_single
 
 
 def check_titlesim(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:

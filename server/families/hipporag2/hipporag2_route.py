@@ -2,7 +2,7 @@
 
 The query's vector is all it needs (HippoRAG 2 runs no language model at query time without its
 recognition filter). The page's `hipporag2` section carries what the evaluator needs to recompute
-every integer (evaluator/verification/verifiers/hipporag2.py): the linked facts with their cosine
+every integer (evaluator/verification/verifiers/graphs/hipporag2/hipporag2_verifier.py): the linked facts with their cosine
 and grid score, the ranges the scores were normalized over, the digest of the dense seeds, the
 phrase seeds, the iteration count and the last step's change; every hit carries its mass (None on
 the dense order, when no fact links a phrase).

@@ -6,7 +6,7 @@ phrase of highest exact cosine (ties by phrase): a float32 product ranks every p
 exact cosine (cosine_exact_v1) decides among those within twice the float32 bound of the best, so
 the link is the one exact cosines of every phrase give. The page's `hipporag_ner` section carries
 the links with their cosines, the phrase seeds, the dense range and digest, the iteration count
-and the last step's change (evaluator/verification/verifiers/hipporag_ner.py recomputes each).
+and the last step's change (evaluator/verification/verifiers/graphs/hipporag2/ner_verifier.py recomputes each).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The body carries the question's vector and its entities (lower-cased, as LinearRAG links them) with
 their vectors; the fixture's linearrag_graph section encodes them, the lab runs no model. The page's
 `linearrag` section carries what the evaluator needs to recompute every number
-(evaluator/verification/verifiers/linearrag.py): each link with its cosine, every sentence taken in
+(evaluator/verification/verifiers/graphs/linearrag.py): each link with its cosine, every sentence taken in
 every round with its cosine, the activations and the weights they give, the entity seeds, the dense
 range, the digest of the passage seeds, the iteration count and the last step's change; every hit
 carries its mass (None on the dense order, when no entity is seeded).

@@ -6,7 +6,7 @@ server runs no recognizer), reads the live index (the two channels; the eligible
 profile's kinds, grouped by the entity their evidence names) and lays out the page: `ppr` carries
 the seeds (reset integers on the 2^-grid_bits grid), the iteration count and the subgraph's size,
 and every hit its mass (None when it is a backfilled base passage) and base rank, which is what
-the evaluator's recomputation compares bit for bit (evaluator/verification/verifiers/ppr.py).
+the evaluator's recomputation compares bit for bit (evaluator/verification/verifiers/graphs/ppr.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every request carries the query text and vector (one request layout for the three profiles). The
 page is the v1 layout (server/retrieval/page_parts.py) plus `feedback`: per channel used, the feedback
 documents (id, revision, first-pass rank and score) and, for RM3, every term of the expanded query
-with its weight; for Rocchio, beta. The evaluator recomputes all of it (evaluator/verification/verifiers/prf.py).
+with its weight; for Rocchio, beta. The evaluator recomputes all of it (evaluator/verification/verifiers/lists/prf.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from builders.entity_graph import build_relations
-from evaluator.verification.verifiers.walk import masses
+from evaluator.verification.verifiers.graphs.walk import masses
 from ground.artifacts import document_id
 from ground.canonical import canonical
 from protocols.families.walk import WALK_PROFILES
@@ -102,7 +102,7 @@ def checker_for(docs, relations, vectors, qvecs):
 
 def failures_of(checker, query: dict, page: dict, limit: int, profile: str = "entity_walk_v1") -> list[tuple]:
     out = []
-    from evaluator.verification.verifiers.walk import check_walk
+    from evaluator.verification.verifiers.graphs.walk import check_walk
     check_walk(checker, query, page, {"profile": profile, "limit": limit},
                lambda rank, field, message: out.append((rank, field, message)))
     return out

@@ -263,7 +263,7 @@ def test_the_walk_stops_at_a_constructed_two_cycle_with_the_bounds_state():
 
 
 def test_dense_seeds_on_a_grid_boundary_are_decided_by_the_pages_digest():
-    from evaluator.verification.verifiers import hipporag2 as verifier
+    from evaluator.verification.verifiers.graphs.hipporag2 import hipporag2_verifier as verifier
     from evaluator.verification.whole_graph_walk import dense_digest
 
     cosines = np.array([0.0, 0.5, 1.0, 0.25 + 2 ** -40])

@@ -9,7 +9,7 @@ import pytest
 
 from builders.hipporag2_graph import add_synonyms, build
 from evaluator.connection.client import LabError
-from evaluator.verification.verifiers.hipporag2 import (
+from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import (
     Table,
     edge_arrays,
     exact_cosines,

@@ -9,8 +9,14 @@ import pytest
 
 from builders.hipporag2_graph import add_synonyms, build_ner
 from evaluator.connection.client import LabError
-from evaluator.verification.verifiers.hipporag2 import Table, edge_arrays, exact_cosines, query_unit, unit_rows
-from evaluator.verification.verifiers.hipporag_ner import page_failures
+from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import (
+    Table,
+    edge_arrays,
+    exact_cosines,
+    query_unit,
+    unit_rows,
+)
+from evaluator.verification.verifiers.graphs.hipporag2.ner_verifier import page_failures
 from protocols.families.hipporag2 import HIPPORAG_NER, PASSAGE, PHRASE
 from tests.lab_fixtures import embedding_item, memory_item, relation_item
 

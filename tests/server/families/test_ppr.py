@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from evaluator.verification.verifiers.ppr import ppr_failures, recompute
+from evaluator.verification.verifiers.graphs.ppr import ppr_failures, recompute
 from protocols.families.ppr import PPR_PROFILES
 from server.families.ppr.pagerank import page_section, rank_ppr
 
@@ -119,7 +119,7 @@ def test_passage_seeds_from_a_base_the_server_cut_inside_a_near_tie_are_accepted
     the semantic channel's cut, ordered one way by the server and the other by the recomputation,
     put a different passage in the fused base, and every passage seed moves with the base's total."""
     from evaluator.verification import recompute as rc
-    from evaluator.verification.verifiers.ppr import page_failures
+    from evaluator.verification.verifiers.graphs.ppr import page_failures
     from protocols.routes import PROFILES
 
     profile = PPR_PROFILES["ppr_entity_passages_v1"]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.verifiers.prf import check_prf
+from evaluator.verification.verifiers.lists.prf import check_prf
 from evaluator.verification.verify import Checker, RecentCache
 from protocols.families.prf import PRF_PROFILES
 from server.families.prf.feedback import rocchio

@@ -202,7 +202,7 @@ import numpy as np  # noqa: E402
 
 from builders.title_graph import build_relations  # noqa: E402
 from evaluator.verification import recompute as rc  # noqa: E402
-from evaluator.verification.verifiers.rescue import compare_page, expected_rescue  # noqa: E402
+from evaluator.verification.verifiers.lists.rescue import compare_page, expected_rescue  # noqa: E402
 from ground.artifacts import document_id  # noqa: E402
 from server.retrieval.indexes import ScopeIndex  # noqa: E402
 from server.routes import search  # noqa: E402
@@ -413,7 +413,7 @@ def json_roundtrip(value):
 
 
 def test_near_tie_alignment_only_inside_runs_of_near_equal_scores():
-    from evaluator.verification.verifiers.rescue import align_near_ties
+    from evaluator.verification.verifiers.lists.rescue import align_near_ties
     lst = [("a", 0.9000001), ("b", 0.9), ("c", 0.5)]
     assert align_near_ties(lst, {"b": 1}, 2e-6) == [("b", 0.9), ("a", 0.9000001), ("c", 0.5)]
     # a document the page does not show yields its place to the one it does rank

@@ -18,7 +18,7 @@ import pytest
 
 from builders.title_graph import build_relations
 from evaluator.verification import recompute as rc
-from evaluator.verification.verifiers.walk import check_walk, masses
+from evaluator.verification.verifiers.graphs.walk import check_walk, masses
 from evaluator.verification.verify import Checker, RecentCache
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest

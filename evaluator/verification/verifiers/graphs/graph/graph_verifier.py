@@ -11,7 +11,7 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.verification.failure import Failure
 from evaluator.verification.hit_checks import check_exact, check_order
-from evaluator.verification.verifiers import typed_paths as tp
+from evaluator.verification.verifiers.graphs.graph import typed_paths as tp
 
 
 def base_list(checker, query: Mapping, profile: Mapping, seed: str) -> tuple[list[str], dict[str, float]]:

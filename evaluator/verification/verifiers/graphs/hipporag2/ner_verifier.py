@@ -16,7 +16,7 @@ import numpy as np
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.entity_links import link_failures
-from evaluator.verification.verifiers.hipporag2 import (
+from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import (
     Found,
     Table,
     exact_cosines,

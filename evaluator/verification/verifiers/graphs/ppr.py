@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.fused_lists import CHANNEL_TOLERANCE
+from evaluator.verification.fused_lists import CHANNEL_TOLERANCE, base_list
 
 MAX_SWAPS = 2  # near-tie swaps tried together when the page's seeds are not the recomputed base's
 BEYOND_CUT = 4  # channel entries past a channel's depth kept, so that a near tie across the cut can swap in
@@ -165,11 +165,9 @@ def near_tie_bases(lists: Mapping[str, Sequence[tuple[str, float]]], base: Mappi
 
 
 def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    """The route's verifier (evaluator/verification/routes.py): the base by the walk verifier's own
+    """The route's verifier (evaluator/verification/routes.py): the base by the evaluator's own
     fusion, the relations from the frozen file under their lab record ids, the query's entities
     from the fixture; then `recompute` and every difference reported."""
-    from evaluator.verification.verifiers.walk import base_list
-
     profile = checker.profiles[spec["profile"]]
     entities = checker.frozen.query_entities(query["id"])
     if page.get("query_entities") != entities:

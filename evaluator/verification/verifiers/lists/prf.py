@@ -18,7 +18,7 @@ import numpy as np
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.fused_lists import check_fused
-from evaluator.verification.verifiers.single_channel import check_single
+from evaluator.verification.single_channel import check_single
 
 
 def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:

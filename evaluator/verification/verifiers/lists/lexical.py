@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
-from evaluator.verification.verifiers.single_channel import check_single
+from evaluator.verification.single_channel import check_single
 
 
 def check_lexical(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:

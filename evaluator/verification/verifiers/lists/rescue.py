@@ -83,7 +83,7 @@ def _weighted_reciprocal_rank(ranks: Mapping[str, Mapping[str, int]], base: Mapp
 
 
 BASE_FUSERS = {"weighted_reciprocal_rank": _weighted_reciprocal_rank}  # the base's `fusion`, by name
-check_fusion_bindings("evaluator/verification/verifiers/rescue.py", BASE_FUSERS)
+check_fusion_bindings("evaluator/verification/verifiers/lists/rescue.py", BASE_FUSERS)
 
 
 def expected_rescue(query: str, lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],

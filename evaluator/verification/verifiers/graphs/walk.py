@@ -19,21 +19,8 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, decimal
 from evaluator.verification.exact import text as _text
 from evaluator.verification.failure import Failure
+from evaluator.verification.fused_lists import base_list
 from evaluator.verification.hit_checks import check_exact, check_order
-
-
-def base_list(checker, query: Mapping, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
-    """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
-    channels = base["channels"]
-    lists = {
-        "lexical": [rid for rid, _ in rc.ordered(checker.bm25_scores(query), channels["lexical"]["depth"])],
-        "semantic": [rid for rid, _ in rc.ordered(checker.cosines(query), channels["semantic"]["depth"],
-                                                  min_score=channels["semantic"]["min_score"])],
-    }
-    rule = checker.profiles[base["profile"]]["fusion"]  # the rule of the hybrid profile the base names
-    fused = rc.fuse(rule, lists, {c: channels[c]["weight"] for c in channels}, base["k"])
-    order = rc.fused_order(fused)[: base["depth"]]
-    return order, {rid: fused[rid]["score"] for rid in order}, {rid: fused[rid]["ranks"] for rid in order}
 
 
 def neighbours(checker, kinds) -> dict[str, dict[str, str]]:

@@ -1,0 +1,1 @@
+"""HippoRAG 2's verifiers, both routes over one recomputed graph table (`hipporag2`, `hipporag_ner`)."""
