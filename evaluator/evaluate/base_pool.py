@@ -41,10 +41,10 @@ def check_base_pools(pages: Iterable[tuple[str, dict]], checker: Checker, protoc
     pools: dict[str, list[str]] = {}
     for query_id, page in pages:
         hits = page.get("hits") or []
-        failures: list[Failure] = []
         fused, order, lists = checker.fused(queries[query_id], spec["profile"])
-        check_fused(hits, spec["limit"], checker.profiles[spec["profile"]], fused, order, lists,
-                    lambda rank, field, message: failures.append(Failure(query_id, method, rank, field, message)))
+        profile = checker.profiles[spec["profile"]]
+        failures = [Failure(query_id, method, *found)
+                    for found in check_fused(hits, spec["limit"], profile, fused, order, lists)]
         if failures:
             raise BasePoolError(f"base pool check failed: {failures[0]}", failures[0].as_dict())
         records = [hit["id"] for hit in hits]

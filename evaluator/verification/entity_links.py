@@ -11,30 +11,35 @@ from typing import Any
 import numpy as np
 
 from builders.embedding import vector_sha256
-from evaluator.verification.whole_graph_walk import Found
+from evaluator.verification.failure import Findings
 
 
 def link_failures(listed: Any, field: str, node_field: str, nodes: Sequence[str],
                   cosines_of: Callable[[np.ndarray], np.ndarray], entities: Sequence[tuple[str, np.ndarray]],
-                  tolerance: float, expected: int) -> Found:
+                  tolerance: float, expected: int) -> Findings:
     """The first difference of the page's `field` (a list of `expected` entries, one per entity,
     each naming its node under `node_field`) from the links recomputed over `nodes`."""
     if not isinstance(listed, list) or len(listed) != expected:
-        return [(None, field, f"{listed!r}: the question has {len(entities)} entities to link")]
+        yield None, field, f"{listed!r}: the question has {len(entities)} entities to link"
+        return
     position: dict[Any, int] = {one: i for i, one in enumerate(nodes)}  # a page's node may be anything
     for j, (entry, (text, vector)) in enumerate(zip(listed, entities)):
         where = f"{field}[{j}]"
         if not isinstance(entry, dict) or entry.get("entity") != text or entry.get("vector_sha256") != vector_sha256(vector):
-            return [(None, where, f"{entry!r}: the question's entity is {text!r} with vector {vector_sha256(vector)}")]
+            yield None, where, f"{entry!r}: the question's entity is {text!r} with vector {vector_sha256(vector)}"
+            return
         i = position.get(entry.get(node_field))
         if i is None:
-            return [(None, f"{where}.{node_field}", f"{text!r}: {entry.get(node_field)!r} is no node of the graph")]
+            yield None, f"{where}.{node_field}", f"{text!r}: {entry.get(node_field)!r} is no node of the graph"
+            return
         cosines = cosines_of(vector)
         cosine = entry.get("cosine")
         if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
-            return [(None, f"{where}.cosine", f"{text!r}: {cosine!r} to {nodes[i]!r}, recomputed {cosines[i]!r}")]
+            yield None, f"{where}.cosine", f"{text!r}: {cosine!r} to {nodes[i]!r}, recomputed {cosines[i]!r}"
+            return
         best = int(np.argmax(cosines))
         if cosines[best] > cosines[i] + 2 * tolerance:
-            return [(None, f"{where}.{node_field}", f"{text!r}: linked to {nodes[i]!r} ({cosines[i]!r}), but "
-                                                    f"{nodes[best]!r} is nearer ({cosines[best]!r})")]
-    return []
+            yield (None, f"{where}.{node_field}", f"{text!r}: linked to {nodes[i]!r} ({cosines[i]!r}), but "
+                                                  f"{nodes[best]!r} is nearer ({cosines[best]!r})")
+            return
+

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
+from evaluator.verification.failure import Findings
 from evaluator.verification.hit_checks import check_exact, check_order
 
 # how far a channel's recomputed score may be from the lab's and still be a tie
@@ -60,7 +61,7 @@ def pool_difference(have: Sequence[str | None], order: list[str], lists: Lists, 
 
 
 def check_fused(hits, limit: int, profile: dict, fused: dict, order: list[str],
-                lists: dict[str, list], fail) -> None:
+                lists: dict[str, list]) -> Findings:
     """A fused page against channel lists recomputed here (the hybrid route's, or PRF's expanded
     ones): each hit's channel ranks and raw scores, its exact reciprocal-rank score, the page's
     order and its ids, where a difference is allowed only inside a run of near-equal scores."""
@@ -73,14 +74,14 @@ def check_fused(hits, limit: int, profile: dict, fused: dict, order: list[str],
             rank = entry.get("rank") if entry else None
             mine = fused.get(hit["id"], {"ranks": {}})["ranks"].get(channel)
             if rank != mine and not _channel_near_tie(lists[channel], hit["id"], rank, tolerance[channel]):
-                fail(i, f"channels.{channel}.rank", f"{rank}, recomputed {mine}")
+                yield i, f"channels.{channel}.rank", f"{rank}, recomputed {mine}"
             if entry and rank is not None and not rc.near_tie(entry.get("raw_score", float("nan")),
                                                     raw[channel].get(hit["id"], float("nan")), tolerance[channel]):
-                fail(i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
-                                                         f"{raw[channel].get(hit['id'])}")
+                yield (i, f"channels.{channel}.raw_score", f"{entry.get('raw_score')}, recomputed "
+                                                           f"{raw[channel].get(hit['id'])}")
             values[channel] = ZERO if rank is None else rational(spec_c["weight"]) / (profile["k"] + rank)
-        check_exact(hit, i, values, fail)
-    check_order(hits, fail, exact=True)
+        yield from check_exact(hit, i, values)
+    yield from check_order(hits, exact=True)
     want = order[:limit]
     have = [h["id"] for h in hits]
     if have != want and not explained_by_near_ties(have, want, lists, tolerance):
@@ -90,8 +91,8 @@ def check_fused(hits, limit: int, profile: dict, fused: dict, order: list[str],
             want = rc.fused_order(rc.fuse(profile["fusion"], reported, weights, profile["k"]))[:limit]
     if have != want and not explained_by_near_ties(have, want, lists, tolerance):
         first = rc.first_difference(have, want)
-        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
-                              f"{want[first] if first < len(want) else None}")
+        yield (first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                                f"{want[first] if first < len(want) else None}")
 
 
 def _channel_near_tie(lst: list[tuple[str, float]], rid: str, rank: int | None, tol: float) -> bool:

@@ -1,13 +1,12 @@
 """The independent verifier of every route, bound once (the evaluator's side of protocols/routes.py).
 
-A verifier recomputes a page from the frozen inputs and reports each difference through `fail`:
-`check(checker, query, page, spec, fail)`, where `checker` is the page's `Checker`
-(evaluator/verification/verify.py: the recomputed channels and the checks every page shares, which
-it has already run), `spec` the protocol's method and `fail(rank, field, message)` records a
-failure. A route whose pages must agree with another method's page of the same query declares that
-rule too (`cross(query_id, method, pages, methods, profiles) -> [Failure]`, run once the query's
-pages are in). None of them imports the server: each recomputes, with its own code, what the
-server computed. A route declared in protocols/routes.py without a verifier here (or the reverse)
+A verifier recomputes a page from the frozen inputs and yields each difference it finds as
+`(rank, field, message)` (evaluator/verification/failure.py): `check(checker, query, page, spec)`,
+where `checker` is the page's `Checker` (evaluator/verification/verify.py: the recomputed channels
+and the checks every page shares, which it has already run) and `spec` the protocol's method. A
+route whose pages must agree with another method's page of the same query declares that rule too
+(`cross(query_id, method, pages, methods, profiles) -> [Failure]`, run once the query's pages are
+in). None of them imports the server: each recomputes, with its own code, what the server computed. A route declared in protocols/routes.py without a verifier here (or the reverse)
 stops the import, so no campaign can send a request whose page nothing checks.
 """
 
@@ -16,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from evaluator.verification.failure import Fail, Failure
+from evaluator.verification.failure import Failure, Findings
 from evaluator.verification.verifiers.graphs.graph.graph_verifier import check_graph, graph_anchor_failures
 from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import check_hipporag2
 from evaluator.verification.verifiers.graphs.hipporag2.ner_verifier import check_hipporag_ner
@@ -31,7 +30,7 @@ from evaluator.verification.verifiers.lists.rescue import check_rescue
 from evaluator.verification.verifiers.lists.semantic import check_semantic
 from protocols.routes import check_bindings
 
-Check = Callable[[object, Mapping, Mapping, Mapping, Fail], None]
+Check = Callable[[object, Mapping, Mapping, Mapping], Findings]
 Cross = Callable[[str, str, Mapping[str, Mapping], Mapping[str, Mapping], Mapping], list[Failure]]
 
 

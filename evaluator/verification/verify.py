@@ -22,7 +22,7 @@ from evaluator.inputs import Frozen
 from evaluator.state import record_map
 from evaluator.verification import fused_lists
 from evaluator.verification import recompute as rc
-from evaluator.verification.failure import Failure
+from evaluator.verification.failure import Failure, Findings
 from evaluator.verification.packed import Packed, PackedBm25, pack
 from evaluator.verification.routes import VERIFIERS
 from ground.canonical import digest
@@ -195,46 +195,45 @@ class Checker:
     # ---- the page ----------------------------------------------------------------------------
 
     def check_page(self, query: dict, method: str, page: Mapping, fence: Mapping | None) -> list[Failure]:
+        """Every difference of one page: the checks every page shares, then, when those hold, its
+        route's verifier (a page that fails them would only repeat the difference there)."""
         spec = self.methods[method]
-        out: list[Failure] = []
+        found = list(self._shared_findings(page, spec, query, fence))
+        if not found:
+            found = list(VERIFIERS[spec["route"]].check(self, query, page, spec))
+        return [Failure(query["id"], method, rank, field, message) for rank, field, message in found]
 
-        def fail(rank, field, message):
-            out.append(Failure(query["id"], method, rank, field, message))
-
+    def _shared_findings(self, page: Mapping, spec: Mapping, query: Mapping, fence: Mapping | None) -> Findings:
         if page.get("method") != spec["route"]:
-            fail(None, "method", f"{page.get('method')!r}, expected {spec['route']!r}")
+            yield None, "method", f"{page.get('method')!r}, expected {spec['route']!r}"
         if page.get("profile") != spec["profile"]:
-            fail(None, "profile", f"{page.get('profile')!r}, expected {spec['profile']!r}")
+            yield None, "profile", f"{page.get('profile')!r}, expected {spec['profile']!r}"
         if page.get("profile_digest") != digest(self.profiles[spec["profile"]]):
-            fail(None, "profile_digest", "is not the digest of the protocol's frozen profile")
+            yield None, "profile_digest", "is not the digest of the protocol's frozen profile"
         if fence is not None and page.get("fence") != fence:
-            fail(None, "fence", f"{page.get('fence')} differs from the pinned fence {fence}")
+            yield None, "fence", f"{page.get('fence')} differs from the pinned fence {fence}"
         uses_vector = route_of(spec).sends_vector(spec)
         if uses_vector:
             want = {"space_id": self.frozen.space_id, "vector_sha256": self.frozen.query_receipts[query["id"]]}
             if page.get("query_receipt") != want:
-                fail(None, "query_receipt", f"{page.get('query_receipt')} is not the fixture's query vector {want}")
+                yield None, "query_receipt", f"{page.get('query_receipt')} is not the fixture's query vector {want}"
         hits = page.get("hits") or []
         if len(hits) > spec["limit"]:
-            fail(None, "hits", f"{len(hits)} hits, limit {spec['limit']}")
+            yield None, "hits", f"{len(hits)} hits, limit {spec['limit']}"
         for i, hit in enumerate(hits, start=1):
-            self._check_hit(hit, i, uses_vector, fail)
-        if out:
-            return out
-        VERIFIERS[spec["route"]].check(self, query, page, spec, fail)
-        return out
+            yield from self._hit_findings(hit, i, uses_vector)
 
-    def _check_hit(self, hit, i, uses_vector, fail) -> None:
+    def _hit_findings(self, hit: Mapping, i: int, uses_vector: bool) -> Findings:
         if hit.get("rank") != i:
-            fail(i, "rank", f"hit {i} carries rank {hit.get('rank')}")
+            yield i, "rank", f"hit {i} carries rank {hit.get('rank')}"
         rid = hit.get("id")
         if rid not in self.texts:  # node memories (protocols/route.py) are no documents
-            fail(i, "id", f"{rid!r} is not a document of the prepared fixture")
+            yield i, "id", f"{rid!r} is not a document of the prepared fixture"
             return
         if hit.get("revision") != self.revision_of[rid]:
-            fail(i, "revision", f"{hit.get('revision')}, prepared revision {self.revision_of[rid]}")
+            yield i, "revision", f"{hit.get('revision')}, prepared revision {self.revision_of[rid]}"
         if hit.get("payload") != self.payload(rid):
-            fail(i, "payload", f"payload of {rid} differs from fixture document {self.doc_of[rid]}")
+            yield i, "payload", f"payload of {rid} differs from fixture document {self.doc_of[rid]}"
         receipt = hit.get("embedding_receipt")
         if receipt is None and not uses_vector:
             return
@@ -244,7 +243,7 @@ class Checker:
         have = {k: (receipt or {}).get(k) for k in want}
         if have != want:
             bad = sorted(k for k in want if have[k] != want[k])
-            fail(i, "embedding_receipt", f"{', '.join(bad)} differ from the frozen binding")
+            yield i, "embedding_receipt", f"{', '.join(bad)} differ from the frozen binding"
 
 
 def ranking_digest(page: Mapping, digest_of: Callable[[Any], str] = digest) -> str:

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from evaluator.verification.failure import Findings
+
 SCALE = 1 << 53
 
 
@@ -120,18 +122,16 @@ def exact_cosines(units: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.clip((units.astype(np.float64) * query).sum(axis=1), -1.0, 1.0)
 
 
-Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message): the section's field when no rank
-
-
 def walked_failures(section: Mapping, hits: Sequence[Mapping], passages: Sequence[str], edges,
-                    seeds: Sequence[int] | np.ndarray, rules: Mapping, limit: int) -> Found:
+                    seeds: Sequence[int] | np.ndarray, rules: Mapping, limit: int) -> Findings:
     """The page's walk (iteration count, last change) and its hits (id, mass) against the walk
     recomputed from the seeds (one integer per node, the passages first), ties by node order."""
     mass, iterations, change = walk(edges, seeds, rules["grid_bits"], rules["transition_bits"],
                                     rules["max_iterations"])
     if (section.get("iterations"), section.get("last_change")) != (iterations, change):
-        return [(None, "iterations", f"{section.get('iterations')} with last_change {section.get('last_change')}, "
-                                     f"recomputed {iterations} and {change}")]
+        yield (None, "iterations", f"{section.get('iterations')} with last_change {section.get('last_change')}, "
+                                   f"recomputed {iterations} and {change}")
+        return
     order = np.lexsort((np.arange(len(passages)), -mass[: len(passages)]))[:limit]
     want = [(passages[i], int(mass[i])) for i in order.tolist()]
     have = [(hit.get("id"), hit.get("mass")) for hit in hits]
@@ -139,35 +139,36 @@ def walked_failures(section: Mapping, hits: Sequence[Mapping], passages: Sequenc
         first = next(i for i, pair in enumerate(zip(have + [None] * len(want), want + [None] * len(have)))
                      if pair[0] != pair[1])
         field = "mass" if first < min(len(have), len(want)) and have[first][0] == want[first][0] else "id"
-        return [(first + 1, field, f"{have[first] if first < len(have) else None} (id, mass), recomputed "
-                                   f"{want[first] if first < len(want) else None}")]
-    return []
+        yield (first + 1, field, f"{have[first] if first < len(have) else None} (id, mass), recomputed "
+                                 f"{want[first] if first < len(want) else None}")
 
 
 def dense_order_failures(section: Mapping, hits: Sequence[Mapping], passages: Sequence[str], dense: np.ndarray,
-                         limit: int, tolerance: float, seeded: str) -> Found:
+                         limit: int, tolerance: float, seeded: str) -> Findings:
     """Nothing seeded (no `seeded` linked): the page is the dense order, no walk, up to near ties."""
     if (section.get("iterations"), section.get("last_change")) != (0, 0):
-        return [(None, "iterations", f"no {seeded} seeded, yet iterations {section.get('iterations')}")]
+        yield None, "iterations", f"no {seeded} seeded, yet iterations {section.get('iterations')}"
+        return
     order = np.lexsort((np.arange(len(passages)), -dense))[:limit]
     position: dict[Any, int] = {rid: i for i, rid in enumerate(passages)}  # a page's id may be anything
     if len(hits) != len(order):
-        return [(None, "hits", f"{len(hits)} hits, recomputed {len(order)}")]
+        yield None, "hits", f"{len(hits)} hits, recomputed {len(order)}"
+        return
     for rank, (hit, i) in enumerate(zip(hits, order.tolist()), start=1):
         j = position.get(hit.get("id"))
         if hit.get("mass") is not None:
-            return [(rank, "mass", f"{hit.get('mass')} on the dense order, which has no mass")]
+            yield rank, "mass", f"{hit.get('mass')} on the dense order, which has no mass"
+            return
         if j is None or abs(dense[j] - dense[i]) > tolerance:
-            return [(rank, "id", f"{hit.get('id')} on the dense order, recomputed {passages[i]}")]
-    return []
+            yield rank, "id", f"{hit.get('id')} on the dense order, recomputed {passages[i]}"
+            return
 
 
-
-def dense_range_failures(section: Mapping, dense: np.ndarray, tolerance: float) -> Found:
+def dense_range_failures(section: Mapping, dense: np.ndarray, tolerance: float) -> Findings:
     """The section's `dense_range` against the recomputed cosines' least and greatest (the range the
     dense seeds are scaled over), each within the tolerance."""
     low, high = section.get("dense_range") or [None, None]
     if not (isinstance(low, float) and isinstance(high, float) and abs(low - dense.min()) <= tolerance
             and abs(high - dense.max()) <= tolerance):
-        return [(None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]")]
-    return []
+        yield None, "dense_range", f"{section.get('dense_range')}, recomputed [{dense.min()!r}, {dense.max()!r}]"
+

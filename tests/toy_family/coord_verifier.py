@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 
 
-def check_coord(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_coord(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     terms = set(rc.bm25_tokens(query["question"]))
     held = {rid: len(terms & set(rc.bm25_tokens(text))) for rid, text in checker.texts.items()}
     want = sorted((rid for rid, n in held.items() if n >= spec["min_terms"]), key=lambda rid: (-held[rid], rid))
@@ -21,14 +22,14 @@ def check_coord(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> 
     have = [hit.get("id") for hit in hits]
     if have != want:
         first = rc.first_difference(have, want)
-        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
-                              f"{want[first] if first < len(want) else None}")
+        yield (first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                                f"{want[first] if first < len(want) else None}")
     for i, hit in enumerate(hits, start=1):
         count = held.get(hit.get("id"))
         if count is None or hit.get("score") != float(count):
-            fail(i, "score", f"{hit.get('score')}, recomputed {count}")
+            yield i, "score", f"{hit.get('score')}, recomputed {count}"
         channel = (hit.get("channels") or {}).get("coord") or {}
         if channel.get("rank") != i or channel.get("raw_score") != hit.get("score"):
-            fail(i, "channels.coord", f"rank {channel.get('rank')} raw {channel.get('raw_score')}")
+            yield i, "channels.coord", f"rank {channel.get('rank')} raw {channel.get('raw_score')}"
     if page.get("parameters") != {"limit": spec["limit"], "min_terms": spec["min_terms"]}:
-        fail(None, "parameters", f"{page.get('parameters')} are not the method's")
+        yield None, "parameters", f"{page.get('parameters')} are not the method's"

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 from evaluator.verification.single_channel import check_single
 
 
-def check_titlesim(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_titlesim(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     held = checker.frozen.records
     titles = {checker.record_of[edge["source"]]: held.vectors[edge["target"]]
               for edge in held.edges if edge["kind"] == "titled"}
     scores = rc.cosines(checker.frozen.query_vectors[query["id"]], titles)
-    check_single(page.get("hits") or [], "titlesim", scores, rc.COSINE_TOLERANCE, spec, fail)
+    yield from check_single(page.get("hits") or [], "titlesim", scores, rc.COSINE_TOLERANCE, spec)

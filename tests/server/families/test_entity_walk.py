@@ -101,11 +101,8 @@ def checker_for(docs, relations, vectors, qvecs):
 
 
 def failures_of(checker, query: dict, page: dict, limit: int, profile: str = "entity_walk_v1") -> list[tuple]:
-    out = []
     from evaluator.verification.verifiers.graphs.walk import check_walk
-    check_walk(checker, query, page, {"profile": profile, "limit": limit},
-               lambda rank, field, message: out.append((rank, field, message)))
-    return out
+    return list(check_walk(checker, query, page, {"profile": profile, "limit": limit}))
 
 
 def body(profile: str, question: str, vector, limit: int) -> dict:

@@ -80,15 +80,15 @@ def test_the_labs_page_is_the_one_the_verifier_recomputes(fresh_scope, query):
                                            "space_id": ids["space_id"], "limit": 4})
     table = recomputed(ids)
     unit = query_unit(np.array(query, dtype=np.float32))
-    failures = page_failures(page["hipporag2"], page["hits"], table, exact_cosines(table.fact_units, unit),
-                             exact_cosines(table.passage_units, unit), HIPPORAG2, 4, 2e-6)
+    failures = list(page_failures(page["hipporag2"], page["hits"], table, exact_cosines(table.fact_units, unit),
+                                  exact_cosines(table.passage_units, unit), HIPPORAG2, 4, 2e-6))
     assert failures == []
     assert page["hipporag2"]["graph"] == {"passages": 4, "phrases": 4, "facts": 3, "edges": 10}
     assert sorted(h["id"] for h in page["hits"]) == sorted(ids[key] for key in PASSAGES)
     # and a page edited by one unit is caught
     page["hits"][0]["mass"] += 1
-    assert page_failures(page["hipporag2"], page["hits"], table, exact_cosines(table.fact_units, unit),
-                         exact_cosines(table.passage_units, unit), HIPPORAG2, 4, 2e-6)
+    assert list(page_failures(page["hipporag2"], page["hits"], table, exact_cosines(table.fact_units, unit),
+                              exact_cosines(table.passage_units, unit), HIPPORAG2, 4, 2e-6))
 
 
 def test_graph_nodes_are_no_documents_of_any_other_method(fresh_scope):

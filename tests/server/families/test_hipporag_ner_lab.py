@@ -77,7 +77,7 @@ def failures(page: dict, ids: dict, query, entities: list, limit: int = 4) -> li
     table = recomputed(ids)
     dense = exact_cosines(table.passage_units, query_unit(np.array(query, dtype=np.float32)))
     given = [(text, np.array(vector, dtype=np.float32)) for text, vector in entities]
-    return page_failures(page["hipporag_ner"], page["hits"], table, given, dense, HIPPORAG_NER, limit, 2e-6)
+    return list(page_failures(page["hipporag_ner"], page["hits"], table, given, dense, HIPPORAG_NER, limit, 2e-6))
 
 
 CASES = [

@@ -15,6 +15,11 @@ from protocols.families.ppr import PPR_PROFILES
 from server.families.ppr.pagerank import page_section, rank_ppr
 
 
+def list_failures(section, hits, want) -> list[tuple]:
+    """Every difference `ppr_failures` finds, listed (it is a generator)."""
+    return list(ppr_failures(section, hits, want))
+
+
 def star_relations(holders: dict[str, list[str]], kind: str = "shares_entity") -> list[dict]:
     out = []
     for text, ids in sorted(holders.items()):
@@ -47,7 +52,7 @@ def test_server_and_verifier_agree_on_every_bit(name):
         ranked = rank_ppr(query, holders, base, profile, 10)
         section, hits = page_section(ranked)
         want = recompute(query, relations, base, profile, 10)
-        assert ppr_failures(section, hits, want) == []
+        assert list_failures(section, hits, want) == []
         assert sum(ranked.reset.values()) <= 1 << profile["arithmetic"]["grid_bits"]
 
 
@@ -75,22 +80,22 @@ def test_a_hand_edited_mass_seed_or_iteration_count_fails():
     relations = star_relations(holders)
     section, hits = page_section(rank_ppr(query, holders, base, profile, 10))
     want = recompute(query, relations, base, profile, 10)
-    assert ppr_failures(section, hits, want) == []
+    assert list_failures(section, hits, want) == []
     massed = next(i for i, h in enumerate(hits) if h["mass"])
     edited = copy.deepcopy(hits)
     edited[massed]["mass"] += 1  # one unit on the 2^-48 grid
-    assert any(rank == massed + 1 for rank, _, _ in ppr_failures(section, edited, want))
+    assert any(rank == massed + 1 for rank, _, _ in list_failures(section, edited, want))
     seeded = copy.deepcopy(section)
     seeded["seeds"][0]["reset"] -= 1
-    assert any(field == "ppr.seeds" for _, field, _ in ppr_failures(seeded, hits, want))
+    assert any(field == "ppr.seeds" for _, field, _ in list_failures(seeded, hits, want))
     iterated = copy.deepcopy(section)
     iterated["iterations"] = 15
-    assert any(field == "ppr.iterations" for _, field, _ in ppr_failures(iterated, hits, want))
+    assert any(field == "ppr.iterations" for _, field, _ in list_failures(iterated, hits, want))
     # a page computed with one iteration fewer differs in its masses too, not only in its count
     fewer = {**profile, "iterations": profile["iterations"] - 1}
     section_f, hits_f = page_section(rank_ppr(query, holders, base, fewer, 10))
     section_f["iterations"] = profile["iterations"]
-    assert ppr_failures(section_f, hits_f, want)
+    assert list_failures(section_f, hits_f, want)
 
 
 def test_the_servers_entity_tables_follow_every_write():
@@ -147,11 +152,11 @@ def test_passage_seeds_from_a_base_the_server_cut_inside_a_near_tie_are_accepted
     servers_view["semantic"][5], servers_view["semantic"][6] = servers_view["semantic"][6], servers_view["semantic"][5]
     section, hits = page_section(rank_ppr(query, holders, base_of(servers_view), profile, 10))
     ours = recompute(query, relations, base_of(lists), profile, 10)
-    assert any(field == "ppr.seeds" for _, field, _ in ppr_failures(section, hits, ours))  # the failure, reproduced
+    assert any(field == "ppr.seeds" for _, field, _ in list_failures(section, hits, ours))  # the failure, reproduced
     profile = {**profile, "base": spec}
-    assert page_failures(section, hits, query, relations, base_of(lists), lambda: lists, rule, profile, 10) == []
+    assert list(page_failures(section, hits, query, relations, base_of(lists), lambda: lists, rule, profile, 10)) == []
     # a swap that is no near tie (0.65 against 0.6) explains nothing
     not_a_tie = copy.deepcopy(lists)
     not_a_tie["semantic"][4], not_a_tie["semantic"][5] = not_a_tie["semantic"][5], not_a_tie["semantic"][4]
     section, hits = page_section(rank_ppr(query, holders, base_of(not_a_tie), profile, 10))
-    assert page_failures(section, hits, query, relations, base_of(lists), lambda: lists, rule, profile, 10)
+    assert list(page_failures(section, hits, query, relations, base_of(lists), lambda: lists, rule, profile, 10))

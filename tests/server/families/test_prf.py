@@ -101,9 +101,7 @@ def page_for(index, checker, rng, profile: str, question: str, limit: int = 10):
 
 
 def failures(checker, query, page, profile: str, limit: int = 10) -> list[tuple]:
-    out: list[tuple] = []
-    check_prf(checker, query, page, {"profile": profile, "limit": limit}, lambda r, f, m: out.append((r, f, m)))
-    return out
+    return list(check_prf(checker, query, page, {"profile": profile, "limit": limit}))
 
 
 @pytest.mark.parametrize("settings", [(3, 10, 0.7), (10, 10, 0.5), (2, 4, 0.3)],

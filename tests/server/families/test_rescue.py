@@ -268,10 +268,9 @@ def test_server_pages_equal_the_independent_recomputation():
                 page = search(index, "rescue", body)
                 assert canonical(page) == canonical(search(index, "rescue", body))  # identical bytes
                 want = expected_rescue(query, lexical, semantic, titles_by_id, edges, profile, mode)
-                failures = []
-                compare_page(page, want, {"limit": 150}, profile, {d: 1 for d in texts}, {r: 1 for r in edges},
-                             edges, {"lexical": dict(lexical), "semantic": dict(semantic)}, False,
-                             lambda rank, field, message: failures.append((rank, field, message)))
+                failures = list(compare_page(page, want, {"limit": 150}, profile, {d: 1 for d in texts},
+                                             {r: 1 for r in edges}, edges,
+                                             {"lexical": dict(lexical), "semantic": dict(semantic)}, False))
                 assert failures == [], (query, name, mode, failures[:3])
                 flags = [h["rescued"] for h in page["hits"]]
                 if profile["combine"] == "append":
@@ -296,11 +295,9 @@ def test_verifier_catches_a_tampered_page():
                            RESCUE_PROFILES["graph_rescue_v1"], "force")
 
     def problems(tampered):
-        out = []
-        compare_page(tampered, want, {"limit": 150}, RESCUE_PROFILES["graph_rescue_v1"], {d: 1 for d in texts},
-                     {r: 1 for r in edges}, edges, {"lexical": dict(lexical), "semantic": dict(semantic)}, False,
-                     lambda rank, field, message: out.append(field))
-        return out
+        return [field for _, field, _ in compare_page(
+            tampered, want, {"limit": 150}, RESCUE_PROFILES["graph_rescue_v1"], {d: 1 for d in texts},
+            {r: 1 for r in edges}, edges, {"lexical": dict(lexical), "semantic": dict(semantic)}, False)]
 
     assert problems(page) == []
     first_rescued = next(i for i, h in enumerate(page["hits"]) if h["rescued"])
@@ -388,11 +385,9 @@ def test_rescue_route_over_http_matches_the_verifier(fresh_scope):
     semantic = rc.ordered(rc.cosines(qvec, {record[k]: v.astype(np.float64) for k, v in vectors.items()}), 100)
     want = expected_rescue(query, lexical, semantic, {record[d["id"]]: d["title"] for d in docs}, edges,
                            RESCUE_PROFILES["graph_rescue_v1"], "force")
-    failures = []
-    compare_page(page, want, {"limit": 150}, RESCUE_PROFILES["graph_rescue_v1"], {r: 1 for r in texts},
-                 {r: 1 for r in edges}, edges, {"lexical": dict(lexical), "semantic": dict(semantic)}, False,
-                 lambda rank, field, message: failures.append((rank, field, message)))
-    assert failures == []
+    assert list(compare_page(page, want, {"limit": 150}, RESCUE_PROFILES["graph_rescue_v1"], {r: 1 for r in texts},
+                             {r: 1 for r in edges}, edges, {"lexical": dict(lexical), "semantic": dict(semantic)},
+                             False)) == []
     flags = [h["rescued"] for h in page["hits"]]
     assert any(flags) and flags == sorted(flags) and len(flags) - flags.index(True) <= 50
     # the catalog lists the rescue profiles with every parameter

@@ -126,10 +126,7 @@ def hand_checker(docs, relations, vectors, query_vectors) -> Checker:
 
 
 def failures_of(checker, query: dict, page: dict, limit: int) -> list[tuple]:
-    out = []
-    check_walk(checker, query, page, {"profile": "seeded_walk_v1", "limit": limit},
-               lambda rank, field, message: out.append((rank, field, message)))
-    return out
+    return list(check_walk(checker, query, page, {"profile": "seeded_walk_v1", "limit": limit}))
 
 
 def test_server_pages_equal_the_independent_recomputation():

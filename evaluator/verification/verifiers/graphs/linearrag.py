@@ -19,7 +19,7 @@ from cosine_exact_v1's rule here, the walk from evaluator/verification/whole_gra
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,8 @@ from builders.embedding import vector_sha256
 from builders.embedding.sections.linearrag import entity_key, graph_of, sentence_key
 from evaluator.verification import recompute as rc
 from evaluator.verification.entity_links import link_failures
+from evaluator.verification.failure import Finding, Findings
 from evaluator.verification.whole_graph_walk import (
-    Found,
     dense_order_failures,
     dense_range_failures,
     edge_arrays,
@@ -112,7 +112,7 @@ def _table(checker, transition_bits: int) -> Table:
                  nodes, edge_arrays(nodes, weights, transition_bits), len(weights))
 
 
-def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py)."""
     profile = checker.profiles[spec["profile"]]
     mine = table(checker, profile["pagerank"]["transition_bits"])
@@ -124,56 +124,66 @@ def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     unit = query_unit(vector)
     for rank, where, message in page_failures(page.get("linearrag") or {}, page.get("hits") or [], mine,
                                               entities, unit, profile, spec["limit"], rc.COSINE_TOLERANCE, order):
-        fail(rank, where if rank else f"linearrag.{where}", message)
+        yield rank, where if rank else f"linearrag.{where}", message
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],
                   unit: np.ndarray, profile: Mapping, limit: int, tolerance: float,
-                  order: Callable[[str], Any] = str) -> Found:
+                  order: Callable[[str], Any] = str) -> Findings:
     """The first differences between a page and the recomputation (none: the page holds); `entities`
     in the profile's order."""
     graph = {"passages": len(mine.passages), "entities": len(mine.entities), "sentences": len(mine.sentence_row),
              "edges": mine.edge_count}
     if section.get("graph") != graph:
-        return [(None, "graph", f"{section.get('graph')}, recomputed {graph}")]
-    faults = link_failures(section.get("links"), "links", "node", mine.entities,
-                           lambda vector: exact_cosines(mine.entity_units, query_unit(vector)), entities, tolerance,
-                           len(entities) if mine.entities else 0)
+        yield None, "graph", f"{section.get('graph')}, recomputed {graph}"
+        return
+    faults = [*link_failures(section.get("links"), "links", "node", mine.entities,
+                             lambda vector: exact_cosines(mine.entity_units, query_unit(vector)), entities, tolerance,
+                             len(entities) if mine.entities else 0)]
     if faults:
-        return faults
+        yield from faults
+        return
     links = [(entry["node"], entry["cosine"]) for entry in section["links"]]
-    replayed = replay(section.get("rounds"), links, mine, unit, profile["bridging"], tolerance, order)
-    if isinstance(replayed, list):
-        return replayed
+    replayed = yield from replay(section.get("rounds"), links, mine, unit, profile["bridging"], tolerance, order)
+    if replayed is None:
+        return
     activated, weights = replayed
     want = [{"entity": e, "score": score, "tier": tier, "weight": weights[e]} for e, (score, tier) in activated.items()]
     if section.get("activated") != want:
-        return [(None, "activated", f"{_first_difference(section.get('activated'), want)}")]
+        yield None, "activated", f"{_first_difference(section.get('activated'), want)}"
+        return
     bits = profile["pagerank"]["seed_bits"]
     seeds = [{"entity": e, "units": max(0, math.floor(w * (1 << bits)))} for e, w in sorted(weights.items())]
     if section.get("entity_seeds") != seeds:
-        return [(None, "entity_seeds", f"{_first_difference(section.get('entity_seeds'), seeds)}")]
+        yield None, "entity_seeds", f"{_first_difference(section.get('entity_seeds'), seeds)}"
+        return
     dense = exact_cosines(mine.passage_units, unit)
-    faults = dense_range_failures(section, dense, tolerance)
+    faults = [*dense_range_failures(section, dense, tolerance)]
     if faults:
-        return faults
+        yield from faults
+        return
     low, high = section["dense_range"]
     if not links:
-        return dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "entity")
+        yield from dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "entity")
+        return
     scaled = passage_weights(dense, low, high, activated, mine, profile["passages"]) * float(1 << bits)
     passage_units = floors_by_digest(scaled, AMBIGUOUS_UNITS, section.get("passage_digest"), MAX_AMBIGUOUS)
     if passage_units is None:
-        return [(None, "passage_digest", f"{section.get('passage_digest')} is no flooring of the recomputed passage "
-                                         f"weights")]
-    return walk_failures(section, hits, mine, passage_units, seeds, profile["pagerank"], limit)
+        yield (None, "passage_digest", f"{section.get('passage_digest')} is no flooring of the recomputed passage "
+                                       f"weights")
+        return
+    yield from walk_failures(section, hits, mine, passage_units, seeds, profile["pagerank"], limit)
 
 
 def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.ndarray, rules: Mapping,
-           tolerance: float, order: Callable[[str], Any] = str):
-    """LinearRAG's bridging replayed against the page's rounds: (activations, weights), or the failures."""
+           tolerance: float, order: Callable[[str], Any] = str
+           ) -> Generator[Finding, None, tuple[dict[str, tuple[float, int]], dict[str, float]] | None]:
+    """LinearRAG's bridging replayed against the page's rounds: returns (activations, weights), or
+    yields the first difference and returns None."""
     threshold, top_k = rules["iteration_threshold"], rules["top_k_sentence"]
     if not isinstance(rounds, list):
-        return [(None, "rounds", f"{rounds!r} is not a list of rounds")]
+        yield None, "rounds", f"{rounds!r} is not a list of rounds"
+        return None
     activated: dict[str, tuple[float, int]] = {}
     weights: dict[str, float] = {}
     for entity, score in links:
@@ -186,7 +196,8 @@ def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.nda
         listed = rounds[iteration - 1] if iteration - 1 < len(rounds) else None
         where = f"rounds[{iteration - 1}]"
         if not isinstance(listed, list):
-            return [(None, where, f"{listed!r}: a round is recomputed here")]
+            yield None, where, f"{listed!r}: a round is recomputed here"
+            return None
         new: dict[str, tuple[float, int]] = {}
         k = 0
         for entity, (score, _tier) in current.items():
@@ -195,10 +206,12 @@ def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.nda
                 continue
             entry = listed[k] if k < len(listed) else None
             if not isinstance(entry, dict) or (entry.get("entity"), entry.get("score")) != (entity, score):
-                return [(None, f"{where}[{k}]", f"{entry!r}, recomputed {entity!r} spreading {score!r}")]
+                yield None, f"{where}[{k}]", f"{entry!r}, recomputed {entity!r} spreading {score!r}"
+                return None
             taken = chosen(entry.get("sentences"), candidates, mine, unit, top_k, tolerance, order)
             if isinstance(taken, str):
-                return [(None, f"{where}[{k}].sentences", f"{entity!r}: {taken}")]
+                yield None, f"{where}[{k}].sentences", f"{entity!r}: {taken}"
+                return None
             k += 1
             for sentence, cosine in taken:
                 used.add(sentence)
@@ -209,12 +222,14 @@ def replay(rounds, links: Sequence[tuple[str, float]], mine: Table, unit: np.nda
                     weights[following] = weights.get(following, 0.0) + next_score
                     new[following] = (next_score, iteration + 1)
         if k != len(listed):
-            return [(None, where, f"{len(listed)} entities spread, recomputed {k}")]
+            yield None, where, f"{len(listed)} entities spread, recomputed {k}"
+            return None
         activated.update(new)
         current = dict(new)
         iteration += 1
     if len(rounds) != iteration - 1:
-        return [(None, "rounds", f"{len(rounds)} rounds, recomputed {iteration - 1}")]
+        yield None, "rounds", f"{len(rounds)} rounds, recomputed {iteration - 1}"
+        return None
     return activated, weights
 
 
@@ -265,12 +280,12 @@ def passage_weights(dense: np.ndarray, low: float, high: float, activated: Mappi
 
 
 def walk_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, passage_units: np.ndarray,
-                  seeds: Sequence[Mapping], rules: Mapping, limit: int) -> Found:
+                  seeds: Sequence[Mapping], rules: Mapping, limit: int) -> Findings:
     units = [int(u) for u in passage_units] + [0] * len(mine.entities)
     position = {node: i for i, node in enumerate(mine.nodes)}
     for seed in seeds:
         units[position[ENTITY + seed["entity"]]] += seed["units"]
-    return walked_failures(section, hits, mine.passages, mine.edges, units, rules, limit)
+    yield from walked_failures(section, hits, mine.passages, mine.edges, units, rules, limit)
 
 
 def _first_difference(have, want) -> str:

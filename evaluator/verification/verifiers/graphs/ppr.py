@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 from evaluator.verification.fused_lists import CHANNEL_TOLERANCE, base_list
 
 MAX_SWAPS = 2  # near-tie swaps tried together when the page's seeds are not the recomputed base's
@@ -104,9 +105,6 @@ def recompute(query_entities: Sequence[str], relations: Sequence[Mapping], base:
                      for i, (rid, mass, br) in enumerate(order[:limit], start=1)]}
 
 
-Found = list[tuple[int | None, str, str]]  # (rank of the hit, field, message)
-
-
 def _hit_score(mass: int | None, base_rank: int | None, bits: int) -> float:
     """Its mass on the grid, or for a hit backfilled from the base list minus its base rank."""
     if mass is not None:
@@ -115,25 +113,23 @@ def _hit_score(mass: int | None, base_rank: int | None, bits: int) -> float:
     return -float(base_rank)
 
 
-def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> Found:
+def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> Findings:
     """The page's PPR section and hits against `recompute`: every difference, first ones first."""
-    failures: Found = []
     for key in ("iterations", "subgraph_nodes"):
         if section.get(key) != want[key]:
-            failures.append((None, f"ppr.{key}", f"{section.get(key)!r}, the recomputation gives {want[key]!r}"))
+            yield None, f"ppr.{key}", f"{section.get(key)!r}, the recomputation gives {want[key]!r}"
     if list(section.get("seeds", [])) != want["seeds"]:
         have = {s.get("node"): s.get("reset") for s in section.get("seeds", [])}
         wanted = {s["node"]: s["reset"] for s in want["seeds"]}
         node = next((n for n in sorted(set(have) | set(wanted)) if have.get(n) != wanted.get(n)), None)
-        failures.append((None, "ppr.seeds", f"differ at {node!r}: page {have.get(node)!r}, recomputation "
-                                            f"{wanted.get(node)!r}"))
+        yield (None, "ppr.seeds", f"differ at {node!r}: page {have.get(node)!r}, recomputation "
+                                  f"{wanted.get(node)!r}")
     for i, (got, exp) in enumerate(zip(hits, want["hits"]), start=1):
         differing = [key for key in exp if dict(got).get(key) != exp[key]] or sorted(set(got) - set(exp))
         if differing:
-            failures.append((i, differing[0], f"page {dict(got)} against {exp}"))
+            yield i, differing[0], f"page {dict(got)} against {exp}"
     if len(hits) != len(want["hits"]):
-        failures.append((None, "hits", f"page has {len(hits)} hits, the recomputation {len(want['hits'])}"))
-    return failures
+        yield None, "hits", f"page has {len(hits)} hits, the recomputation {len(want['hits'])}"
 
 
 def channel_lists(checker, query: Mapping, base: Mapping) -> dict[str, list[tuple[str, float]]]:
@@ -164,14 +160,14 @@ def near_tie_bases(lists: Mapping[str, Sequence[tuple[str, float]]], base: Mappi
                    for rid in order]
 
 
-def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py): the base by the evaluator's own
     fusion, the relations from the frozen file under their lab record ids, the query's entities
     from the fixture; then `recompute` and every difference reported."""
     profile = checker.profiles[spec["profile"]]
     entities = checker.frozen.query_entities(query["id"])
     if page.get("query_entities") != entities:
-        fail(None, "query_entities", f"{page.get('query_entities')}, the fixture's {entities}")
+        yield None, "query_entities", f"{page.get('query_entities')}, the fixture's {entities}"
         return
     order, scores, _ = base_list(checker, query, profile["base"])
     base = [(rid, Fraction(int(scores[rid].numerator), int(scores[rid].denominator))) for rid in order]
@@ -180,21 +176,19 @@ def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> No
                  for rel in checker.frozen.relations["relations"] if rel["kind"] in profile["graph"]["kinds"]]
     hits = [{key: hit.get(key) for key in ("rank", "id", "score", "mass", "base_rank")} for hit in page.get("hits") or []]
     rule = checker.profiles[profile["base"]["profile"]]["fusion"]
-    for rank, field, message in page_failures(page.get("ppr") or {}, hits, entities, relations, base,
-                                              lambda: channel_lists(checker, query, profile["base"]), rule, profile,
-                                              spec["limit"]):
-        fail(rank, field, message)
+    yield from page_failures(page.get("ppr") or {}, hits, entities, relations, base,
+                             lambda: channel_lists(checker, query, profile["base"]), rule, profile, spec["limit"])
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], entities: Sequence[str], relations: Sequence[Mapping],
-                  base: Sequence[tuple[str, Fraction]], lists, rule: str, profile: Mapping, limit: int) -> Found:
+                  base: Sequence[tuple[str, Fraction]], lists, rule: str, profile: Mapping, limit: int) -> Findings:
     """The page against the recomputation from our base; when passage seeds are on and it differs,
     against each base a near tie in the channels allows (`lists()` gives the channels), exactly.
     Passage seeds weigh every base score, so one near tie the server broke the other way at a
     channel's cut moves them all."""
-    failures = ppr_failures(section, hits, recompute(entities, relations, base, profile, limit))
+    failures = [*ppr_failures(section, hits, recompute(entities, relations, base, profile, limit))]
     if failures and Fraction(profile["reset"]["passage_weight"]):
         for alternative in near_tie_bases(lists(), profile["base"], rule, CHANNEL_TOLERANCE):
-            if not ppr_failures(section, hits, recompute(entities, relations, alternative, profile, limit)):
-                return []
-    return failures
+            if not any(ppr_failures(section, hits, recompute(entities, relations, alternative, profile, limit))):
+                return
+    yield from failures

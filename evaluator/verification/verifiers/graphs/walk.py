@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, decimal
 from evaluator.verification.exact import text as _text
-from evaluator.verification.failure import Failure
+from evaluator.verification.failure import Failure, Findings
 from evaluator.verification.fused_lists import base_list
 from evaluator.verification.hit_checks import check_exact, check_order
 
@@ -92,7 +92,7 @@ def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]]
     return by_step
 
 
-def check_walk(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_walk(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     profile = checker.profiles[spec["profile"]]
     hits = page["hits"]
     base, base_score, base_ranks = base_list(checker, query, profile["base"])
@@ -101,7 +101,7 @@ def check_walk(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> N
     want_anchors = [{"id": rid, "revision": checker.revision_of[rid], "rank": r, "mass": float(mass),
                      "mass_exact": _text(mass)} for r, (rid, mass) in enumerate(seeds.items(), start=1)]
     if page.get("anchors") != want_anchors:
-        fail(None, "anchors", f"{page.get('anchors')}, recomputed seeds {want_anchors}")
+        yield None, "anchors", f"{page.get('anchors')}, recomputed seeds {want_anchors}"
         return
     _, groups = groups_of(checker, profile)
     by_step = masses(seeds, groups, profile["steps"])
@@ -122,50 +122,50 @@ def check_walk(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> N
     for i, hit in enumerate(hits, start=1):
         rid = hit["id"]
         if hit.get("base_rank") != base_rank.get(rid):
-            fail(i, "base_rank", f"{hit.get('base_rank')}, recomputed {base_rank.get(rid)}")
+            yield i, "base_rank", f"{hit.get('base_rank')}, recomputed {base_rank.get(rid)}"
         values = {}
         ranks = base_ranks.get(rid, {})
         for channel in ("lexical", "semantic"):
             entry = (hit.get("channels") or {}).get(channel) or {}
             if entry.get("rank") != ranks.get(channel):
-                fail(i, f"channels.{channel}.rank", f"{entry.get('rank')}, recomputed {ranks.get(channel)}")
+                yield i, f"channels.{channel}.rank", f"{entry.get('rank')}, recomputed {ranks.get(channel)}"
             rank = ranks.get(channel)
             values[channel] = (ZERO if rank is None
                                else decimal(channels[channel]["weight"]) / (profile["base"]["k"] + rank))
         entry = (hit.get("channels") or {}).get("walk") or {}
         w = walk_rank.get(rid)
         if entry.get("rank") != w:
-            fail(i, "channels.walk.rank", f"{entry.get('rank')}, recomputed {w}")
+            yield i, "channels.walk.rank", f"{entry.get('rank')}, recomputed {w}"
         if w is not None and entry.get("raw_score") != float(visit[rid]):
-            fail(i, "channels.walk.raw_score", f"{entry.get('raw_score')} is not the recomputed visit mass "
-                                               f"{float(visit[rid])}")
+            yield (i, "channels.walk.raw_score", f"{entry.get('raw_score')} is not the recomputed visit mass "
+                                                 f"{float(visit[rid])}")
         values["walk"] = ZERO if w is None else weight / (k + w)
-        check_exact(hit, i, values, fail)
+        yield from check_exact(hit, i, values)
         proof = hit.get("proof")
         if w is None:
             if proof is not None:
-                fail(i, "proof", "a hit without a walk rank carries a proof")
+                yield i, "proof", "a hit without a walk rank carries a proof"
             continue
         if proof is None:
-            fail(i, "proof", "a hit with a walk rank carries no proof")
+            yield i, "proof", "a hit with a walk rank carries no proof"
             continue
-        _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, groups, used, fail)
-    check_order(hits, fail, exact=True)
+        yield from _check_proof(checker, i, rid, w, proof, visit, seeds, by_step, groups, used)
+    yield from check_order(hits, exact=True)
     have = [hit["id"] for hit in hits]
     if have != want:
         first = rc.first_difference(have, want)
-        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
-                              f"{want[first] if first < len(want) else None}")
+        yield (first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                                f"{want[first] if first < len(want) else None}")
     if set(returned) != used:
         extra, missing = sorted(set(returned) - used), sorted(used - set(returned))
-        fail(None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}")
+        yield None, "relations", f"relations returned but unused {extra[:3]}, used but not returned {missing[:3]}"
     for relation_id, rel in returned.items():
         edge = checker.edges.get(relation_id)
         if edge is None or not _same_relation(rel, edge, checker.relation_revision[relation_id]):
-            fail(None, f"relations[{relation_id}]", "not a prepared relation with that kind, revision and endpoints")
+            yield None, f"relations[{relation_id}]", "not a prepared relation with that kind, revision and endpoints"
         elif rel.get("provenance") != checker.provenance.get(relation_id):
-            fail(None, f"relations[{relation_id}].provenance", "is not the frozen relation's provenance (what "
-                                                              "produced it)")
+            yield (None, f"relations[{relation_id}].provenance", "is not the frozen relation's provenance (what "
+                                                                "produced it)")
 
 
 def _same_relation(rel: Mapping, edge, revision: int) -> bool:
@@ -173,15 +173,15 @@ def _same_relation(rel: Mapping, edge, revision: int) -> bool:
             and (rel.get("source") or {}).get("id") == edge.source and (rel.get("target") or {}).get("id") == edge.target)
 
 
-def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, groups, used, fail) -> None:
+def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, groups, used) -> Findings:
     if proof.get("walk_rank") != walk_rank:
-        fail(i, "proof.walk_rank", f"{proof.get('walk_rank')}, recomputed {walk_rank}")
+        yield i, "proof.walk_rank", f"{proof.get('walk_rank')}, recomputed {walk_rank}"
     if proof.get("visit_mass_exact") != _text(visit[rid]) or proof.get("visit_mass") != float(visit[rid]):
-        fail(i, "proof.visit_mass", f"{proof.get('visit_mass_exact')}, recomputed {_text(visit[rid])}")
+        yield i, "proof.visit_mass", f"{proof.get('visit_mass_exact')}, recomputed {_text(visit[rid])}"
     seed_mass = seeds.get(rid)
     if proof.get("seed_mass_exact") != (None if seed_mass is None else _text(seed_mass)):
-        fail(i, "proof.seed_mass_exact", f"{proof.get('seed_mass_exact')}, recomputed "
-                                         f"{None if seed_mass is None else _text(seed_mass)}")
+        yield (i, "proof.seed_mass_exact", f"{proof.get('seed_mass_exact')}, recomputed "
+                                           f"{None if seed_mass is None else _text(seed_mass)}")
     want = []
     for step in range(1, len(by_step)):
         for source in sorted(by_step[step - 1]):
@@ -202,13 +202,13 @@ def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, group
     have = proof.get("inflow")
     if have != want:
         at = rc.first_difference(have or [], want)
-        fail(i, "proof.inflow", f"entry {at}: {(have or [None] * (at + 1))[at] if at < len(have or []) else None}, "
-                                f"recomputed {want[at] if at < len(want) else None}")
+        yield (i, "proof.inflow", f"entry {at}: {(have or [None] * (at + 1))[at] if at < len(have or []) else None}, "
+                                  f"recomputed {want[at] if at < len(want) else None}")
         return
     total = (seed_mass or ZERO) + sum((rc.parse_fraction(e["amount_exact"], "amount_exact") for e in want),
                                              ZERO)
     if total != visit[rid]:  # the proof's parts must add up to the mass it proves
-        fail(i, "proof.inflow", f"seed mass and inflows add up to {total}, not the visit mass {visit[rid]}")
+        yield i, "proof.inflow", f"seed mass and inflows add up to {total}, not the visit mass {visit[rid]}"
     used.update(entry["relation_id"] for entry in want)
 
 

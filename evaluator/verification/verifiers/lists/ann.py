@@ -13,27 +13,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 from evaluator.verification.hit_checks import check_order
 
 
-def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     hits = page.get("hits") or []
     cosines = checker.cosines(query)
     expected = min(spec["limit"], len(cosines))
     if len(hits) != expected:
-        fail(None, "hits", f"{len(hits)} hits, {expected} expected (limit {spec['limit']}, {len(cosines)} bindings)")
+        yield None, "hits", f"{len(hits)} hits, {expected} expected (limit {spec['limit']}, {len(cosines)} bindings)"
     if (page.get("coverage") or {}).get("candidates") is not False:
-        fail(None, "coverage.candidates", "an approximate page must not claim every binding was scored")
+        yield None, "coverage.candidates", "an approximate page must not claim every binding was scored"
     seen = set()
     for i, hit in enumerate(hits, start=1):
         rid = hit["id"]
         if rid in seen:
-            fail(i, "id", f"{rid} appears twice")
+            yield i, "id", f"{rid} appears twice"
         seen.add(rid)
         score = cosines.get(rid)
         if score is None or not rc.near_tie(hit.get("score", float("nan")), score, rc.COSINE_TOLERANCE):
-            fail(i, "score", f"{hit.get('score')} but recomputed cosine {score!r}")
+            yield i, "score", f"{hit.get('score')} but recomputed cosine {score!r}"
         entry = (hit.get("channels") or {}).get("ann") or {}
         if entry.get("rank") != i or entry.get("raw_score") != hit.get("score"):
-            fail(i, "channels.ann", f"rank {entry.get('rank')} raw {entry.get('raw_score')}")
-    check_order(hits, fail, exact=False)
+            yield i, "channels.ann", f"rank {entry.get('rank')} raw {entry.get('raw_score')}"
+    yield from check_order(hits, exact=False)

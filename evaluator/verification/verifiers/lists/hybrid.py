@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from evaluator.verification.failure import Findings
 from evaluator.verification.fused_lists import check_fused
 
 
-def check_hybrid(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_hybrid(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     fused, order, lists = checker.fused(query, spec["profile"])
-    check_fused(page.get("hits") or [], spec["limit"], checker.profiles[spec["profile"]], fused, order, lists, fail)
+    yield from check_fused(page.get("hits") or [], spec["limit"], checker.profiles[spec["profile"]], fused, order,
+                           lists)

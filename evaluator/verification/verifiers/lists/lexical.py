@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 from evaluator.verification.single_channel import check_single
 
 
-def check_lexical(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
-    check_single(page.get("hits") or [], "lexical", checker.bm25_scores(query), rc.BM25_TOLERANCE, spec, fail)
+def check_lexical(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+    yield from check_single(page.get("hits") or [], "lexical", checker.bm25_scores(query), rc.BM25_TOLERANCE, spec)

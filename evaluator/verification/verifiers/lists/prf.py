@@ -12,11 +12,12 @@ A feedback id, an expansion term or a weight that is not the recomputation's fai
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 
 import numpy as np
 
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Finding, Findings
 from evaluator.verification.fused_lists import check_fused
 from evaluator.verification.single_channel import check_single
 
@@ -102,58 +103,59 @@ def _semantic(checker, query, name):
     return work[key]
 
 
-def _check_documents(have, want, score_key, tolerance, where, fail) -> None:
+def _check_documents(have, want, score_key, tolerance, where) -> Findings:
     listed = [(d.get("id"), d.get("rank")) for d in have or []]
     if listed != [(rid, r) for r, (rid, _) in enumerate(want, start=1)]:
-        fail(None, f"{where}.documents", f"{listed}, recomputed {[rid for rid, _ in want]}")
+        yield None, f"{where}.documents", f"{listed}, recomputed {[rid for rid, _ in want]}"
         return
     for d, (rid, score) in zip(have, want):
         if not rc.near_tie(d.get(score_key, float("nan")), score, tolerance):
-            fail(None, f"{where}.documents", f"{rid} {score_key} {d.get(score_key)}, recomputed {score!r}")
+            yield None, f"{where}.documents", f"{rid} {score_key} {d.get(score_key)}, recomputed {score!r}"
 
 
-def check_rm3_block(checker, query, block, name, fail) -> tuple[list, rc.Scores]:
+def check_rm3_block(checker, query, block, name) -> Generator[Finding, None, tuple[list, rc.Scores]]:
     feedback, terms, scores = _lexical(checker, query, name)
-    _check_documents((block or {}).get("documents"), feedback, "score", rc.BM25_TOLERANCE, "feedback.lexical", fail)
+    yield from _check_documents((block or {}).get("documents"), feedback, "score", rc.BM25_TOLERANCE,
+                                "feedback.lexical")
     have = [(e.get("term"), e.get("weight")) for e in (block or {}).get("expansion") or []]
     if [t for t, _ in have] != [t for t, _ in terms]:
-        fail(None, "feedback.lexical.expansion", f"terms {[t for t, _ in have]}, recomputed {[t for t, _ in terms]}")
+        yield None, "feedback.lexical.expansion", f"terms {[t for t, _ in have]}, recomputed {[t for t, _ in terms]}"
     else:
         for (term, weight), (_, want) in zip(have, terms):
             if not isinstance(weight, float) or not rc.near_tie(weight, want, rc.BM25_TOLERANCE):
-                fail(None, "feedback.lexical.expansion", f"{term} weight {weight}, recomputed {want!r}")
+                yield None, "feedback.lexical.expansion", f"{term} weight {weight}, recomputed {want!r}"
     return feedback, scores
 
 
-def check_rocchio_block(checker, query, block, name, fail) -> rc.Scores:
+def check_rocchio_block(checker, query, block, name) -> Generator[Finding, None, rc.Scores]:
     feedback, scores = _semantic(checker, query, name)
-    _check_documents((block or {}).get("documents"), feedback, "cosine", rc.COSINE_TOLERANCE, "feedback.semantic",
-                     fail)
+    yield from _check_documents((block or {}).get("documents"), feedback, "cosine", rc.COSINE_TOLERANCE,
+                                "feedback.semantic")
     if (block or {}).get("beta") != checker.profiles[name]["beta"]:
-        fail(None, "feedback.semantic.beta", f"{(block or {}).get('beta')}, profile {checker.profiles[name]['beta']}")
+        yield None, "feedback.semantic.beta", f"{(block or {}).get('beta')}, profile {checker.profiles[name]['beta']}"
     return scores
 
 
-def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     name = spec["profile"]
     profile = checker.profiles[name]
     hits = page.get("hits") or []
     feedback = page.get("feedback") or {}
     if profile["channel"] == "lexical":
-        _, scores = check_rm3_block(checker, query, feedback.get("lexical"), name, fail)
-        check_single(hits, "lexical", scores, rc.BM25_TOLERANCE, {"limit": spec["limit"]}, fail)
+        _, scores = yield from check_rm3_block(checker, query, feedback.get("lexical"), name)
+        yield from check_single(hits, "lexical", scores, rc.BM25_TOLERANCE, {"limit": spec["limit"]})
         return
     if profile["channel"] == "semantic":
-        scores = check_rocchio_block(checker, query, feedback.get("semantic"), name, fail)
-        check_single(hits, "semantic", scores, rc.COSINE_TOLERANCE,
-                     {"limit": spec["limit"], "min_score": profile["min_score"]}, fail)
+        scores = yield from check_rocchio_block(checker, query, feedback.get("semantic"), name)
+        yield from check_single(hits, "semantic", scores, rc.COSINE_TOLERANCE,
+                                {"limit": spec["limit"], "min_score": profile["min_score"]})
         return
     channels = profile["channels"]
-    _, lex = check_rm3_block(checker, query, feedback.get("lexical"), channels["lexical"]["profile"], fail)
-    sem = check_rocchio_block(checker, query, feedback.get("semantic"), channels["semantic"]["profile"], fail)
+    _, lex = yield from check_rm3_block(checker, query, feedback.get("lexical"), channels["lexical"]["profile"])
+    sem = yield from check_rocchio_block(checker, query, feedback.get("semantic"), channels["semantic"]["profile"])
     sem_profile = checker.profiles[channels["semantic"]["profile"]]
     lists = {"lexical": rc.ordered(lex, channels["lexical"]["depth"]),
              "semantic": rc.ordered(sem, channels["semantic"]["depth"], min_score=sem_profile["min_score"])}
     fused = rc.fuse(profile["fusion"], {c: [rid for rid, _ in lst] for c, lst in lists.items()},
                     {c: channels[c]["weight"] for c in channels}, profile["k"])
-    check_fused(hits, spec["limit"], profile, fused, rc.fused_order(fused), lists, fail)
+    yield from check_fused(hits, spec["limit"], profile, fused, rc.fused_order(fused), lists)

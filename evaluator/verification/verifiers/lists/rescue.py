@@ -6,21 +6,20 @@ prepared relations, and the gate from the query text and the two recomputed chan
 lane is recomputed with one breadth-first search per seed (the server labels all seeds in one
 level-by-level pass), so agreement is evidence, not an echo.
 
-`check_rescue(checker, query, page, spec, fail)` plugs into `evaluator.verification.verify.Checker.check_page`;
+`check_rescue(checker, query, page, spec)` plugs into `evaluator.verification.verify.Checker.check_page`;
 `expected_rescue` is the recomputation on explicit inputs, usable by tests and audit alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from builders.normalize import normalize_text, normalized_tokens, title_is_eligible
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 from protocols.fusion import check_fusion_bindings
-
-Fail = Callable[[int | None, str, str], None]
 
 
 def dec(value) -> Fraction:
@@ -270,7 +269,7 @@ def _place(run: list[tuple[str, float]], first: int, reported: Mapping[str, int]
     return [slots[r] if r in slots else next(free) for r in range(first, first + len(run))]
 
 
-def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping, fail: Fail) -> None:
+def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """Recompute the page of one rescue method for one query and report every difference."""
     profile = checker.profiles[spec["profile"]]
     channels = profile["base"]["channels"]
@@ -288,28 +287,28 @@ def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping, fail: Fa
     cut = want.gate["fired"] and lane_budget_cut([s["id"] for s in want.seeds], checker.edges, profile["lane"])
     claimed = bool({"max_scan", "max_nodes"} & set(page.get("stop_reasons") or []))
     if claimed != cut:
-        fail(None, "stop_reasons", f"{page.get('stop_reasons')}: the recomputed lane traversal "
-                                   f"{'is' if cut else 'is not'} cut by a budget")
+        yield (None, "stop_reasons", f"{page.get('stop_reasons')}: the recomputed lane traversal "
+                                     f"{'is' if cut else 'is not'} cut by a budget")
     if (page.get("coverage") or {}).get("graph") is not (not cut):
-        fail(None, "coverage.graph", f"{(page.get('coverage') or {}).get('graph')}, recomputed {not cut}")
-    compare_page(page, want, spec, profile, checker.revision_of, checker.relation_revision, checker.edges,
-                 {"lexical": dict(lexical), "semantic": dict(semantic)}, cut, fail)
+        yield None, "coverage.graph", f"{(page.get('coverage') or {}).get('graph')}, recomputed {not cut}"
+    yield from compare_page(page, want, spec, profile, checker.revision_of, checker.relation_revision, checker.edges,
+                            {"lexical": dict(lexical), "semantic": dict(semantic)}, cut)
 
 
 def compare_page(page: Mapping, want: Expected, spec: Mapping, profile: Mapping, revision_of: Mapping[str, int],
                  relation_revision: Mapping[str, int], edges: Mapping[str, rc.Edge], raw: Mapping[str, Mapping],
-                 lane_cut: bool, fail: Fail) -> None:
+                 lane_cut: bool) -> Findings:
     hits = page.get("hits") or []
     if page.get("gate") != want.gate:
-        fail(None, "gate", f"{page.get('gate')}, recomputed {want.gate}")
+        yield None, "gate", f"{page.get('gate')}, recomputed {want.gate}"
     seeds = [{"id": s["id"], "revision": revision_of[s["id"]], "origins": s["origins"], "base_rank": s["base_rank"],
               "score": float(s["score"]), "score_exact": text(s["score"])} for s in want.seeds]
     if page.get("seeds") != seeds:
-        fail(None, "seeds", f"{[s.get('id') for s in page.get('seeds') or []]}, recomputed {[s['id'] for s in seeds]}")
+        yield None, "seeds", f"{[s.get('id') for s in page.get('seeds') or []]}, recomputed {[s['id'] for s in seeds]}"
     top = sorted(want.base_rank, key=want.base_rank.__getitem__)[: profile["seeds"]["base_top"]]
     anchors = [{"id": rid, "revision": revision_of[rid], "rank": want.base_rank[rid]} for rid in top]
     if page.get("anchors") != anchors:
-        fail(None, "anchors", "are not the recomputed top base documents")
+        yield None, "anchors", "are not the recomputed top base documents"
     final = want.final[: spec["limit"]]
     if lane_cut:  # a cut traversal is not recomputed; only the base block and each proof are checked
         final = [entry for entry in final if not entry[2]]
@@ -319,43 +318,43 @@ def compare_page(page: Mapping, want: Expected, spec: Mapping, profile: Mapping,
     have = [h.get("id") for h in hits_checked]
     if have != [rid for rid, _, _ in final]:
         first = rc.first_difference(have, [r for r, _, _ in final])
-        fail(first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
-                              f"{final[first][0] if first < len(final) else None} ({len(have)} vs {len(final)} hits)")
+        yield (first + 1, "id", f"{have[first] if first < len(have) else None}, recomputed "
+                                f"{final[first][0] if first < len(final) else None} ({len(have)} vs {len(final)} hits)")
         return
     lane = {hit["id"]: hit for hit in want.lane}
     used: set[str] = set()
     for i, (hit, (rid, score, rescued)) in enumerate(zip(hits_checked, final), start=1):
         if hit.get("rescued") is not rescued:
-            fail(i, "rescued", f"{hit.get('rescued')}, recomputed {rescued}")
+            yield i, "rescued", f"{hit.get('rescued')}, recomputed {rescued}"
         if hit.get("score_exact") != text(score) or hit.get("score") != float(score):
-            fail(i, "score_exact", f"{hit.get('score_exact')}, recomputed {text(score)}")
-        _check_channels(hit, i, want, profile, raw, lane, fail)
-        _check_base(hit, i, want, revision_of, fail, used)
-        _check_proof(hit, i, lane.get(rid), revision_of, relation_revision, edges, fail, used)
+            yield i, "score_exact", f"{hit.get('score_exact')}, recomputed {text(score)}"
+        yield from _check_channels(hit, i, want, profile, raw, lane)
+        yield from _check_base(hit, i, want, revision_of, used)
+        yield from _check_proof(hit, i, lane.get(rid), revision_of, relation_revision, edges, used)
     if lane_cut:
         for i, hit in enumerate(hits, start=1):
             if hit.get("rescued") and any(not h.get("rescued") for h in hits[i:]):
-                fail(i, "rescued", "a rescued candidate ranks above a base candidate")
+                yield i, "rescued", "a rescued candidate ranks above a base candidate"
     if not lane_cut:
         rescued_ranks = [i for i, h in enumerate(hits, start=1) if h.get("rescued")]
         summary = {"base_size": len(want.base), "lane_size": len(want.lane), "lane_before_cap": want.lane_before_cap,
                    "first_rescued_rank": rescued_ranks[0] if rescued_ranks else None}
         if page.get("rescue") != summary:
-            fail(None, "rescue", f"{page.get('rescue')}, recomputed {summary}")
+            yield None, "rescue", f"{page.get('rescue')}, recomputed {summary}"
         stops = ["lane_cap"] if want.lane_before_cap > len(want.lane) else []
         if list(page.get("stop_reasons") or []) != stops:
-            fail(None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {stops}")
+            yield None, "stop_reasons", f"{page.get('stop_reasons')}, recomputed {stops}"
     returned = {r.get("id"): r for r in page.get("relations") or []}
     if not lane_cut and set(returned) != used:
-        fail(None, "relations", f"returned but unused {sorted(set(returned) - used)[:3]}, "
-                                f"used but not returned {sorted(used - set(returned))[:3]}")
+        yield (None, "relations", f"returned but unused {sorted(set(returned) - used)[:3]}, "
+                                  f"used but not returned {sorted(used - set(returned))[:3]}")
     for relation_id, rel in returned.items():
         edge = edges.get(relation_id)
         if edge is None or rel.get("kind") != edge.kind or rel.get("revision") != relation_revision[relation_id]:
-            fail(None, f"relations[{relation_id}]", "not a prepared relation of that kind and revision")
+            yield None, f"relations[{relation_id}]", "not a prepared relation of that kind and revision"
 
 
-def _check_channels(hit, i, want: Expected, profile, raw, lane, fail) -> None:
+def _check_channels(hit, i, want: Expected, profile, raw, lane) -> Findings:
     channels = hit.get("channels") or {}
     spec, k = profile["base"]["channels"], profile["base"]["k"]
     for name in ("lexical", "semantic"):
@@ -363,18 +362,18 @@ def _check_channels(hit, i, want: Expected, profile, raw, lane, fail) -> None:
         rank = want.channel_ranks[name].get(hit["id"]) if hit["id"] in want.fused else None
         part = Fraction(0) if rank is None else dec(spec[name]["weight"]) / (k + rank)
         if entry.get("rank") != rank or entry.get("contribution_exact") != text(part):
-            fail(i, f"channels.{name}", f"rank {entry.get('rank')} {entry.get('contribution_exact')}, "
-                                        f"recomputed {rank} {text(part)}")
+            yield (i, f"channels.{name}", f"rank {entry.get('rank')} {entry.get('contribution_exact')}, "
+                                          f"recomputed {rank} {text(part)}")
         tolerance = rc.BM25_TOLERANCE if name == "lexical" else rc.COSINE_TOLERANCE
         if rank is not None and not rc.near_tie(_number(entry.get("raw_score")), raw[name][hit["id"]], tolerance):
-            fail(i, f"channels.{name}.raw_score", f"{entry.get('raw_score')}, recomputed {raw[name][hit['id']]!r}")
+            yield i, f"channels.{name}.raw_score", f"{entry.get('raw_score')}, recomputed {raw[name][hit['id']]!r}"
     if profile["combine"] == "fuse":
         entry = channels.get("graph") or {}
         mine = lane.get(hit["id"])
         weight = dec(profile["fusion"]["graph_weight"])
         part = Fraction(0) if mine is None or weight == 0 else weight / (profile["fusion"]["k"] + mine["lane_rank"])
         if entry.get("contribution_exact") != text(part):
-            fail(i, "channels.graph", f"{entry.get('contribution_exact')}, recomputed {text(part)}")
+            yield i, "channels.graph", f"{entry.get('contribution_exact')}, recomputed {text(part)}"
 
 
 def _number(value) -> float:
@@ -383,12 +382,12 @@ def _number(value) -> float:
     return float("nan") if value is None else value
 
 
-def _check_base(hit, i, want: Expected, revision_of, fail, used: set[str]) -> None:
+def _check_base(hit, i, want: Expected, revision_of, used: set[str]) -> Findings:
     rid = hit["id"]
     detail = hit.get("base")
     if rid not in want.fused:
         if detail is not None:
-            fail(i, "base", "a rescued candidate carries base detail")
+            yield i, "base", "a rescued candidate carries base detail"
         return
     expected_bonus = [{"id": seed, "revision": revision_of[seed], "relations": relations}
                       for seed, relations in want.bonus[rid]]
@@ -397,40 +396,40 @@ def _check_base(hit, i, want: Expected, revision_of, fail, used: set[str]) -> No
                   for b in (detail or {}).get("bonus_seeds") or []]
     if detail is None or detail.get("rank") != want.base_rank[rid] or detail.get("fused_exact") != text(want.fused[rid]) \
             or detail.get("normalized_exact") != text(want.normalized[rid]):
-        fail(i, "base", f"rank/fused/normalized differ from the recomputed base ({want.base_rank[rid]}, "
-                        f"{text(want.fused[rid])}, {text(want.normalized[rid])})")
+        yield (i, "base", f"rank/fused/normalized differ from the recomputed base ({want.base_rank[rid]}, "
+                          f"{text(want.fused[rid])}, {text(want.normalized[rid])})")
         return
     if have_bonus != expected_bonus:
-        fail(i, "base.bonus_seeds", f"{have_bonus}, recomputed from the relations {expected_bonus}")
+        yield i, "base.bonus_seeds", f"{have_bonus}, recomputed from the relations {expected_bonus}"
     bonus = want.rescored[rid] - want.normalized[rid]
     if detail.get("bonus_exact") != text(bonus) or detail.get("rescored_exact") != text(want.rescored[rid]):
-        fail(i, "base.bonus_exact", f"{detail.get('bonus_exact')} / {detail.get('rescored_exact')}, recomputed "
-                                    f"{text(bonus)} / {text(want.rescored[rid])}")
+        yield (i, "base.bonus_exact", f"{detail.get('bonus_exact')} / {detail.get('rescored_exact')}, recomputed "
+                                      f"{text(bonus)} / {text(want.rescored[rid])}")
     for b in have_bonus:
         used.update(b["relations"])
 
 
-def _check_proof(hit, i, mine, revision_of, relation_revision, edges, fail, used: set[str]) -> None:
+def _check_proof(hit, i, mine, revision_of, relation_revision, edges, used: set[str]) -> Findings:
     proof = hit.get("proof")
     if mine is None:
         if proof is not None:
-            fail(i, "proof", "a base candidate carries a rescue proof")
+            yield i, "proof", "a base candidate carries a rescue proof"
         return
     if proof is None:
-        fail(i, "proof", "a rescued candidate carries no proof")
+        yield i, "proof", "a rescued candidate carries no proof"
         return
     seed = proof.get("seed") or {}
     if seed.get("id") != mine["seed"]["id"] or seed.get("score_exact") != text(mine["seed"]["score"]):
-        fail(i, "proof.seed", f"{seed.get('id')} {seed.get('score_exact')}, recomputed {mine['seed']['id']} "
-                              f"{text(mine['seed']['score'])}")
+        yield (i, "proof.seed", f"{seed.get('id')} {seed.get('score_exact')}, recomputed {mine['seed']['id']} "
+                                f"{text(mine['seed']['score'])}")
     if proof.get("hops") != mine["hops"] or proof.get("lane_rank") != mine["lane_rank"] \
             or proof.get("lane_score_exact") != text(mine["score"]):
-        fail(i, "proof", f"hops {proof.get('hops')} lane rank {proof.get('lane_rank')} score "
-                         f"{proof.get('lane_score_exact')}, recomputed {mine['hops']} {mine['lane_rank']} {text(mine['score'])}")
+        yield (i, "proof", f"hops {proof.get('hops')} lane rank {proof.get('lane_rank')} score "
+                           f"{proof.get('lane_score_exact')}, recomputed {mine['hops']} {mine['lane_rank']} {text(mine['score'])}")
     have = [(s.get("relation_id"), (s.get("from") or {}).get("id"), (s.get("to") or {}).get("id"))
             for s in proof.get("steps") or []]
     if have != mine["steps"]:
-        fail(i, "proof.steps", f"{have}, recomputed {mine['steps']}")
+        yield i, "proof.steps", f"{have}, recomputed {mine['steps']}"
         return
     for j, step in enumerate(proof.get("steps") or []):
         edge = edges[step["relation_id"]]
@@ -439,5 +438,5 @@ def _check_proof(hit, i, mine, revision_of, relation_revision, edges, fail, used
                 or step.get("relation_revision") != relation_revision[edge.relation_id] \
                 or step["from"].get("revision") != revision_of[step["from"]["id"]] \
                 or step["to"].get("revision") != revision_of[step["to"]["id"]]:
-            fail(i, f"proof.steps[{j}]", "direction, kind or a revision differs from the prepared relation")
+            yield i, f"proof.steps[{j}]", "direction, kind or a revision differs from the prepared relation"
         used.add(edge.relation_id)

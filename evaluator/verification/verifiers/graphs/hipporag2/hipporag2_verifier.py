@@ -22,8 +22,8 @@ import numpy as np
 from builders.embedding.sections.hipporag2 import fact_key, phrase_key
 from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
 from evaluator.verification import recompute as rc
+from evaluator.verification.failure import Findings
 from evaluator.verification.whole_graph_walk import (
-    Found,
     dense_order_failures,
     dense_range_failures,
     edge_arrays,
@@ -98,7 +98,7 @@ def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int
                  edge_arrays(nodes, renamed, transition_bits), len(renamed))
 
 
-def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py): every number of the page from the
     frozen inputs by cosine_exact_v1's rule; a page's cosines within the channel tolerance of ours
     (another build of numpy may sum in another order), every integer exactly."""
@@ -111,87 +111,98 @@ def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping, fail)
     fact_cosines, dense = exact_cosines(mine.fact_units, unit), exact_cosines(mine.passage_units, unit)
     for rank, field, message in page_failures(section, hits, mine, fact_cosines, dense, profile, spec["limit"],
                                               rc.COSINE_TOLERANCE):
-        fail(rank, field if rank else f"hipporag2.{field}", message)
-
-
+        yield rank, field if rank else f"hipporag2.{field}", message
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, fact_cosines: np.ndarray,
-                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Found:
+                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Findings:
     """The first differences between a page and the recomputation (none: the page holds)."""
     linking, passages = profile["linking"], profile["passages"]
-    faults = graph_failures(section, mine) or _fact_failures(section, mine, fact_cosines, linking, tolerance)
+    faults = [*graph_failures(section, mine)] or [*_fact_failures(section, mine, fact_cosines, linking, tolerance)]
     if faults:
-        return faults
+        yield from faults
+        return
     phrases = _phrase_seeds(section["facts"], mine, linking, passages)
     if section.get("phrases") != phrases:
-        return [(None, "phrases", f"{section.get('phrases')}, recomputed {phrases}")]
-    return ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
+        yield None, "phrases", f"{section.get('phrases')}, recomputed {phrases}"
+        return
+    yield from ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
 
 
-def graph_failures(section: Mapping, mine: Table) -> Found:
+def graph_failures(section: Mapping, mine: Table) -> Findings:
     graph = {"passages": len(mine.passages), "phrases": len(mine.nodes) - len(mine.passages),
              "facts": len(mine.facts), "edges": mine.edge_count}
-    return [] if section.get("graph") == graph else [(None, "graph", f"{section.get('graph')}, recomputed {graph}")]
+    if section.get("graph") != graph:
+        yield None, "graph", f"{section.get('graph')}, recomputed {graph}"
 
 
 def ranking_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, dense: np.ndarray,
-                     phrases: Sequence[Mapping], profile: Mapping, limit: int, tolerance: float) -> Found:
+                     phrases: Sequence[Mapping], profile: Mapping, limit: int, tolerance: float) -> Findings:
     """Given the phrase seeds (already checked): the dense seeds, the walk and the hits."""
     passages, rules = profile["passages"], profile["pagerank"]
-    faults = dense_range_failures(section, dense, tolerance)
+    faults = [*dense_range_failures(section, dense, tolerance)]
     if faults:
-        return faults
+        yield from faults
+        return
     low, high = section["dense_range"]
     if not phrases:
-        return dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "phrase")
+        yield from dense_order_failures(section, hits, mine.passages, dense, limit, tolerance, "phrase")
+        return
     seeds = dense_seeds(dense, low, high, passages["dense_bits"], section.get("dense_digest"))
     if seeds is None:
-        return [(None, "dense_digest", f"{section.get('dense_digest')} is no flooring of the recomputed dense scores")]
+        yield None, "dense_digest", f"{section.get('dense_digest')} is no flooring of the recomputed dense scores"
+        return
     vector = np.zeros(len(mine.nodes), dtype=np.int64)
     vector[: len(mine.passages)] = seeds
     position = {node: i for i, node in enumerate(mine.nodes)}
     for entry in phrases:
         vector[position[PHRASE + entry["phrase"]]] += entry["units"]
-    return walked_failures(section, hits, mine.passages, mine.edges, vector, rules, limit)
+    yield from walked_failures(section, hits, mine.passages, mine.edges, vector, rules, limit)
 
 
 def _fact_failures(section: Mapping, mine: Table, cosines: np.ndarray, linking: Mapping, tolerance: float
-                   ) -> Found:
+                   ) -> Findings:
     """The linked facts: the top `facts` by cosine up to near ties, each cosine within the tolerance,
     each score the floor of its cosine normalized over the page's range (float64, as specified)."""
     listed = section.get("facts") or []
     count = min(linking["facts"], len(mine.facts))
     if len(listed) != count:
-        return [(None, "facts", f"{len(listed)} linked facts, recomputed {count}")]
+        yield None, "facts", f"{len(listed)} linked facts, recomputed {count}"
+        return
     if not count:
-        return []
+        return
     low, high = section.get("fact_range") or [None, None]
     if not (isinstance(low, float) and isinstance(high, float) and abs(low - cosines.min()) <= tolerance
             and abs(high - cosines.max()) <= tolerance):
-        return [(None, "fact_range", f"{section.get('fact_range')}, recomputed [{cosines.min()!r}, {cosines.max()!r}]")]
+        yield None, "fact_range", f"{section.get('fact_range')}, recomputed [{cosines.min()!r}, {cosines.max()!r}]"
+        return
     position = {rid: i for i, rid in enumerate(mine.facts)}
     chosen = []
     for j, entry in enumerate(listed):
         i = position.get(entry.get("id"))
         if i is None:
-            return [(None, f"facts[{j}].id", f"{entry.get('id')!r} is not a fact of the graph")]
+            yield None, f"facts[{j}].id", f"{entry.get('id')!r} is not a fact of the graph"
+            return
         cosine = entry.get("cosine")
         if not isinstance(cosine, float) or abs(cosine - cosines[i]) > tolerance:
-            return [(None, f"facts[{j}].cosine", f"{entry['id']}: {cosine!r}, recomputed {cosines[i]!r}")]
+            yield None, f"facts[{j}].cosine", f"{entry['id']}: {cosine!r}, recomputed {cosines[i]!r}"
+            return
         scaled = 1.0 if high == low else (cosine - low) / (high - low)
         score = int(np.floor(scaled * float(1 << linking["fact_score_bits"])))
         if entry.get("score") != score:
-            return [(None, f"facts[{j}].score", f"{entry['id']}: {entry.get('score')}, recomputed {score}")]
+            yield None, f"facts[{j}].score", f"{entry['id']}: {entry.get('score')}, recomputed {score}"
+            return
         chosen.append(i)
     keys = [(-entry["cosine"], entry["id"]) for entry in listed]
     if keys != sorted(keys):
-        return [(None, "facts", "linked facts are not in cosine-descending, id-ascending order")]
+        yield None, "facts", "linked facts are not in cosine-descending, id-ascending order"
+        return
     weakest = min(cosines[i] for i in chosen)
     others = np.delete(cosines, chosen)
     if len(others) and others.max() > weakest + 2 * tolerance:
-        return [(None, "facts", f"a fact scoring {others.max()!r} is left out for one scoring {weakest!r}")]
-    return []
+        yield None, "facts", f"a fact scoring {others.max()!r} is left out for one scoring {weakest!r}"
+        return
+
 
 
 def _phrase_seeds(listed: Sequence[Mapping], mine: Table, linking: Mapping, passages: Mapping) -> list[dict]:

@@ -16,8 +16,8 @@ import numpy as np
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.entity_links import link_failures
+from evaluator.verification.failure import Findings
 from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import (
-    Found,
     Table,
     exact_cosines,
     graph_failures,
@@ -28,7 +28,7 @@ from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import
 from protocols.routes import route_of
 
 
-def check_hipporag_ner(checker, query: Mapping, page: Mapping, spec: Mapping, fail) -> None:
+def check_hipporag_ner(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py)."""
     profile = checker.profiles[spec["profile"]]
     mine = table(checker, profile["pagerank"]["transition_bits"])
@@ -37,21 +37,23 @@ def check_hipporag_ner(checker, query: Mapping, page: Mapping, spec: Mapping, fa
     dense = exact_cosines(mine.passage_units, query_unit(checker.frozen.query_vectors[query["id"]]))
     for rank, field, message in page_failures(page.get("hipporag_ner") or {}, page.get("hits") or [], mine, entities,
                                               dense, profile, spec["limit"], rc.COSINE_TOLERANCE):
-        fail(rank, field if rank else f"hipporag_ner.{field}", message)
+        yield rank, field if rank else f"hipporag_ner.{field}", message
 
 
 def page_failures(section: Mapping, hits: Sequence[Mapping], mine: Table, entities: Sequence[tuple[str, np.ndarray]],
-                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Found:
+                  dense: np.ndarray, profile: Mapping, limit: int, tolerance: float) -> Findings:
     """The first differences between a page and the recomputation (none: the page holds)."""
-    faults = graph_failures(section, mine) or link_failures(
+    faults = [*graph_failures(section, mine)] or [*link_failures(
         section.get("entities"), "entities", "phrase", mine.phrases,
-        lambda vector: np.clip(mine.phrase_units @ query_unit(vector), -1.0, 1.0), entities, tolerance, len(entities))
+        lambda vector: np.clip(mine.phrase_units @ query_unit(vector), -1.0, 1.0), entities, tolerance, len(entities))]
     if faults:
-        return faults
+        yield from faults
+        return
     phrases = phrase_seeds([entry["phrase"] for entry in section["entities"]], mine, profile["passages"])
     if section.get("phrases") != phrases:
-        return [(None, "phrases", f"{section.get('phrases')}, recomputed {phrases}")]
-    return ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
+        yield None, "phrases", f"{section.get('phrases')}, recomputed {phrases}"
+        return
+    yield from ranking_failures(section, hits, mine, dense, phrases, profile, limit, tolerance)
 
 
 def phrase_seeds(linked: Sequence[str], mine: Table, passages: Mapping) -> list[dict]:
