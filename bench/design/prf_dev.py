@@ -28,7 +28,7 @@ from server.families.prf.prf_route import rm3_ranking, rocchio_ranking
 from server.retrieval.bm25 import bm25
 from server.retrieval.cosine import cosine
 from server.retrieval.fusion import fuse
-from server.retrieval.request import vector_query
+from server.retrieval.request import Search
 
 K = 10
 DEPTH = 100
@@ -57,7 +57,7 @@ def rankings(corpus) -> dict[str, list[list[str]]]:
     rrf = PROFILES["weighted_rrf_v2"]
     for query in corpus.queries:
         body = {"query_vector": query.vector.tolist(), "space_id": corpus.space_id}
-        vq = vector_query(corpus.index, body)
+        vq = Search("semantic", "cosine_exact_v1", PROFILES["cosine_exact_v1"], "", DEPTH, body).vector(corpus.index)
         lex = bm25(corpus.index, query.question, DEPTH)
         sem = cosine(corpus.index, vq.query, DEPTH, -1.0)
         runs = {"bm25_v1": lex.ids, "cosine_exact_v1": sem.ids,

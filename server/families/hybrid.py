@@ -7,12 +7,12 @@ from server.retrieval import exact
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import fused_base
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, query_text, vector_query
+from server.retrieval.request import Search
 
 
 def search_hybrid(index: ScopeIndex, search: Search) -> dict:
-    vq = vector_query(index, search.body)
-    base = fused_base(index, search.profile, query_text(search), vq.query)
+    vq = search.vector(index)
+    base = fused_base(index, search.profile, search.text(), vq.query)
     hits = [parts.hit(index, rank, entry.id, exact.to_float(entry.score), exact.to_text(entry.score),
                       parts.fused_channels(entry), parts.receipt(index, vq, entry.id))
             for rank, entry in enumerate(base.fused[: search.limit], start=1)]

@@ -6,11 +6,11 @@ from __future__ import annotations
 from server.retrieval import page_parts as parts
 from server.retrieval.bm25 import bm25
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, query_text
+from server.retrieval.request import Search
 
 
 def search_lexical(index: ScopeIndex, search: Search) -> dict:
-    ranking = bm25(index, query_text(search), search.limit)
+    ranking = bm25(index, search.text(), search.limit)
     hits = [parts.hit(index, rank, rid, score, None,
                       {"lexical": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},
                       None)

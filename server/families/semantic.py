@@ -6,12 +6,12 @@ from __future__ import annotations
 from server.retrieval import page_parts as parts
 from server.retrieval.cosine import cosine
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, number, vector_query
+from server.retrieval.request import Search
 
 
 def search_semantic(index: ScopeIndex, search: Search) -> dict:
-    min_score = number(search.body.get("min_score", -1.0), "min_score", -1.0, 1.0)
-    vq = vector_query(index, search.body)
+    min_score = search.number("min_score", -1.0, 1.0, default=-1.0)
+    vq = search.vector(index)
     ranking = cosine(index, vq.query, search.limit, min_score)
     hits = [parts.hit(index, rank, rid, score, None,
                       {"semantic": {"rank": rank, "raw_score": score, "contribution": score, "contribution_exact": None}},

@@ -45,12 +45,13 @@ def seed_digest(units: Sequence[int] | np.ndarray) -> str:
     return hashlib.sha256(np.asarray(units, dtype="<i8").tobytes()).hexdigest()
 
 
-def mass_hit(index: ScopeIndex, vq: VectorQuery, rid: str, rank: int, score: float, mass: int | None) -> dict:
+def mass_hit(index: ScopeIndex, vq: VectorQuery, rid: str, rank: int, score: float, mass: int | None,
+             **own) -> dict:
     """A hit of a walk's order: its integer mass (None on the dense order, where the score is the
-    cosine), with the record and its embedding receipt."""
+    cosine), with the record and its embedding receipt; `own`: the family's own fields, by name."""
     record = index.records[rid]
     return {"rank": rank, "id": rid, "score": score, "mass": mass, "revision": record.revision,
-            "payload": record.payload, "embedding_receipt": parts.receipt(index, vq, rid)}
+            "payload": record.payload, "embedding_receipt": parts.receipt(index, vq, rid), **own}
 
 
 def graph_spaces(index: ScopeIndex, space_id: str, code: str, nodes: str, prepared: str

@@ -37,11 +37,12 @@ def receipt(index: ScopeIndex, vq: VectorQuery | None, record_id: str) -> dict |
 
 
 def hit(index: ScopeIndex, rank: int, record_id: str, score: float, score_exact: str | None,
-        channels: dict, receipt: dict | None, proof: dict | None = None) -> dict:
+        channels: dict, receipt: dict | None, proof: dict | None = None, **own) -> dict:
+    """A ranked or fused hit with its record; `own`: the family's own fields of a hit, by name."""
     record = index.records[record_id]
     return {"rank": rank, "id": record_id, "revision": record.revision, "payload": record.payload,
             "score": score, "score_exact": score_exact, "channels": channels,
-            "embedding_receipt": receipt, "proof": proof}
+            "embedding_receipt": receipt, "proof": proof, **own}
 
 
 def ref(index: ScopeIndex, record_id: str) -> dict:

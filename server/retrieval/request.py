@@ -4,8 +4,8 @@ The route table (server/routes.py) has already checked that the body holds exact
 fields. `admit` then checks what every route's body holds alike, one way and with one message per
 fault for all of them: the profile among the route's catalog entries (absent, when the route lets
 it be: the first), and the limit within the route's declared rule (protocols/route.py). The
-family's handler reads its own fields with the helpers below: the query text, numbers within
-bounds, the query vector against the scope's bound spaces. Each fault is a 422 with a precise
+family's handler reads its own fields with the `Search`'s methods: the query text, numbers within
+bounds, the query vector against the scope's bound spaces, the entity vectors, a field of its own. Each fault is a 422 with a precise
 message (docs/contracts.md).
 """
 
@@ -29,19 +29,6 @@ from server.retrieval.indexes import ScopeIndex
 
 def invalid(message: str, code: str = "wrong_type") -> ApiError:
     return ApiError(422, code, message)
-
-
-@dataclass(frozen=True)
-class Search:
-    """An admitted search: its route, its profile (name, entry, digest) and limit, and the body the
-    family's handler reads its own fields from."""
-
-    route: str
-    profile_name: str
-    profile: dict
-    profile_digest: str
-    limit: int
-    body: dict
 
 
 def profile_digests(route: Route) -> dict[str, str]:
@@ -73,23 +60,10 @@ def number(value: object, name: str, low: float, high: float) -> float:
     return value
 
 
-def query_text(search: Search, min_chars: int = 0) -> str:
-    return validation.query_text(search.body["query"], min_chars)
-
-
 @dataclass(frozen=True)
 class VectorQuery:
     query: Query
     receipt: dict
-
-
-def vector_query(index: ScopeIndex, body: dict) -> VectorQuery:
-    """The body's query vector in its bound space, with the receipt the page carries."""
-    space_id = body["space_id"]
-    space = validation.bound_space(space_id, index.spaces)
-    # The same rule as a stored vector (finite in float32, not all zero, the space's dimension).
-    v32 = validation.query_vector(body["query_vector"], "query_vector", space.dimensions)
-    return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
 
 
 MAX_PHRASE_CHARS = 1024  # an entity phrase a request may carry (`entity_vectors`)
@@ -115,8 +89,53 @@ def entity_vectors(value: Any, dimensions: int, most: int) -> list[tuple[str, np
     return out
 
 
-def linked_query(index: ScopeIndex, body: dict, most: int) -> tuple[VectorQuery, list[tuple[str, np.ndarray]]]:
-    """What a family that links question entities reads of a body: the query vector in its bound
-    space and at most `most` entity vectors of that space's dimensions."""
-    vq = vector_query(index, body)
-    return vq, entity_vectors(body["entity_vectors"], vq.query.space.dimensions, most)
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Search:
+    """An admitted search: its route, its profile (name, entry, digest) and limit, and its body. A
+    family's handler reads each of its fields through one method here, so a field is read one way
+    and refused with one message on every route (never from `body` directly)."""
+
+    route: str
+    profile_name: str
+    profile: dict
+    profile_digest: str
+    limit: int
+    body: dict
+
+    def has(self, name: str) -> bool:
+        """Whether the body carries `name` (a field the route lets a request leave out)."""
+        return name in self.body
+
+    def field(self, name: str, default: Any = _REQUIRED) -> Any:
+        """A method's own field as sent, for the family to check by its own rule (a seed profile's
+        name, a mode, a block of limits); `default` when the route lets it be left out."""
+        return self.body[name] if default is _REQUIRED else self.body.get(name, default)
+
+    def text(self, min_chars: int = 0) -> str:
+        """The query text (`query`): a string of at least `min_chars` characters once stripped."""
+        return validation.query_text(self.body["query"], min_chars)
+
+    def number(self, name: str, low: float, high: float, default: float) -> float:
+        """A finite number within [low, high]; `default` when left out."""
+        return number(self.body.get(name, default), name, low, high)
+
+    def integer(self, name: str, low: int, high: int) -> int:
+        return validation.integer(self.body[name], name, low, high)
+
+    def vector(self, index: ScopeIndex) -> VectorQuery:
+        """The query vector (`query_vector`) in its bound space (`space_id`), with the receipt the
+        page carries: the same rule as a stored vector (finite in float32, not all zero, the space's
+        dimension)."""
+        space_id = self.body["space_id"]
+        space = validation.bound_space(space_id, index.spaces)
+        v32 = validation.query_vector(self.body["query_vector"], "query_vector", space.dimensions)
+        return VectorQuery(prepare_query(space, v32), {"space_id": space_id, "vector_sha256": vector_sha256(v32)})
+
+    def linked(self, index: ScopeIndex, most: int) -> tuple[VectorQuery, list[tuple[str, np.ndarray]]]:
+        """What a family that links question entities reads: the query vector in its bound space and
+        at most `most` entity vectors (`entity_vectors`) of that space's dimensions."""
+        vq = self.vector(index)
+        return vq, entity_vectors(self.body["entity_vectors"], vq.query.space.dimensions, most)

@@ -5,7 +5,11 @@ search takes one path, and a page has one envelope.
   protocol validator (protocols/schema.py) hold no family name: no string that is a route's name and
   no identifier one of whose words is one (a protocol's `graph_builder` names a stage, not a family).
 - The scope's lock is taken once, by the route table (server/routes.py), never by a family.
-- A page's envelope (its profile digest) is built in one place (server/retrieval/page_parts.py).
+- A page's envelope (its profile digest) is built in one place (server/retrieval/page_parts.py), and
+  every hit by one of two builders: `page_parts.hit` (a ranked or fused hit) and
+  `graph_nodes.mass_hit` (a hit of a walk's order), each taking the family's own fields by name.
+- A family reads its body's fields through the `Search`'s methods (server/retrieval/request.py),
+  never from the body itself, so a field is read and refused one way on every route.
 """
 
 from __future__ import annotations
@@ -71,3 +75,40 @@ def test_one_envelope_builds_every_page():
     builders = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "server").rglob("*.py"))
                 if '"profile_digest"' in path.read_text()]
     assert builders == ["server/retrieval/page_parts.py"]
+
+
+def family_sources() -> list:
+    paths = sorted((REPO / "server" / "families").rglob("*.py"))
+    assert len(paths) > 20, "the families' modules were not found"
+    return paths
+
+
+def hand_built_hits(source: str) -> list[int]:
+    """Lines of dict literals carrying a record's payload: a hit laid out by hand."""
+    return [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Dict)
+            and any(isinstance(key, ast.Constant) and key.value == "payload" for key in node.keys)]
+
+
+def body_reads(source: str) -> list[int]:
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr == "body"]
+
+
+def test_every_hit_is_built_by_the_two_builders():
+    found = {path.relative_to(REPO).as_posix(): lines for path in family_sources()
+             if (lines := hand_built_hits(path.read_text()))}
+    assert found == {}
+    builders = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "server" / "retrieval").rglob("*.py"))
+                if hand_built_hits(path.read_text())]
+    assert builders == ["server/retrieval/graph_nodes.py", "server/retrieval/page_parts.py"]
+
+
+def test_no_family_reads_its_body_but_through_the_search():
+    found = {path.relative_to(REPO).as_posix(): lines for path in family_sources()
+             if (lines := body_reads(path.read_text()))}
+    assert found == {}
+
+
+def test_the_idiom_checks_see_a_hand_built_hit_and_a_body_read():
+    source = 'def search_x(index, search):\n    mode = search.body["mode"]\n    return {"id": 1, "payload": {}}\n'
+    assert hand_built_hits(source) == [3] and body_reads(source) == [2]

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server import validation
 from server.retrieval import page_parts as parts
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, query_text
+from server.retrieval.request import Search
 from server.retrieval.tokenize import bm25_tokens
 
 MAX_TERMS = 64
@@ -26,8 +25,8 @@ def rank_coord(terms: set[str], texts: Iterable[tuple[str, str]], min_terms: int
 
 
 def search_coord(index: ScopeIndex, search: Search) -> dict:
-    min_terms = validation.integer(search.body["min_terms"], "min_terms", 1, MAX_TERMS)
-    ranked = rank_coord(set(bm25_tokens(query_text(search))),
+    min_terms = search.integer("min_terms", 1, MAX_TERMS)
+    ranked = rank_coord(set(bm25_tokens(search.text())),
                         ((rid, record.content) for rid, record in index.records.items()), min_terms)
     hits = [parts.hit(index, rank, rid, float(n), None,
                       {"coord": {"rank": rank, "raw_score": float(n), "contribution": float(n), "contribution_exact": None}},

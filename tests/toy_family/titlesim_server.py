@@ -14,7 +14,7 @@ from server.errors import ApiError
 from server.retrieval import page_parts as parts
 from server.retrieval.cosine import Query, exact_cosines
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, vector_query
+from server.retrieval.request import Search
 
 TITLED = "titled"
 
@@ -32,7 +32,7 @@ def titled_rows(index: ScopeIndex, node_space) -> list[tuple[str, int]]:
 
 
 def search_titlesim(index: ScopeIndex, search: Search) -> dict:
-    vq = vector_query(index, search.body)
+    vq = search.vector(index)
     node_space = index.node_spaces.get(vq.receipt["space_id"])
     if node_space is None:
         raise ApiError(409, "no_title_vectors", "the scope holds no title vectors in this space "

@@ -16,12 +16,12 @@ from server.retrieval import page_parts as parts
 from server.retrieval.cosine import exact_cosines
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.ranking import top_by_score
-from server.retrieval.request import Search, vector_query
+from server.retrieval.request import Search
 
 
 def search_ann(index: ScopeIndex, search: Search) -> dict:
     limit = search.limit
-    vq = vector_query(index, search.body)
+    vq = search.vector(index)
     space = vq.query.space
     lane = hnsw_index(index, space.space_id, search.profile_name, search.profile)
     built = lane.current(index, space)

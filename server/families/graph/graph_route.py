@@ -24,7 +24,7 @@ from server.retrieval import page_parts as parts
 from server.retrieval.bm25 import bm25
 from server.retrieval.fusion import fused_base
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, invalid, query_text, vector_query
+from server.retrieval.request import Search, invalid
 from server.validation import LIMITS
 
 MAX_DEPTH = tuple(LIMITS["max_depth"])  # (0, 3)
@@ -41,8 +41,8 @@ _EXPANSION_BOUNDS = {
 }
 
 
-def _expansion_limits(body: dict, profile: dict) -> Limits:
-    given = validation.fields(body.get("expansion", {}), "expansion", (), tuple(_EXPANSION_BOUNDS))
+def _expansion_limits(search: Search, profile: dict) -> Limits:
+    given = validation.fields(search.field("expansion", {}), "expansion", (), tuple(_EXPANSION_BOUNDS))
     defaults = profile["expansion_defaults"]
     values = {name: validation.integer(given.get(name, defaults[name]), f"expansion.{name}", *bounds)
               for name, bounds in _EXPANSION_BOUNDS.items()}
@@ -50,19 +50,19 @@ def _expansion_limits(body: dict, profile: dict) -> Limits:
 
 
 def search_graph(index: ScopeIndex, search: Search) -> dict:
-    profile, body, limit = search.profile, search.body, search.limit
-    seed = body["seed"]
+    profile, limit = search.profile, search.limit
+    seed = search.field("seed")
     if not isinstance(seed, str) or seed not in profile["seed_profiles"]:
         raise invalid(f"seed must be one of {', '.join(profile['seed_profiles'])}, got {validation.shown(seed)}",
                        "unknown_profile")
-    query = query_text(search)
-    limits = _expansion_limits(body, profile)
-    has_vector = "query_vector" in body or "space_id" in body
+    query = search.text()
+    limits = _expansion_limits(search, profile)
+    has_vector = search.has("query_vector") or search.has("space_id")
     if seed == "hybrid" and not has_vector:
         raise invalid("a hybrid seed needs query_vector and space_id", "missing_field")
-    if has_vector and not ("query_vector" in body and "space_id" in body):
+    if has_vector and not (search.has("query_vector") and search.has("space_id")):
         raise invalid("query_vector and space_id go together", "missing_field")
-    vq = vector_query(index, body) if has_vector else None
+    vq = search.vector(index) if has_vector else None
 
     depth = profile["base_depth"]
     if seed == "hybrid":

@@ -17,7 +17,7 @@ from server.families.hipporag2.linking import seeds
 from server.families.hipporag2.page import graph_size, hits, page, seeds_and_walk
 from server.families.hipporag2.ranking import rank
 from server.retrieval import cosine
-from server.retrieval.request import Search, vector_query
+from server.retrieval.request import Search
 
 
 def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarray:
@@ -43,7 +43,7 @@ def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarr
 def search_hipporag2(index, search: Search) -> dict:
     """POST .../search/hipporag2: rank on the live index and build the page (no fence)."""
     profile = search.profile
-    vq = vector_query(index, search.body)
+    vq = search.vector(index)
     space_id = vq.receipt["space_id"]
     table = passages_table(index, space_id, profile["pagerank"]["transition_bits"])
     dense = cosine.exact_cosines(vq.query, table.passage_rows)

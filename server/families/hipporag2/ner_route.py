@@ -20,7 +20,7 @@ from server.families.hipporag2.page import graph_size, hits, page, seeds_and_wal
 from server.families.hipporag2.ranking import rank
 from server.receipts import vector_sha256
 from server.retrieval import cosine
-from server.retrieval.request import Search, linked_query
+from server.retrieval.request import Search
 
 
 def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]]) -> list[EntityLink]:
@@ -37,7 +37,7 @@ def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]
 def search_hipporag_ner(index, search: Search) -> dict:
     """POST .../search/hipporag_ner: link, rank on the live index and build the page (no fence)."""
     profile = search.profile
-    vq, entities = linked_query(index, search.body, profile["linking"]["max_entities"])
+    vq, entities = search.linked(index, profile["linking"]["max_entities"])
     space_id = vq.receipt["space_id"]
     table = passages_table(index, space_id, profile["pagerank"]["transition_bits"])
     links = nearest(index.node_spaces[space_id], table, entities)

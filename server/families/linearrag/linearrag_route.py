@@ -23,7 +23,7 @@ from server.receipts import vector_sha256
 from server.retrieval import cosine
 from server.retrieval import page_parts as parts
 from server.retrieval.graph_nodes import mass_hit, seed_digest
-from server.retrieval.request import Search, VectorQuery, linked_query
+from server.retrieval.request import Search, VectorQuery
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
 
 
@@ -66,7 +66,7 @@ def section_of(table: LinearTable, entities, linked, found: Bridged, entity_seed
 def search_linearrag(index, search: Search) -> dict:
     """POST .../search/linearrag: link, bridge, rank on the live index and build the page (no fence)."""
     profile = search.profile
-    vq, entities = linked_query(index, search.body, profile["question_entities"]["max_entities"])
+    vq, entities = search.linked(index, profile["question_entities"]["max_entities"])
     space_id = vq.receipt["space_id"]
     rules = profile["pagerank"]
     table = linear_table(index, space_id, rules["transition_bits"])

@@ -18,7 +18,8 @@ from server.errors import ApiError
 from server.families.ppr.pagerank import entities_by_passage, page_section, rank_ppr
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import fused_base
-from server.retrieval.request import Search, query_text, vector_query
+from server.retrieval.graph_nodes import mass_hit
+from server.retrieval.request import Search
 
 MAX_ENTITIES = 64  # a question with more entities than this is refused (422)
 
@@ -60,16 +61,16 @@ def index_holders(index, kinds) -> dict[str, list[str]]:
 def search_ppr(index, search: Search) -> dict:
     """POST .../search/ppr: rank on the live index and build the page (no fence)."""
     profile = search.profile
-    query = query_text(search)
-    vq = vector_query(index, search.body)
-    entities = _entities(search.body["query_entities"])
+    query = search.text()
+    vq = search.vector(index)
+    entities = _entities(search.field("query_entities"))
     base = fused_base(index, profile["base"], query, vq.query)
     holders, entities_of = cached_tables(index, profile["graph"]["kinds"])
     ranked = rank_ppr(entities, holders, [(e.id, Fraction(*e.score)) for e in base.fused], profile, search.limit,
                       entities_of)
     section, order = page_section(ranked)
-    hits = [{**entry, "revision": index.records[entry["id"]].revision, "payload": index.records[entry["id"]].payload,
-             "embedding_receipt": parts.receipt(index, vq, entry["id"])} for entry in order]
+    hits = [mass_hit(index, vq, entry["id"], entry["rank"], entry["score"], entry["mass"], base_rank=entry["base_rank"])
+            for entry in order]
     missing = parts.missing_embeddings(index, vq)
     work = parts.work(records_examined=base.examined, nodes_admitted=section["subgraph_nodes"],
                       candidates_ranked=len(order), embeddings_missing=missing)

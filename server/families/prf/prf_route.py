@@ -21,7 +21,7 @@ from server.retrieval.bm25 import LexicalRanking, bm25, ranked, term_scores
 from server.retrieval.cosine import Query, SemanticRanking, cosine
 from server.retrieval.fusion import fuse_lists
 from server.retrieval.indexes import ScopeIndex
-from server.retrieval.request import Search, VectorQuery, query_text, vector_query
+from server.retrieval.request import Search, VectorQuery
 from server.retrieval.tokenize import bm25_tokens
 
 
@@ -67,8 +67,8 @@ def _single_channel_hits(index: ScopeIndex, vq: VectorQuery, channel: str, ids: 
 def search_prf(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/prf: rank on the live index and build the page (no fence)."""
     profile, limit = search.profile, search.limit
-    query = query_text(search)
-    vq = vector_query(index, search.body)
+    query = search.text()
+    vq = search.vector(index)
     missing = parts.missing_embeddings(index, vq)
     if profile["channel"] == "lexical":
         lexical, block = rm3_ranking(index, query, profile, limit)

@@ -15,13 +15,13 @@ from server.families.rescue import titles as title_rules
 from server.families.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import channel_rankings
-from server.retrieval.request import Search, VectorQuery, query_text, vector_query
+from server.retrieval.request import Search, VectorQuery
 
 MODES = ("auto", "off", "force")
 
 
 def graph_mode(search: Search) -> str:
-    mode = search.body["graph_mode"]
+    mode = search.field("graph_mode")
     if not isinstance(mode, str) or mode not in MODES:
         raise ApiError(422, "out_of_range", f"graph_mode must be one of {list(MODES)}, got {validation.shown(mode)}")
     return mode
@@ -46,8 +46,8 @@ def index_neighbours(index, work: Work) -> Neighbours:
 
 def search_rescue(index, search: Search) -> dict:
     """POST .../search/rescue: rank on the live index and build the page (no fence)."""
-    query = query_text(search, min_chars=1)
-    vq = vector_query(index, search.body)
+    query = search.text(min_chars=1)
+    vq = search.vector(index)
     mode = graph_mode(search)
     profile = search.profile
     lex, sem = channel_rankings(index, profile["base"], query, vq.query)
@@ -67,16 +67,11 @@ def build_page(index, search: Search, vq: VectorQuery, mode: str, ranked: Ranked
     used: set[str] = set()
     hits = []
     for rank, (record_id, score, rescued) in enumerate(ranked.final[: search.limit], start=1):
-        record = index.records[record_id]
         base_hit, lane_hit = base_by_id.get(record_id), lane_by_id.get(record_id)
-        hit = {
-            "rank": rank, "id": record_id, "revision": record.revision, "payload": record.payload,
-            "score": float(score), "score_exact": exact(score), "rescued": rescued,
-            "channels": _channels(base_hit, lane_hit, profile),
-            "base": None if base_hit is None else _base_detail(base_hit, index),
-            "embedding_receipt": parts.receipt(index, vq, record_id),
-            "proof": None if lane_hit is None else _rescue_proof(lane_hit, index),
-        }
+        hit = parts.hit(index, rank, record_id, float(score), exact(score), _channels(base_hit, lane_hit, profile),
+                        parts.receipt(index, vq, record_id),
+                        None if lane_hit is None else _rescue_proof(lane_hit, index),
+                        rescued=rescued, base=None if base_hit is None else _base_detail(base_hit, index))
         for _, edges in (base_hit.bonus_seeds if base_hit else []):
             used.update(edge.relation_id for edge in edges)
         if lane_hit is not None:

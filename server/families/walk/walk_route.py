@@ -18,7 +18,7 @@ from fractions import Fraction
 from server.families.walk.seeded_walk import Neighbours, Ranked, rank_walk
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import fused_base
-from server.retrieval.request import Search, VectorQuery, query_text, vector_query
+from server.retrieval.request import Search, VectorQuery
 
 
 @dataclass
@@ -70,8 +70,8 @@ def entity_neighbours(index, profile: Mapping, graph: Neighbours, reads: Reads) 
 def search_walk(index, search: Search) -> dict:
     """POST .../search/walk: rank on the live index and build the page (no fence)."""
     profile = search.profile
-    vq = vector_query(index, search.body)
-    base = fused_base(index, profile["base"], query_text(search), vq.query)
+    vq = search.vector(index)
+    base = fused_base(index, profile["base"], search.text(), vq.query)
     reads = Reads()
     graph = index_neighbours(index, profile["graph"]["kinds"], reads)
     ranked = rank_walk([(entry.id, entry.score) for entry in base.fused], graph, profile,
@@ -92,7 +92,6 @@ def build_page(index, search: Search, vq: VectorQuery, fused: list, ranked: Rank
     hits = []
     for rank, (rid, _, walk_rank, pair) in enumerate(ranked.final[: search.limit], start=1):
         total = Fraction(*pair)
-        record = index.records[rid]
         base_rank, entry = base.get(rid, (None, None))
         hit_channels = parts.fused_channels(entry)
         proof = None
@@ -105,11 +104,8 @@ def build_page(index, search: Search, vq: VectorQuery, fused: list, ranked: Rank
                                     "contribution_exact": exact(part)}
             proof = _proof(index, rid, walk_rank, ranked)
             used.update(step["relation_id"] for step in proof["inflow"])
-        hits.append({
-            "rank": rank, "id": rid, "revision": record.revision, "payload": record.payload,
-            "score": float(total), "score_exact": exact(total), "base_rank": base_rank,
-            "channels": hit_channels, "embedding_receipt": parts.receipt(index, vq, rid), "proof": proof,
-        })
+        hits.append(parts.hit(index, rank, rid, float(total), exact(total), hit_channels,
+                              parts.receipt(index, vq, rid), proof, base_rank=base_rank))
     seed_mass = ranked.walk.seed_mass
     anchors = [{**parts.ref(index, rid), "rank": r, "mass": float(seed_mass[rid]), "mass_exact": exact(seed_mass[rid])}
                for r, rid in enumerate(seed_mass, start=1)]
