@@ -12,14 +12,17 @@ reading, which protocols may not import) reads every row before anything is writ
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ground.artifacts import ALL_ROWS, CORPUS_ROLE, QUESTIONS_ROLE, ROW_FORMATS
 from ground.errors import RefusedInput
 from protocols.committed import committed_file
 from protocols.derivations.layout_pin import file_pin, layout_protocol
+from protocols.derivations.method_family import AddMethodFamily
 from protocols.graph_file import GRAPH_FILE, GRAPH_FORMATS, IMPORTED_BUILDER, PASSAGE_RULES, PASSAGES
+from protocols.route import ProtocolFlag
+from protocols.routes import PROTOCOL_FLAGS
 from protocols.schema import load_protocol, validate_protocol
 
 # layout -> the committed protocol whose methods and evaluation a new protocol keeps (each row
@@ -46,10 +49,26 @@ def parse_counts(text: str, layout: str, flag: str) -> dict | str:
     return {s: counts[s] for s in strata}
 
 
+DATASETS = {"musique": "musique", "hotpotqa": "hotpotqa", "2wiki": "2wikimultihopqa"}  # a layout's word -> dataset
+
+
 def dataset_of(layout: str) -> str:
     """The dataset whose published settings a layout's rows take (musique, hotpotqa, 2wikimultihopqa)."""
-    return next(name for key, name in (("musique", "musique"), ("hotpotqa", "hotpotqa"), ("2wiki", "2wikimultihopqa"))
-                if key in layout)
+    return next(name for key, name in DATASETS.items() if key in layout)
+
+
+def builds_graph(flag: ProtocolFlag) -> bool:
+    """Whether a family flag's step builds a graph of its own (then it goes not with `--graph`)."""
+    return any(flag.step(dataset).get("graph_builder") for dataset in DATASETS.values())
+
+
+def add_family(protocol: dict, flag: ProtocolFlag, dataset: str, version: str) -> dict:
+    """The protocol plus the flag's family, its step's `requires` held to the methods the protocol has
+    (a layout's template lacks some of the suites' methods, graph_ppr among them)."""
+    fields = flag.step(dataset)
+    requires = {method: profile for method, profile in fields.get("requires", {}).items()
+                if method in protocol["methods"]}
+    return AddMethodFamily(**{**fields, "requires": requires}).derive(protocol, version)
 
 
 def graph_builder_pin(graph: Path, graph_format: str, producer: str, allow: list[str]) -> dict:
@@ -91,26 +110,24 @@ def ask(protocol: dict, method: str, version: str) -> dict:
 
     if method not in questions_in(protocol):
         raise RefusedInput(f"--question {method!r}: this protocol's flagship methods are "
-                           f"{', '.join(questions_in(protocol)) or 'none'} (a family flag adds one: --graph, "
-                           f"--ner-graph, --linearrag)")
+                           f"{', '.join(questions_in(protocol)) or 'none'} (a family flag adds one: "
+                           f"{', '.join(['--graph'] + [f'--{flag.name}' for flag in PROTOCOL_FLAGS])})")
     return QUESTIONS[method].derive(protocol, version)
 
 
 def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str, development: str | None,
                  version: str, title: str | None = None, dataset: dict | None = None,
                  template: Path | None = None, check: Callable[[dict, Path], object] | None = None,
-                 graph_builder: dict | None = None, ner_graph: bool = False, linearrag: bool = False,
+                 graph_builder: dict | None = None, families: Sequence[str] = (),
                  question: str | None = None) -> dict:
     """The validated protocol value (nothing written); `check(protocol, folder)` refuses rows the
     import would refuse. With `graph_builder` (graph_builder_pin) the protocol imports that graph
     and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
-    IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). With `ner_graph` it builds document_ner_graph_v1 and
-    adds hipporag_ner (HIPPORAG_NER_FAMILY without graph_ppr, which the layout's template lacks). With
-    `linearrag` it adds LinearRAG with the published settings of the layout's dataset and the orders its
-    code leaves to chance drawn (LINEARRAG_V2_FAMILIES), linearrag_v2 against weighted_rrf_v2 its primary
-    contrast. `question`
-    names the flagship method whose question (protocols/registry.py QUESTIONS) the protocol asks
-    first; without it, the last family added asks its own."""
+    IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). `families` names family flags (a route's
+    `protocol_flag`, protocols/route.py), each family added in the registry's order by its own step
+    for the layout's dataset. `question` names the flagship method
+    whose question (protocols/registry.py QUESTIONS) the protocol asks first; without it, the last
+    family added asks its own."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role
@@ -146,21 +163,12 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
                          primary_contrast={**(IMPORTED_GRAPH_FAMILY.primary_contrast or {}), "label": "confirmatory"})
         # and HippoRAG 2 over the same graph (docs/hipporag2.md), the title kept
         protocol = replace(HIPPORAG2_FAMILY, title_suffix="").derive(family.derive(protocol, version), version)
-    if ner_graph:
-        from dataclasses import replace
-
-        from protocols.registry import HIPPORAG_NER_FAMILY
-
-        requires = {k: v for k, v in HIPPORAG_NER_FAMILY.requires.items() if k != "graph_ppr"}
-        protocol = replace(HIPPORAG_NER_FAMILY, requires=requires, title_suffix=" (NER graph)").derive(protocol, version)
-    if linearrag:
-        from dataclasses import replace
-
-        from protocols.registry import LINEARRAG_V2_FAMILIES
-
-        family = LINEARRAG_V2_FAMILIES[dataset_of(layout)]
-        requires = {k: v for k, v in family.requires.items() if k in protocol["methods"]}
-        protocol = replace(family, requires=requires, title_suffix=" (LinearRAG)").derive(protocol, version)
+    unknown = [name for name in families if name not in {flag.name for flag in PROTOCOL_FLAGS}]
+    if unknown:
+        raise RefusedInput(f"no family flag --{unknown[0]}: {', '.join(f'--{f.name}' for f in PROTOCOL_FLAGS)}")
+    for flag in PROTOCOL_FLAGS:
+        if flag.name in families:
+            protocol = add_family(protocol, flag, dataset_of(layout), version)
     if question is not None:
         protocol = ask(protocol, question, version)
     protocol = validate_protocol(protocol)

@@ -21,9 +21,9 @@ from protocols.derivations import Inputs, Skipped
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
 from protocols.graph_file import GRAPH_FORMATS, PASSAGE_RULES
-from protocols.new import TEMPLATES, graph_builder_pin, new_protocol, questions_in
+from protocols.new import DATASETS, TEMPLATES, builds_graph, graph_builder_pin, new_protocol, questions_in
 from protocols.regenerate import FAILED, FAILING, SHARED_DATA, SKIPPED, regenerate, write
-from protocols.routes import catalog_problems
+from protocols.routes import PROTOCOL_FLAGS, catalog_problems
 from protocols.schema import load_protocol, validate_protocol
 
 
@@ -282,18 +282,14 @@ def _new_configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow", action="append", default=[], metavar="RULE",
                         help=f"with --graph: a passage rule to count instead of refuse (repeatable): "
                              f"{', '.join(PASSAGE_RULES)}")
-    parser.add_argument("--ner-graph", action="store_true",
-                        help="build the spaCy entity graph (document_ner_graph_v1) and add HippoRAG 2's PageRank "
-                             "over it, hipporag_ner (docs/hipporag2.md); not with --graph")
-    parser.add_argument("--linearrag", action="store_true",
-                        help="add LinearRAG (linearrag_v2, the published settings of the layout's dataset, the "
-                             "orders its code leaves to chance drawn per question; docs/linearrag.md) against "
-                             "weighted_rrf_v2")
+    for flag in PROTOCOL_FLAGS:  # each family's own (protocols/route.py ProtocolFlag)
+        parser.add_argument(f"--{flag.name}", action="store_true", help=flag.help)
+    flagships = ", ".join(f"{method} with --{flag.name}" for flag in PROTOCOL_FLAGS
+                          for method in flag.step(next(iter(DATASETS.values())))["methods"])
     parser.add_argument("--question", metavar="METHOD",
-                        help="the flagship method whose question the run answers first (the primary contrast): "
-                             "graph_hybrid_imported (default with --graph) or hipporag2 with --graph, hipporag_ner "
-                             "with --ner-graph, linearrag_v2 (default with --linearrag); printed, and written into "
-                             "the protocol")
+                        help="the flagship method whose question the run answers first (the primary contrast; "
+                             "default: the last family added asks its own): graph_hybrid_imported or hipporag2 "
+                             f"with --graph, {flagships}; printed, and written into the protocol")
 
 
 def question_line(protocol: dict) -> str:
@@ -316,8 +312,10 @@ def _new(args: argparse.Namespace, check: Callable[..., object] | None = None) -
     graph_flags = (args.graph_format, args.producer) + tuple(args.allow)
     if args.graph is None and any(graph_flags):
         raise RefusedInput("--graph-format, --producer and --allow go with --graph")
-    if args.graph is not None and args.ner_graph:
-        raise RefusedInput("--graph and --ner-graph are two graphs: a protocol imports one or builds the other")
+    families = [flag for flag in PROTOCOL_FLAGS if getattr(args, flag.name.replace("-", "_"))]
+    for flag in families:
+        if args.graph is not None and builds_graph(flag):
+            raise RefusedInput(f"--graph and --{flag.name} are two graphs: a protocol imports one or builds the other")
     if args.graph is not None and not (args.graph_format and args.producer):
         raise RefusedInput("--graph needs --graph-format and --producer (docs/graph-import.md)")
     builder = (graph_builder_pin(args.graph, args.graph_format, args.producer, args.allow)
@@ -329,8 +327,8 @@ def _new(args: argparse.Namespace, check: Callable[..., object] | None = None) -
         questions=args.questions, corpus=args.corpus, layout=args.layout, test=args.test,
         development=args.development, version=args.version or args.output.stem, title=args.title,
         dataset={"name": args.dataset_name or args.questions.name, "license": args.license,
-                 "attribution": args.attribution}, check=check, graph_builder=builder, ner_graph=args.ner_graph,
-        linearrag=args.linearrag, question=args.question)
+                 "attribution": args.attribution}, check=check, graph_builder=builder,
+        families=[flag.name for flag in families], question=args.question)
     locks.check_frozen(args.output, protocol)  # its name is not the lab's, nor one frozen beside it
     save(args.output, protocol)
     frozen = locks.freeze(args.output, protocol)

@@ -29,6 +29,7 @@ from protocols.derivations.method_family import AddMethodFamily
 from protocols.derivations.question import AskQuestion
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
+from protocols.families import ann, hipporag2, linearrag, ppr, prf, rescue, walk
 
 Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | AskQuestion | DesignCohort
         | SuitePin | LayoutPin | DeeperEvaluation)
@@ -54,92 +55,17 @@ class Declared:
 
 # ------------------------------------------------------------------------------------- method families
 
-RESCUE_FAMILY = AddMethodFamily(  # protocol v2 (docs/rescue.md)
-    title_suffix=" (v2: plus the rescue family)",
-    # limit 150: base depth 100 + lane cap 50, the whole appended list in one retrieval per query
-    methods={
-        "graph_rescue": {"route": "rescue", "profile": "graph_rescue_v1", "limit": 150, "graph_mode": "auto"},
-        "graph_rescue_fuse_025": {"route": "rescue", "profile": "graph_rescue_fuse_025_v1", "limit": 150,
-                                  "graph_mode": "auto"},
-        "graph_rescue_fuse_100": {"route": "rescue", "profile": "graph_rescue_fuse_100_v1", "limit": 150,
-                                  "graph_mode": "auto"},
-    },
-    primary_contrast={"candidate": "graph_rescue", "baseline": "weighted_rrf_v1", "label": "confirmatory"},
-    exploratory_analyses={
-        "oracle_bound": {
-            "methods": ["graph_rescue"],
-            "rule": "every_rescued_judged_supporting_document_moved_to_the_front_in_rank_order",
-            "uses_labels": True,
-            "label": "upper_bound_not_a_retrieval_method",
-        },
-        "budget_curve": {
-            "methods": ["graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"],
-            "variants": ["whole_page", "base_block_only"],
-            "budgets": [2000, 4000, 8000, 16000],
-            "token_count": "bm25_v1_tokens_of_document_text",
-            "selections": {
-                "none": {"rule": "ranked_prefix_stop_at_first_document_that_does_not_fit"},
-                "packed": {
-                    "value": "1/log2(rank+1)",
-                    "redundancy": "max_jaccard_of_bm25_token_sets_to_selected",
-                    "marginal_value": "value*(1-redundancy)",
-                    "skip_redundancy_at_least": 0.5,
-                    "order": ["marginal_value_per_token_desc", "record_id_asc"],
-                    "backfill": "skipped_documents_in_rank_order_that_fit",
-                },
-            },
-            "metrics": ["tokens_spent", "evidence_recall", "chain_coverage"],
-        },
-        "rescue_diagnostics": ["first_rescued_rank", "rescued_judged_supports", "gate_hit_rate_with_reasons"],
-    },
-    # the rescue question is about reaching chain evidence, so its contrast reports chain coverage too
-    contrast_metrics=("chain_coverage@10",),
-)
+RESCUE_FAMILY = AddMethodFamily(**rescue.RESCUE_STEP)
 
-WALK_FAMILY = AddMethodFamily(  # protocol v3 (docs/graph-v3.md); every other contrast of the parent is kept
-    title_suffix=" (v3: plus the seeded walk)",
-    methods={"graph_walk": {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}},
-    primary_contrast={"candidate": "graph_walk", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
-    requires={"weighted_rrf_v2": "weighted_rrf_v2"},
-)
+WALK_FAMILY = AddMethodFamily(**walk.WALK_STEP)
 
-ENTITY_WALK_FAMILY = AddMethodFamily(  # protocol v4 (docs/graph-v4.md): frozen on development rows only
-    title_suffix=" (v4: plus the entity walk over document_entity_graph_v1)",
-    methods={"graph_entity_walk": {"route": "walk", "profile": "entity_walk_v1", "limit": 10}},
-    primary_contrast={"candidate": "graph_entity_walk", "baseline": "graph_hybrid_balanced", "label": "confirmatory"},
-    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
-              "graph_walk": "seeded_walk_v1"},
-    graph_builder="document_entity_graph_v1",
-)
+ENTITY_WALK_FAMILY = AddMethodFamily(**walk.ENTITY_WALK_STEP)
 
-PRF_FAMILY = AddMethodFamily(  # protocol v5 (docs/prf.md): parameters chosen on development rows only
-    title_suffix=" (v5: plus pseudo-relevance feedback: RM3, Rocchio and their fusion)",
-    methods={"bm25_rm3_v1": {"route": "prf", "profile": "bm25_rm3_v1", "limit": 10},
-             "cosine_rocchio_v1": {"route": "prf", "profile": "cosine_rocchio_v1", "limit": 10},
-             "prf_hybrid_v1": {"route": "prf", "profile": "prf_hybrid_v1", "limit": 10}},
-    primary_contrast={"candidate": "graph_hybrid_balanced", "baseline": "prf_hybrid_v1", "label": "confirmatory"},
-    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
-              "lexical": "bm25_v1"},
-)
+PRF_FAMILY = AddMethodFamily(**prf.PRF_STEP)
 
-PPR_FAMILY = AddMethodFamily(  # field-graphs v1 (docs/field-graphs.md): HippoRAG's published defaults, no tuning
-    title_suffix=" (field-graphs v1: plus HippoRAG-style PPR over spaCy entities and over the v4 names)",
-    methods={"graph_ppr": {"route": "ppr", "profile": "ppr_entity_v1", "limit": 10},
-             "graph_ppr_passages": {"route": "ppr", "profile": "ppr_entity_passages_v1", "limit": 10},
-             "graph_ppr_names": {"route": "ppr", "profile": "ppr_names_v1", "limit": 10}},
-    primary_contrast={"candidate": "graph_ppr", "baseline": "graph_hybrid_balanced", "label": "confirmatory"},
-    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
-              "prf_hybrid_v1": "prf_hybrid_v1"},
-    graph_builder="document_ner_graph_v1",
-)
+PPR_FAMILY = AddMethodFamily(**ppr.PPR_STEP)
 
-PPR_FAMILY_GENERAL = AddMethodFamily(  # the general protocol whose profiles join the server catalog (no PRF parent)
-    title_suffix=PPR_FAMILY.title_suffix,
-    methods=PPR_FAMILY.methods,
-    primary_contrast=PPR_FAMILY.primary_contrast,
-    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2"},
-    graph_builder="document_ner_graph_v1",
-)
+PPR_FAMILY_GENERAL = AddMethodFamily(**ppr.PPR_GENERAL_STEP)
 
 # The real LLM graph in ../shared/data/hipporag-musique-openie (its MANIFEST.json): HippoRAG's own OpenIE
 # output for the 1,890 passages of the HippoRAG-layout MuSiQue sample, imported and judged beside the
@@ -173,26 +99,9 @@ IMPORTED_GRAPH_FAMILY = AddMethodFamily(  # docs/graph-import.md: published prof
     graph_builder=HIPPORAG_OPENIE_MUSIQUE,
 )
 
-# HippoRAG 2 without its recognition filter over an imported graph (docs/hipporag2.md): its published
-# defaults, no tuning, beside its own dense retriever under parity (`semantic`)
-HIPPORAG2_FAMILY = AddMethodFamily(
-    title_suffix=" (plus HippoRAG 2 without its recognition filter over the imported graph)",
-    methods={"hipporag2": {"route": "hipporag2", "profile": "hipporag2_v1", "limit": 10}},
-    requires={"semantic": "cosine_exact_v1"},
-)
+HIPPORAG2_FAMILY = AddMethodFamily(**hipporag2.HIPPORAG2_STEP)
 
-# The same PageRank over the spaCy entity graph of the three samples (docs/hipporag2.md): no LLM at
-# build or query time, HippoRAG 1's entity linking, HippoRAG 2's passage nodes; defaults, no tuning
-HIPPORAG_NER_FAMILY = AddMethodFamily(
-    title_suffix=" (hipporag2 v1: plus HippoRAG 2's whole-graph PageRank over the spaCy entities, entities linked "
-                 "by cosine)",
-    methods={"hipporag_ner": {"route": "hipporag_ner", "profile": "hipporag_ner_v1", "limit": 10}},
-    primary_contrast={"candidate": "hipporag_ner", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
-    contrast_metrics=("recall@2", "recall@5"),
-    requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
-              "graph_ppr": "ppr_entity_v1", "semantic": "cosine_exact_v1"},
-    graph_builder="document_ner_graph_v1",
-)
+HIPPORAG_NER_FAMILY = AddMethodFamily(**hipporag2.NER_STEP)
 
 # Each family's flagship asks its own question (`lab protocol new --question METHOD`): hipporag2 the
 # paper's claim, against its own dense retriever on R@5; the others against the lab's best baseline
@@ -208,38 +117,13 @@ QUESTIONS = {question.candidate: question for question in (
 HIPPORAG2_QUESTION = replace(QUESTIONS["hipporag2"], label="exploratory: development rows",
                              title_suffix=": does hipporag2 beat its own dense retriever on R@5?")
 
-# LinearRAG (docs/linearrag.md): its published per-dataset settings (LinearRAG's run.sh), no tuning, beside
-# the NER suite's methods; the question is whether it beats weighted_rrf_v2
-def _linearrag_family(profile: str, version: str = "v1", drawn: str = "") -> AddMethodFamily:
-    method = f"linearrag_{version}"
-    return AddMethodFamily(
-        title_suffix=f" (linearrag {version}: plus LinearRAG's entity graph, semantic bridging and PageRank, its "
-                     f"published settings{drawn})",
-        methods={method: {"route": "linearrag", "profile": profile, "limit": 10}},
-        primary_contrast={"candidate": method, "baseline": "weighted_rrf_v2", "label": "confirmatory"},
-        requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
-                  "hipporag_ner": "hipporag_ner_v1", "semantic": "cosine_exact_v1"},
-    )
+# LinearRAG (docs/linearrag.md): its published per-dataset settings beside the NER suite's methods
+LINEARRAG_FAMILIES = {dataset: AddMethodFamily(**linearrag.protocol_step(dataset)) for dataset in linearrag.PROFILE_OF}
+# v2: the orders LinearRAG leaves to chance drawn per question (what `lab protocol new --linearrag` adds)
+LINEARRAG_V2_FAMILIES = {dataset: AddMethodFamily(**linearrag.protocol_step(dataset, "v2"))
+                         for dataset in linearrag.PROFILE_OF}
 
-
-LINEARRAG_PROFILE_OF = {"musique": "linearrag_musique", "hotpotqa": "linearrag_hotpotqa",
-                        "2wikimultihopqa": "linearrag_2wiki"}
-LINEARRAG_FAMILIES = {dataset: _linearrag_family(f"{profile}_v1") for dataset, profile in LINEARRAG_PROFILE_OF.items()}
-# v2: the orders LinearRAG leaves to chance drawn per question by the profile's declared rule
-# (protocols/families/linearrag.py DRAW); what `lab protocol new --linearrag` adds
-LINEARRAG_V2_FAMILIES = {dataset: _linearrag_family(f"{profile}_v2", "v2", "; orders it leaves to chance drawn per "
-                                                                          "question by a declared rule")
-                         for dataset, profile in LINEARRAG_PROFILE_OF.items()}
-
-ANN_LANE = AddMethodFamily(  # the ANN protocols: v2 plus `semantic_ann`, compared with exact `semantic` (docs/scale.md)
-    title_suffix=" (ANN: v2 plus the ANN lane)",
-    replaces_title_suffix=RESCUE_FAMILY.title_suffix,
-    methods={"semantic_ann": {"route": "ann", "profile": "cosine_hnsw_v1", "limit": 10}},
-    exploratory_analyses={"ann_agreement": {"methods": ["semantic_ann"], "exact_method": "semantic", "k": 10,
-                                            "rbo_p": 0.9, "metrics": ["recall@10_against_exact", "rbo_ext@10"],
-                                            "label": "exploratory"}},
-    requires={"semantic": "cosine_exact_v1"},
-)
+ANN_LANE = AddMethodFamily(**ann.ANN_STEP)
 
 # ------------------------------------------------------------------------------------- other steps
 

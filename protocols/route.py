@@ -18,7 +18,13 @@ verifier to each route, and every other part reads this declaration instead of n
 - `thresholds`: every similarity threshold a profile declares, with the encoder it was set for and
   the encoders it carries over to (`Threshold`);
 - `does` and `page`: what the method does in plain words and the docs page that states it (the
-  report's "What each method is" and the docs' route tables, docs/api.md).
+  report's "What each method is" and the docs' route tables, docs/api.md);
+- `protocol_flag`: the route's flag of `lab protocol new`, when a protocol made from your own files
+  may add it (`ProtocolFlag`, below).
+
+A family also declares, in its module, the step that adds it to a protocol: the fields of an "add a
+method family" step (protocols/derivations/method_family.py) as plain data, which the lineage of the
+committed protocols (protocols/registry.py) and its `protocol_flag` use.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ground.fields import Fields
 
@@ -136,6 +143,19 @@ def fixed_limit(profile: Mapping) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class ProtocolFlag:
+    """`lab protocol new --<name>` (protocols/new.py): the route's family added to a protocol made
+    from your own files, by the "add a method family" step whose fields `step(dataset)` gives for the
+    dataset whose rows the layout holds (musique, hotpotqa, 2wikimultihopqa). The step's `requires`
+    are held to the methods the layout's template has; a step that builds a graph (`graph_builder`)
+    goes not with an imported one (`--graph`)."""
+
+    name: str  # the flag without its dashes
+    help: str
+    step: Callable[[str], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class Route:
     family: str  # the route's name on the wire and its profiles' family
     request: tuple[str, ...]
@@ -148,6 +168,7 @@ class Route:
     limit: LimitRule = profile_limit
     data: FamilyData = field(default_factory=FamilyData)
     thresholds: Mapping[str, tuple[Threshold, ...]] = field(default_factory=dict)  # profile -> its thresholds
+    protocol_flag: ProtocolFlag | None = None
 
     @property
     def fields(self) -> tuple[str, ...]:

@@ -47,6 +47,8 @@ FAMILIES_IN_ORDER = (
 )
 ROUTES: dict[str, Route] = {route.family: route for module in FAMILIES_IN_ORDER for route in module.ROUTES}
 FAMILIES = tuple(sorted(ROUTES))
+# `lab protocol new`'s family flags (protocols/new.py), in the registry's order
+PROTOCOL_FLAGS = tuple(route.protocol_flag for route in ROUTES.values() if route.protocol_flag is not None)
 
 
 def route_of(method: Mapping) -> Route:

@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from protocols.embedding_space import DEFAULT_ENCODER, MPNET
-from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
+from protocols.route import (
+    ENTITY_VECTORS,
+    VECTOR,
+    FamilyData,
+    NodeKind,
+    ProtocolFlag,
+    RelationKind,
+    Route,
+    Threshold,
+)
 
 PASSAGE, PHRASE = "p:", "e:"  # node name prefixes of the graph
 
@@ -213,5 +222,36 @@ ROUTES = (
                "PageRank over the whole entity graph",
           page="docs/hipporag2.md",
           data=FamilyData(FIXTURE_SECTION, (PHRASE_NODE,), (MENTIONS_RELATION, SYNONYM_RELATION), _max_entities),
-          thresholds={name: (SYNONYM_THRESHOLDS[name],) for name in HIPPORAG_NER_PROFILES}),
+          thresholds={name: (SYNONYM_THRESHOLDS[name],) for name in HIPPORAG_NER_PROFILES},
+          protocol_flag=ProtocolFlag(
+              "ner-graph", "build the spaCy entity graph (document_ner_graph_v1) and add HippoRAG 2's PageRank over "
+                           "it, hipporag_ner (docs/hipporag2.md); not with --graph",
+              lambda dataset: {**NER_STEP, "title_suffix": " (NER graph)"})),
+)
+
+
+# ---------------------------------------------------------------- what adds the family to a protocol
+# The fields of an "add a method family" step (protocols/derivations/method_family.py), as data;
+# protocols/registry.py declares the committed protocols each one made.
+
+# HippoRAG 2 without its recognition filter over an imported graph (docs/hipporag2.md): its published
+# defaults, no tuning, beside its own dense retriever under parity (`semantic`)
+HIPPORAG2_STEP: dict[str, Any] = dict(
+    title_suffix=" (plus HippoRAG 2 without its recognition filter over the imported graph)",
+    methods={"hipporag2": {"route": "hipporag2", "profile": "hipporag2_v1", "limit": 10}},
+    requires={"semantic": "cosine_exact_v1"},
+)
+
+
+# The same PageRank over the spaCy entity graph of the three samples (docs/hipporag2.md): no LLM at
+# build or query time, HippoRAG 1's entity linking, HippoRAG 2's passage nodes; defaults, no tuning
+NER_STEP: dict[str, Any] = dict(
+    title_suffix=" (hipporag2 v1: plus HippoRAG 2's whole-graph PageRank over the spaCy entities, entities linked "
+                 "by cosine)",
+    methods={"hipporag_ner": {"route": "hipporag_ner", "profile": "hipporag_ner_v1", "limit": 10}},
+    primary_contrast={"candidate": "hipporag_ner", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+    contrast_metrics=("recall@2", "recall@5"),
+    requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
+              "graph_ppr": "ppr_entity_v1", "semantic": "cosine_exact_v1"},
+    graph_builder="document_ner_graph_v1",
 )

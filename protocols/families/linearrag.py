@@ -20,9 +20,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from typing import Any
 
 from protocols.embedding_space import DEFAULT_ENCODER, MPNET
-from protocols.route import ENTITY_VECTORS, VECTOR, FamilyData, NodeKind, RelationKind, Route, Threshold
+from protocols.route import (
+    ENTITY_VECTORS,
+    VECTOR,
+    FamilyData,
+    NodeKind,
+    ProtocolFlag,
+    RelationKind,
+    Route,
+    Threshold,
+)
 
 SECTION = "linearrag_graph"  # the fixture's entities, sentences, their vectors and the questions' entities
 NODE_ENTITY, NODE_SENTENCE = "entity", "sentence"
@@ -179,5 +189,33 @@ ROUTES = (
                "reset mixes those activations with each passage's dense score and entity bonus",
           page="docs/linearrag.md",
           data=FamilyData(SECTION, (ENTITY_NODE, SENTENCE_NODE), (HOLDS_RELATION, NAMES_RELATION), _max_entities),
-          thresholds=THRESHOLDS),
+          thresholds=THRESHOLDS,
+          protocol_flag=ProtocolFlag(
+              "linearrag", "add LinearRAG (linearrag_v2, the published settings of the layout's dataset, the orders "
+                           "its code leaves to chance drawn per question; docs/linearrag.md) against weighted_rrf_v2",
+              lambda dataset: {**protocol_step(dataset, "v2"), "title_suffix": " (LinearRAG)"})),
 )
+
+
+# ---------------------------------------------------------------- what adds the family to a protocol
+# The fields of an "add a method family" step (protocols/derivations/method_family.py), as data;
+# protocols/registry.py declares the committed protocols each one made.
+
+PROFILE_OF = {"musique": "linearrag_musique", "hotpotqa": "linearrag_hotpotqa", "2wikimultihopqa": "linearrag_2wiki"}
+DRAWN = "; orders it leaves to chance drawn per question by a declared rule"  # v2's title (DRAW above)
+
+
+def protocol_step(dataset: str, version: str = "v1") -> dict[str, Any]:
+    """LinearRAG (docs/linearrag.md) with its published settings for `dataset` (LinearRAG's run.sh),
+    no tuning, beside the NER suite's methods; its question is whether it beats weighted_rrf_v2. v2
+    draws the orders its code leaves to chance."""
+    method = f"linearrag_{version}"
+    drawn = DRAWN if version == "v2" else ""
+    return dict(
+        title_suffix=f" (linearrag {version}: plus LinearRAG's entity graph, semantic bridging and PageRank, its "
+                     f"published settings{drawn})",
+        methods={method: {"route": "linearrag", "profile": f"{PROFILE_OF[dataset]}_{version}", "limit": 10}},
+        primary_contrast={"candidate": method, "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+        requires={"weighted_rrf_v2": "weighted_rrf_v2", "graph_hybrid_balanced": "typed_path_balanced_v1",
+                  "hipporag_ner": "hipporag_ner_v1", "semantic": "cosine_exact_v1"},
+    )

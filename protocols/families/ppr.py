@@ -68,3 +68,23 @@ ROUTES = (
                "ranks passages by the mass they receive",
           page="docs/field-graphs.md"),
 )
+
+
+# ---------------------------------------------------------------- what adds the family to a protocol
+# The fields of an "add a method family" step (protocols/derivations/method_family.py), as data;
+# protocols/registry.py declares the committed protocols each one made.
+
+PPR_STEP: dict[str, Any] = dict(  # field-graphs v1 (docs/field-graphs.md): HippoRAG's published defaults, no tuning
+    title_suffix=" (field-graphs v1: plus HippoRAG-style PPR over spaCy entities and over the v4 names)",
+    methods={"graph_ppr": {"route": "ppr", "profile": "ppr_entity_v1", "limit": 10},
+             "graph_ppr_passages": {"route": "ppr", "profile": "ppr_entity_passages_v1", "limit": 10},
+             "graph_ppr_names": {"route": "ppr", "profile": "ppr_names_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_ppr", "baseline": "graph_hybrid_balanced", "label": "confirmatory"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "prf_hybrid_v1": "prf_hybrid_v1"},
+    graph_builder="document_ner_graph_v1",
+)
+
+# the general protocol whose profiles join the server catalog (no PRF parent)
+PPR_GENERAL_STEP: dict[str, Any] = {**PPR_STEP, "requires": {"graph_hybrid_balanced": "typed_path_balanced_v1",
+                                                              "weighted_rrf_v2": "weighted_rrf_v2"}}

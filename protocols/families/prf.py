@@ -10,6 +10,7 @@ floats and integers integers (the catalog is compared by digest).
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from protocols.route import TEXT, VECTOR, Route
 
@@ -77,4 +78,19 @@ ROUTES = (
           does="retrieves once, expands the question from its own top passages (RM3 terms or a "
                "Rocchio vector), and retrieves again",
           page="docs/prf.md"),
+)
+
+
+# ---------------------------------------------------------------- what adds the family to a protocol
+# The fields of an "add a method family" step (protocols/derivations/method_family.py), as data;
+# protocols/registry.py declares the committed protocols each one made.
+
+PRF_STEP: dict[str, Any] = dict(  # protocol v5 (docs/prf.md): parameters chosen on development rows only
+    title_suffix=" (v5: plus pseudo-relevance feedback: RM3, Rocchio and their fusion)",
+    methods={"bm25_rm3_v1": {"route": "prf", "profile": "bm25_rm3_v1", "limit": 10},
+             "cosine_rocchio_v1": {"route": "prf", "profile": "cosine_rocchio_v1", "limit": 10},
+             "prf_hybrid_v1": {"route": "prf", "profile": "prf_hybrid_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_hybrid_balanced", "baseline": "prf_hybrid_v1", "label": "confirmatory"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "lexical": "bm25_v1"},
 )

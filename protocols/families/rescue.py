@@ -119,3 +119,50 @@ ROUTES = (
                "passages below it, never above",
           page="docs/rescue.md", check=_check_method),
 )
+
+
+# ---------------------------------------------------------------- what adds the family to a protocol
+# The fields of an "add a method family" step (protocols/derivations/method_family.py), as data;
+# protocols/registry.py declares the committed protocols each one made.
+
+RESCUE_STEP: dict[str, Any] = dict(  # protocol v2 (docs/rescue.md)
+    title_suffix=" (v2: plus the rescue family)",
+    # limit 150: base depth 100 + lane cap 50, the whole appended list in one retrieval per query
+    methods={
+        "graph_rescue": {"route": "rescue", "profile": "graph_rescue_v1", "limit": 150, "graph_mode": "auto"},
+        "graph_rescue_fuse_025": {"route": "rescue", "profile": "graph_rescue_fuse_025_v1", "limit": 150,
+                                  "graph_mode": "auto"},
+        "graph_rescue_fuse_100": {"route": "rescue", "profile": "graph_rescue_fuse_100_v1", "limit": 150,
+                                  "graph_mode": "auto"},
+    },
+    primary_contrast={"candidate": "graph_rescue", "baseline": "weighted_rrf_v1", "label": "confirmatory"},
+    exploratory_analyses={
+        "oracle_bound": {
+            "methods": ["graph_rescue"],
+            "rule": "every_rescued_judged_supporting_document_moved_to_the_front_in_rank_order",
+            "uses_labels": True,
+            "label": "upper_bound_not_a_retrieval_method",
+        },
+        "budget_curve": {
+            "methods": ["graph_rescue", "graph_rescue_fuse_025", "graph_rescue_fuse_100"],
+            "variants": ["whole_page", "base_block_only"],
+            "budgets": [2000, 4000, 8000, 16000],
+            "token_count": "bm25_v1_tokens_of_document_text",
+            "selections": {
+                "none": {"rule": "ranked_prefix_stop_at_first_document_that_does_not_fit"},
+                "packed": {
+                    "value": "1/log2(rank+1)",
+                    "redundancy": "max_jaccard_of_bm25_token_sets_to_selected",
+                    "marginal_value": "value*(1-redundancy)",
+                    "skip_redundancy_at_least": 0.5,
+                    "order": ["marginal_value_per_token_desc", "record_id_asc"],
+                    "backfill": "skipped_documents_in_rank_order_that_fit",
+                },
+            },
+            "metrics": ["tokens_spent", "evidence_recall", "chain_coverage"],
+        },
+        "rescue_diagnostics": ["first_rescued_rank", "rescued_judged_supports", "gate_hit_rate_with_reasons"],
+    },
+    # the rescue question is about reaching chain evidence, so its contrast reports chain coverage too
+    contrast_metrics=("chain_coverage@10",),
+)

@@ -11,6 +11,7 @@ The `*_imported_v1` walks are seeded_walk_v1 and entity_walk_v1 over an imported
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from protocols.graph_file import IMPORTED_BUILDER
 from protocols.route import TEXT, VECTOR, Route
@@ -102,4 +103,26 @@ ROUTES = (
           does="starts from the fused ranking's top passages, walks the graph a few steps, and fuses "
                "the passages it reaches back into that ranking",
           page="docs/graph-v3.md"),
+)
+
+
+# ---------------------------------------------------------------- what adds the family to a protocol
+# The fields of an "add a method family" step (protocols/derivations/method_family.py), as data;
+# protocols/registry.py declares the committed protocols each one made.
+
+WALK_STEP: dict[str, Any] = dict(  # protocol v3 (docs/graph-v3.md); every other contrast of the parent is kept
+    title_suffix=" (v3: plus the seeded walk)",
+    methods={"graph_walk": {"route": "walk", "profile": "seeded_walk_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_walk", "baseline": "weighted_rrf_v2", "label": "confirmatory"},
+    requires={"weighted_rrf_v2": "weighted_rrf_v2"},
+)
+
+
+ENTITY_WALK_STEP: dict[str, Any] = dict(  # protocol v4 (docs/graph-v4.md): frozen on development rows only
+    title_suffix=" (v4: plus the entity walk over document_entity_graph_v1)",
+    methods={"graph_entity_walk": {"route": "walk", "profile": "entity_walk_v1", "limit": 10}},
+    primary_contrast={"candidate": "graph_entity_walk", "baseline": "graph_hybrid_balanced", "label": "confirmatory"},
+    requires={"graph_hybrid_balanced": "typed_path_balanced_v1", "weighted_rrf_v2": "weighted_rrf_v2",
+              "graph_walk": "seeded_walk_v1"},
+    graph_builder="document_entity_graph_v1",
 )
