@@ -102,9 +102,11 @@ class Frozen:
                 return sorted({text for text, _ in entry["entities"]})
         raise InputMismatch(f"fixture: query_entities has no query {query_id}")
 
-    def entity_phrases(self, section: str, query_id: str, most: int) -> list[tuple[str, np.ndarray]]:
+    def entity_phrases(self, section: str | None, query_id: str, most: int) -> list[tuple[str, np.ndarray]]:
         """The query's entity phrases with their vectors, the first `most`, from the fixture section
         a route's family names (its requests' `entity_vectors`, protocols/route.py)."""
+        if section is None:
+            raise InputMismatch("a route whose requests carry entity phrases names no fixture section for them")
         if section not in self.fixture:
             raise InputMismatch(f"fixture: no {section} section (build it with lab embed build "
                                 f"--{section.replace('_', '-')})")

@@ -22,18 +22,19 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.verification.failure import Findings
 from evaluator.verification.hit_checks import check_exact, check_order
+from evaluator.verification.page_checker import PageChecker
 
 # how far a channel's recomputed score may be from the lab's and still be a tie
 CHANNEL_TOLERANCE = {"lexical": rc.BM25_TOLERANCE, "semantic": rc.COSINE_TOLERANCE}
 Lists = dict[str, list[tuple[str, float]]]  # channel -> (record id, raw score) best first
 
 
-def channel_scores(checker, query: Mapping, channel: str) -> rc.Scores:
+def channel_scores(checker: PageChecker, query: Mapping, channel: str) -> rc.Scores:
     """A channel's scores of one query, as the Checker recomputed and keeps them."""
     return checker.bm25_scores(query) if channel == "lexical" else checker.cosines(query)
 
 
-def recompute(checker, query: Mapping, profile: Mapping, min_score: float) -> tuple[dict, list[str], Lists]:
+def recompute(checker: PageChecker, query: Mapping, profile: Mapping, min_score: float) -> tuple[dict, list[str], Lists]:
     """(fused entries, fused order, channel lists) of a fused profile for one query; the semantic
     channel keeps cosines down to the protocol's `min_score`."""
     channels = profile["channels"]
@@ -168,7 +169,7 @@ def explained_by_near_ties(have, want, lists, tolerance) -> bool:
     return len(have) == len(want) and bool(differing) and differing <= ambiguous
 
 
-def base_list(checker, query: Mapping, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
+def base_list(checker: PageChecker, query: Mapping, base: Mapping) -> tuple[list[str], dict[str, Rational], dict]:
     """The fused base (ids best first, exact scores, per-record channel ranks), cut at its depth."""
     channels = base["channels"]
     lists = {

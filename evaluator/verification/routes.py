@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from evaluator.verification.failure import Failure, Findings
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.verifiers.graphs.graph.graph_verifier import check_graph, graph_anchor_failures
 from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import check_hipporag2
 from evaluator.verification.verifiers.graphs.hipporag2.ner_verifier import check_hipporag_ner
@@ -30,7 +31,7 @@ from evaluator.verification.verifiers.lists.rescue import check_rescue
 from evaluator.verification.verifiers.lists.semantic import check_semantic
 from protocols.routes import check_bindings
 
-Check = Callable[[object, Mapping, Mapping, Mapping], Findings]
+Check = Callable[[PageChecker, Mapping, Mapping, Mapping], Findings]
 Cross = Callable[[str, str, Mapping[str, Mapping], Mapping[str, Mapping], Mapping], list[Failure]]
 
 

@@ -157,13 +157,13 @@ class Checker:
         work = self._work[key] = QueryWork()
         return work
 
-    def bm25_scores(self, query: dict) -> rc.Scores:
+    def bm25_scores(self, query: Mapping) -> rc.Scores:
         work = self.work(query)
         if work.bm25 is None:
             work.bm25 = self.bm25.scores(query["question"])
         return work.bm25
 
-    def cosines(self, query: dict) -> rc.Scores:
+    def cosines(self, query: Mapping) -> rc.Scores:
         work = self.work(query)
         if work.cosines is None:
             work.cosines = self.cosine_index.scores(self.frozen.query_vectors[query["id"]])

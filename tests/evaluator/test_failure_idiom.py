@@ -64,6 +64,19 @@ def test_no_check_takes_a_callback_or_returns_a_list_of_findings():
     assert found == []
 
 
+def test_every_route_verifier_is_typed():
+    from evaluator.verification.routes import VERIFIERS
+
+    untyped = []
+    for name, verifier in VERIFIERS.items():
+        hints = verifier.check.__annotations__
+        if set(hints) != {"checker", "query", "page", "spec", "return"}:
+            untyped.append(f"{name}: {sorted(hints)}")
+        elif hints["checker"] != "PageChecker" or hints["return"] != "Findings":
+            untyped.append(f"{name}: checker {hints['checker']}, returns {hints['return']}")
+    assert untyped == []
+
+
 def test_no_check_is_called_for_nothing():
     names = check_names()
     found = [f"{path.relative_to(REPO)} {where}" for path in sources()

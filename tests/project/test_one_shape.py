@@ -109,6 +109,13 @@ def test_no_family_reads_its_body_but_through_the_search():
     assert found == {}
 
 
+def test_every_handler_is_typed():
+    from server.routes import HANDLERS
+
+    assert {name: handler.__annotations__ for name, handler in HANDLERS.items()
+            if handler.__annotations__ != {"index": "ScopeIndex", "search": "Search", "return": "dict"}} == {}
+
+
 def test_the_idiom_checks_see_a_hand_built_hit_and_a_body_read():
     source = 'def search_x(index, search):\n    mode = search.body["mode"]\n    return {"id": 1, "payload": {}}\n'
     assert hand_built_hits(source) == [3] and body_reads(source) == [2]

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
+from evaluator.verification.page_checker import PageChecker
 
 
-def check_coord(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_coord(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     terms = set(rc.bm25_tokens(query["question"]))
     held = {rid: len(terms & set(rc.bm25_tokens(text))) for rid, text in checker.texts.items()}
     want = sorted((rid for rid, n in held.items() if n >= spec["min_terms"]), key=lambda rid: (-held[rid], rid))

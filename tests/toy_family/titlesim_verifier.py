@@ -12,10 +12,11 @@ from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.single_channel import check_single
 
 
-def check_titlesim(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_titlesim(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     held = checker.frozen.records
     titles = {checker.record_of[edge["source"]]: held.vectors[edge["target"]]
               for edge in held.edges if edge["kind"] == "titled"}

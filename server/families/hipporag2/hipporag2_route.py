@@ -17,6 +17,7 @@ from server.families.hipporag2.linking import seeds
 from server.families.hipporag2.page import graph_size, hits, page, seeds_and_walk
 from server.families.hipporag2.ranking import rank
 from server.retrieval import cosine
+from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search
 
 
@@ -40,7 +41,7 @@ def fact_cosines(query: cosine.Query, rows: np.ndarray, linked: int) -> np.ndarr
     return estimate
 
 
-def search_hipporag2(index, search: Search) -> dict:
+def search_hipporag2(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/hipporag2: rank on the live index and build the page (no fence)."""
     profile = search.profile
     vq = search.vector(index)

@@ -20,6 +20,7 @@ from server.families.hipporag2.page import graph_size, hits, page, seeds_and_wal
 from server.families.hipporag2.ranking import rank
 from server.receipts import vector_sha256
 from server.retrieval import cosine
+from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search
 
 
@@ -34,7 +35,7 @@ def nearest(node_space, table: GraphTable, entities: list[tuple[str, np.ndarray]
     return [EntityLink(text, table.phrases[i], value) for (text, _), (i, value) in zip(entities, found)]
 
 
-def search_hipporag_ner(index, search: Search) -> dict:
+def search_hipporag_ner(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/hipporag_ner: link, rank on the live index and build the page (no fence)."""
     profile = search.profile
     vq, entities = search.linked(index, profile["linking"]["max_entities"])

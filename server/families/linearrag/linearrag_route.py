@@ -23,6 +23,7 @@ from server.receipts import vector_sha256
 from server.retrieval import cosine
 from server.retrieval import page_parts as parts
 from server.retrieval.graph_nodes import mass_hit, seed_digest
+from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search, VectorQuery
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of
 
@@ -63,7 +64,7 @@ def section_of(table: LinearTable, entities, linked, found: Bridged, entity_seed
     }
 
 
-def search_linearrag(index, search: Search) -> dict:
+def search_linearrag(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/linearrag: link, bridge, rank on the live index and build the page (no fence)."""
     profile = search.profile
     vq, entities = search.linked(index, profile["question_entities"]["max_entities"])

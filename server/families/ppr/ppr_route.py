@@ -19,6 +19,7 @@ from server.families.ppr.pagerank import entities_by_passage, page_section, rank
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import fused_base
 from server.retrieval.graph_nodes import mass_hit
+from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search
 
 MAX_ENTITIES = 64  # a question with more entities than this is refused (422)
@@ -58,7 +59,7 @@ def index_holders(index, kinds) -> dict[str, list[str]]:
     return {text: sorted(ids) for text, ids in found.items()}
 
 
-def search_ppr(index, search: Search) -> dict:
+def search_ppr(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/ppr: rank on the live index and build the page (no fence)."""
     profile = search.profile
     query = search.text()

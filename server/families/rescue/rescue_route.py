@@ -15,6 +15,7 @@ from server.families.rescue import titles as title_rules
 from server.families.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import channel_rankings
+from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search, VectorQuery
 
 MODES = ("auto", "off", "force")
@@ -44,7 +45,7 @@ def index_neighbours(index, work: Work) -> Neighbours:
     return neighbours
 
 
-def search_rescue(index, search: Search) -> dict:
+def search_rescue(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/rescue: rank on the live index and build the page (no fence)."""
     query = search.text(min_chars=1)
     vq = search.vector(index)

@@ -18,6 +18,7 @@ from fractions import Fraction
 from server.families.walk.seeded_walk import Neighbours, Ranked, rank_walk
 from server.retrieval import page_parts as parts
 from server.retrieval.fusion import fused_base
+from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search, VectorQuery
 
 
@@ -67,7 +68,7 @@ def entity_neighbours(index, profile: Mapping, graph: Neighbours, reads: Reads) 
     return neighbours
 
 
-def search_walk(index, search: Search) -> dict:
+def search_walk(index: ScopeIndex, search: Search) -> dict:
     """POST .../search/walk: rank on the live index and build the page (no fence)."""
     profile = search.profile
     vq = search.vector(index)

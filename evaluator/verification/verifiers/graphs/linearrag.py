@@ -30,6 +30,7 @@ from builders.embedding.sections.linearrag import entity_key, graph_of, sentence
 from evaluator.verification import recompute as rc
 from evaluator.verification.entity_links import link_failures
 from evaluator.verification.failure import Finding, Findings
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.whole_graph_walk import (
     dense_order_failures,
     dense_range_failures,
@@ -84,11 +85,11 @@ class Table:
         return found
 
 
-def table(checker, transition_bits: int) -> Table:
+def table(checker: PageChecker, transition_bits: int) -> Table:
     return checker.derived_table(("linearrag", transition_bits), lambda: _table(checker, transition_bits))
 
 
-def _table(checker, transition_bits: int) -> Table:
+def _table(checker: PageChecker, transition_bits: int) -> Table:
     frozen, record_of = checker.frozen, checker.record_of
     held = frozen.records
     graph = graph_of(frozen.fixture)
@@ -112,7 +113,7 @@ def _table(checker, transition_bits: int) -> Table:
                  nodes, edge_arrays(nodes, weights, transition_bits), len(weights))
 
 
-def check_linearrag(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_linearrag(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py)."""
     profile = checker.profiles[spec["profile"]]
     mine = table(checker, profile["pagerank"]["transition_bits"])

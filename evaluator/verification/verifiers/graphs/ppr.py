@@ -22,6 +22,7 @@ import numpy as np
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
 from evaluator.verification.fused_lists import CHANNEL_TOLERANCE, base_list
+from evaluator.verification.page_checker import PageChecker
 
 MAX_SWAPS = 2  # near-tie swaps tried together when the page's seeds are not the recomputed base's
 BEYOND_CUT = 4  # channel entries past a channel's depth kept, so that a near tie across the cut can swap in
@@ -132,7 +133,7 @@ def ppr_failures(section: Mapping, hits: Sequence[Mapping], want: Mapping) -> Fi
         yield None, "hits", f"page has {len(hits)} hits, the recomputation {len(want['hits'])}"
 
 
-def channel_lists(checker, query: Mapping, base: Mapping) -> dict[str, list[tuple[str, float]]]:
+def channel_lists(checker: PageChecker, query: Mapping, base: Mapping) -> dict[str, list[tuple[str, float]]]:
     """Each base channel recomputed here with its raw scores, a few entries past its depth."""
     channels = base["channels"]
     return {"lexical": rc.ordered(checker.bm25_scores(query), channels["lexical"]["depth"] + BEYOND_CUT),
@@ -160,7 +161,7 @@ def near_tie_bases(lists: Mapping[str, Sequence[tuple[str, float]]], base: Mappi
                    for rid in order]
 
 
-def check_ppr(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_ppr(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py): the base by the evaluator's own
     fusion, the relations from the frozen file under their lab record ids, the query's entities
     from the fixture; then `recompute` and every difference reported."""

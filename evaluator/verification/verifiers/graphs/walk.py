@@ -21,14 +21,15 @@ from evaluator.verification.exact import text as _text
 from evaluator.verification.failure import Failure, Findings
 from evaluator.verification.fused_lists import base_list
 from evaluator.verification.hit_checks import check_exact, check_order
+from evaluator.verification.page_checker import PageChecker
 
 
-def neighbours(checker, kinds) -> dict[str, dict[str, str]]:
+def neighbours(checker: PageChecker, kinds) -> dict[str, dict[str, str]]:
     """The neighbour table over the relations of `kinds`, built once per campaign and set of kinds."""
     return checker.derived_table(("walk neighbours", tuple(kinds)), lambda: neighbour_table(checker, list(kinds)))
 
 
-def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
+def neighbour_table(checker: PageChecker, kinds: list[str]) -> dict[str, dict[str, str]]:
     """node -> {neighbour: smallest relation id linking them} over the frozen relations of `kinds`."""
     table: dict[str, dict[str, str]] = {}
     for edge in checker.edges.values():
@@ -41,7 +42,7 @@ def neighbour_table(checker, kinds: list[str]) -> dict[str, dict[str, str]]:
     return table
 
 
-def entity_table(checker, kinds: list[str], graph: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+def entity_table(checker: PageChecker, kinds: list[str], graph: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
     """The entity step's neighbour table: over the frozen relations of `kinds`, each record's
     neighbours that are not its graph neighbours, with the smallest relation id linking them."""
     table = neighbours(checker, kinds)
@@ -52,7 +53,7 @@ def entity_table(checker, kinds: list[str], graph: Mapping[str, Mapping[str, str
 Group = tuple[Mapping[str, Mapping[str, str]], Rational, int]  # (neighbour table, alpha, last step)
 
 
-def groups_of(checker, profile: Mapping) -> tuple[dict, list[Group]]:
+def groups_of(checker: PageChecker, profile: Mapping) -> tuple[dict, list[Group]]:
     """The graph neighbour table, and the step groups of a profile: the graph group (every step),
     then the entity step when the profile has one."""
     table = neighbours(checker, profile["graph"]["kinds"])
@@ -92,7 +93,7 @@ def masses(seeds: Mapping[str, Rational], table: Mapping[str, Mapping[str, str]]
     return by_step
 
 
-def check_walk(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_walk(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     profile = checker.profiles[spec["profile"]]
     hits = page["hits"]
     base, base_score, base_ranks = base_list(checker, query, profile["base"])
@@ -173,7 +174,7 @@ def _same_relation(rel: Mapping, edge, revision: int) -> bool:
             and (rel.get("source") or {}).get("id") == edge.source and (rel.get("target") or {}).get("id") == edge.target)
 
 
-def _check_proof(checker, i, rid, walk_rank, proof, visit, seeds, by_step, groups, used) -> Findings:
+def _check_proof(checker: PageChecker, i, rid, walk_rank, proof, visit, seeds, by_step, groups, used) -> Findings:
     if proof.get("walk_rank") != walk_rank:
         yield i, "proof.walk_rank", f"{proof.get('walk_rank')}, recomputed {walk_rank}"
     if proof.get("visit_mass_exact") != _text(visit[rid]) or proof.get("visit_mass") != float(visit[rid]):

@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
 from evaluator.verification.hit_checks import check_order
+from evaluator.verification.page_checker import PageChecker
 
 
-def check_ann(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_ann(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     hits = page.get("hits") or []
     cosines = checker.cosines(query)
     expected = min(spec["limit"], len(cosines))

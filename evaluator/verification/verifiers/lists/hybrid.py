@@ -8,9 +8,10 @@ from collections.abc import Mapping
 
 from evaluator.verification.failure import Findings
 from evaluator.verification.fused_lists import check_fused
+from evaluator.verification.page_checker import PageChecker
 
 
-def check_hybrid(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_hybrid(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     fused, order, lists = checker.fused(query, spec["profile"])
     yield from check_fused(page.get("hits") or [], spec["limit"], checker.profiles[spec["profile"]], fused, order,
                            lists)

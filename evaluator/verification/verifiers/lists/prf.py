@@ -19,10 +19,11 @@ import numpy as np
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Finding, Findings
 from evaluator.verification.fused_lists import check_fused
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.single_channel import check_single
 
 
-def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+def expansion(checker: PageChecker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """(feedback documents with their BM25 scores, expanded query terms with weights), recomputed.
 
     Written from the definition (docs/prf.md) term by term: for each candidate term, its weight is
@@ -57,7 +58,7 @@ def expansion(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str
     return feedback, sorted(final.items(), key=lambda item: (-item[1], item[0]))
 
 
-def expanded_scores(checker, terms: list[tuple[str, float]]) -> rc.Scores:
+def expanded_scores(checker: PageChecker, terms: list[tuple[str, float]]) -> rc.Scores:
     """The second pass: per record, sum of weight * bm25_v1 term score over the expanded terms."""
     bm25 = checker.bm25
     arrays = bm25._arrays()
@@ -74,7 +75,7 @@ def expanded_scores(checker, terms: list[tuple[str, float]]) -> rc.Scores:
     return rc.Scores(arrays.ids, arrays.position, total, touched)
 
 
-def moved_scores(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], rc.Scores]:
+def moved_scores(checker: PageChecker, query: Mapping, profile: Mapping) -> tuple[list[tuple[str, float]], rc.Scores]:
     """(feedback documents with their cosines, every record's cosine to the moved query)."""
     feedback = rc.ordered(checker.cosines(query), profile["fb_docs"])
     q = np.asarray(checker.frozen.query_vectors[query["id"]], dtype=np.float64)
@@ -85,7 +86,7 @@ def moved_scores(checker, query: Mapping, profile: Mapping) -> tuple[list[tuple[
     return feedback, checker.cosine_index.scores(moved)
 
 
-def _lexical(checker, query, name):
+def _lexical(checker: PageChecker, query, name):
     work = checker.work(query).derived  # the query's shared work: one recomputation for every page
     key = ("prf", name)
     if key not in work:
@@ -95,7 +96,7 @@ def _lexical(checker, query, name):
     return work[key]
 
 
-def _semantic(checker, query, name):
+def _semantic(checker: PageChecker, query, name):
     work = checker.work(query).derived
     key = ("prf", name)
     if key not in work:
@@ -113,7 +114,7 @@ def _check_documents(have, want, score_key, tolerance, where) -> Findings:
             yield None, f"{where}.documents", f"{rid} {score_key} {d.get(score_key)}, recomputed {score!r}"
 
 
-def check_rm3_block(checker, query, block, name) -> Generator[Finding, None, tuple[list, rc.Scores]]:
+def check_rm3_block(checker: PageChecker, query, block, name) -> Generator[Finding, None, tuple[list, rc.Scores]]:
     feedback, terms, scores = _lexical(checker, query, name)
     yield from _check_documents((block or {}).get("documents"), feedback, "score", rc.BM25_TOLERANCE,
                                 "feedback.lexical")
@@ -127,7 +128,7 @@ def check_rm3_block(checker, query, block, name) -> Generator[Finding, None, tup
     return feedback, scores
 
 
-def check_rocchio_block(checker, query, block, name) -> Generator[Finding, None, rc.Scores]:
+def check_rocchio_block(checker: PageChecker, query, block, name) -> Generator[Finding, None, rc.Scores]:
     feedback, scores = _semantic(checker, query, name)
     yield from _check_documents((block or {}).get("documents"), feedback, "cosine", rc.COSINE_TOLERANCE,
                                 "feedback.semantic")
@@ -136,7 +137,7 @@ def check_rocchio_block(checker, query, block, name) -> Generator[Finding, None,
     return scores
 
 
-def check_prf(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_prf(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     name = spec["profile"]
     profile = checker.profiles[name]
     hits = page.get("hits") or []

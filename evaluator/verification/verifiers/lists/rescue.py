@@ -19,6 +19,7 @@ from fractions import Fraction
 from builders.normalize import normalize_text, normalized_tokens, title_is_eligible
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
+from evaluator.verification.page_checker import PageChecker
 from protocols.fusion import check_fusion_bindings
 
 
@@ -269,7 +270,7 @@ def _place(run: list[tuple[str, float]], first: int, reported: Mapping[str, int]
     return [slots[r] if r in slots else next(free) for r in range(first, first + len(run))]
 
 
-def check_rescue(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_rescue(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """Recompute the page of one rescue method for one query and report every difference."""
     profile = checker.profiles[spec["profile"]]
     channels = profile["base"]["channels"]

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.single_channel import check_single
 
 
-def check_semantic(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_semantic(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     yield from check_single(page.get("hits") or [], "semantic", checker.cosines(query), rc.COSINE_TOLERANCE, spec)

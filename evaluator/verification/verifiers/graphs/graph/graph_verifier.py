@@ -11,10 +11,12 @@ from evaluator.verification import recompute as rc
 from evaluator.verification.exact import ZERO, Rational, rational
 from evaluator.verification.failure import Failure, Finding, Findings
 from evaluator.verification.hit_checks import check_exact, check_order
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.verifiers.graphs.graph import typed_paths as tp
 
 
-def base_list(checker, query: Mapping, profile: Mapping, seed: str) -> tuple[list[str], dict[str, float]]:
+def base_list(checker: PageChecker, query: Mapping, profile: Mapping, seed: str
+              ) -> tuple[list[str], Mapping[str, float]]:
     depth = profile["base_depth"]
     if seed == "lexical":
         return [rid for rid, _ in rc.ordered(checker.bm25_scores(query), depth)], {}
@@ -22,7 +24,7 @@ def base_list(checker, query: Mapping, profile: Mapping, seed: str) -> tuple[lis
     return order[:depth], checker.cosines(query)
 
 
-def check_graph(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_graph(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     profile = checker.profiles[spec["profile"]]
     seed = spec["seed"]
     hits = page["hits"]
@@ -79,7 +81,7 @@ def check_graph(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findin
     yield from _check_expansion(checker, page, hits, spec, profile, anchors, base_rank, affinity_of, proved)
 
 
-def _check_proof(checker, hit, i, proof, anchors, profile, cos, lexical_seed, affinity_of, returned, used
+def _check_proof(checker: PageChecker, hit, i, proof, anchors, profile, cos, lexical_seed, affinity_of, returned, used
                  ) -> Generator[Finding, None, Rational | None]:
     """Walk the proof from its anchor; returns the exact recomputed strength of the path it shows
     (None when the proof is not a path), so the caller can tell a near tie from a wrong path."""
@@ -146,7 +148,7 @@ def _check_proof(checker, hit, i, proof, anchors, profile, cos, lexical_seed, af
     return strength
 
 
-def _check_expansion(checker, page, hits, spec, profile, anchors, base_rank, affinity_of, proved) -> Findings:
+def _check_expansion(checker: PageChecker, page, hits, spec, profile, anchors, base_rank, affinity_of, proved) -> Findings:
     """The whole expansion, paths and final ranking recomputed and compared with the page."""
     expansion = tp.expand(anchors, checker.adjacency, checker.edges, profile["kind_weights"], spec["expansion"])
     if list(page.get("stop_reasons") or []) != expansion.stop_reasons:

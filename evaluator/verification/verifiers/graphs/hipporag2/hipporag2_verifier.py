@@ -23,6 +23,7 @@ from builders.embedding.sections.hipporag2 import fact_key, phrase_key
 from builders.hipporag2_graph import add_synonyms, build, build_ner, fact_text, ner_output_of, triples_of
 from evaluator.verification import recompute as rc
 from evaluator.verification.failure import Findings
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.whole_graph_walk import (
     dense_order_failures,
     dense_range_failures,
@@ -66,7 +67,7 @@ class Table:
     edge_count: int
 
 
-def table(checker, transition_bits: int) -> Table:
+def table(checker: PageChecker, transition_bits: int) -> Table:
     # passage vectors from the checker's matrix: a validation worker's inputs hold no document vectors
     return checker.derived_table(("hipporag2", transition_bits), lambda: _table(
         checker.frozen, checker.record_of, checker.vectors.__getitem__, transition_bits))
@@ -98,7 +99,7 @@ def _table(frozen, record_of: Mapping[str, str], vector_of, transition_bits: int
                  edge_arrays(nodes, renamed, transition_bits), len(renamed))
 
 
-def check_hipporag2(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_hipporag2(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py): every number of the page from the
     frozen inputs by cosine_exact_v1's rule; a page's cosines within the channel tolerance of ours
     (another build of numpy may sum in another order), every integer exactly."""

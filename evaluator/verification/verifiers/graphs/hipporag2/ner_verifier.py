@@ -17,6 +17,7 @@ import numpy as np
 from evaluator.verification import recompute as rc
 from evaluator.verification.entity_links import link_failures
 from evaluator.verification.failure import Findings
+from evaluator.verification.page_checker import PageChecker
 from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import (
     Table,
     exact_cosines,
@@ -28,7 +29,7 @@ from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import
 from protocols.routes import route_of
 
 
-def check_hipporag_ner(checker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
+def check_hipporag_ner(checker: PageChecker, query: Mapping, page: Mapping, spec: Mapping) -> Findings:
     """The route's verifier (evaluator/verification/routes.py)."""
     profile = checker.profiles[spec["profile"]]
     mine = table(checker, profile["pagerank"]["transition_bits"])
