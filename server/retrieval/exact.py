@@ -32,10 +32,14 @@ def to_float(value: tuple[int, int]) -> float:
     return value[0] / value[1]
 
 
-def to_text(value: tuple[int, int]) -> str:
-    """`str(Fraction(num, den))` in lowest terms with a positive denominator, always "n/d"; by
-    `math.gcd` directly, since a page writes hundreds of these and building a Fraction costs more
-    than the reduction (tests/server/test_exact.py compares both)."""
+def to_text(value: tuple[int, int] | Fraction) -> str:
+    """The one form in which a page carries an exact rational (every `*_exact` field): "n/d" in
+    lowest terms with a positive denominator, `str(Fraction(num, den))` always written with its
+    denominator. A pair is reduced by `math.gcd` directly, since a page writes hundreds of these
+    and building a Fraction costs more than the reduction (tests/server/test_exact.py compares both);
+    a Fraction is already reduced."""
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
     num, den = value
     if den == 0:
         raise ZeroDivisionError(f"Fraction({num}, 0)")

@@ -109,6 +109,13 @@ def test_no_family_reads_its_body_but_through_the_search():
     assert found == {}
 
 
+def test_one_function_writes_a_pages_exact_rationals():
+    # docs/contracts.md, "Exact numbers on a page": one form, one writer
+    writers = [path.relative_to(REPO).as_posix() for path in sorted((REPO / "server").rglob("*.py"))
+               if re.search(r"numerator\}/|// common\}/", path.read_text())]
+    assert writers == ["server/retrieval/exact.py"]
+
+
 def test_every_handler_is_typed():
     from server.routes import HANDLERS
 

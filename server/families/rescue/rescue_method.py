@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from server.families.rescue import titles as title_rules
-from server.retrieval.exact import exact_order
+from server.retrieval.exact import exact_order, to_text
 from server.retrieval.fusion import fuse_lists
 
 
@@ -269,8 +269,8 @@ def gate_decision(query: str, lexical: Sequence[tuple[str, float]], semantic: Se
         "mode": mode, "auto_decision": auto, "fired": fired, "reasons": reasons, "vetoed": vetoed,
         "signals": {
             "query_tokens": len(tokens), "relation_cues": cues, "query_titles": distinct_titles,
-            "agreement_jaccard": float(jaccard), "agreement_jaccard_exact": exact(jaccard),
-            "confidence_gap": float(gap), "confidence_gap_exact": exact(gap),
+            "agreement_jaccard": float(jaccard), "agreement_jaccard_exact": to_text(jaccard),
+            "confidence_gap": float(gap), "confidence_gap_exact": to_text(gap),
         },
     }
 
@@ -325,6 +325,3 @@ def fuse_final(base: Sequence[BaseHit], lane: Sequence[LaneHit], profile: Mappin
     order = best_first(list(scores), scores.__getitem__, lambda rid: rid)
     return [(rid, scores[rid], rescued[rid]) for rid in order]
 
-
-def exact(value: Fraction) -> str:
-    return f"{value.numerator}/{value.denominator}"

@@ -12,8 +12,9 @@ from fractions import Fraction
 from server import validation
 from server.errors import ApiError
 from server.families.rescue import titles as title_rules
-from server.families.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, exact, rank_rescue
+from server.families.rescue.rescue_method import BaseHit, Edge, LaneHit, Neighbours, Ranked, Work, rank_rescue
 from server.retrieval import page_parts as parts
+from server.retrieval.exact import to_text
 from server.retrieval.fusion import channel_rankings
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search, VectorQuery
@@ -69,7 +70,7 @@ def build_page(index, search: Search, vq: VectorQuery, mode: str, ranked: Ranked
     hits = []
     for rank, (record_id, score, rescued) in enumerate(ranked.final[: search.limit], start=1):
         base_hit, lane_hit = base_by_id.get(record_id), lane_by_id.get(record_id)
-        hit = parts.hit(index, rank, record_id, float(score), exact(score), _channels(base_hit, lane_hit, profile),
+        hit = parts.hit(index, rank, record_id, float(score), to_text(score), _channels(base_hit, lane_hit, profile),
                         parts.receipt(index, vq, record_id),
                         None if lane_hit is None else _rescue_proof(lane_hit, index),
                         rescued=rescued, base=None if base_hit is None else _base_detail(base_hit, index))
@@ -88,7 +89,7 @@ def build_page(index, search: Search, vq: VectorQuery, mode: str, ranked: Ranked
     anchors = [{**parts.ref(index, h.id), "rank": h.base_rank}
                for h in sorted(ranked.base, key=lambda h: h.base_rank)[: profile["seeds"]["base_top"]]]
     seeds = [{**parts.ref(index, s.id), "origins": list(s.origins), "base_rank": s.base_rank, "score": float(s.score),
-              "score_exact": exact(s.score)} for s in ranked.seeds]
+              "score_exact": to_text(s.score)} for s in ranked.seeds]
     rescue = {"base_size": len(ranked.base), "lane_size": len(ranked.lane), "lane_before_cap": ranked.lane_before_cap,
               "first_rescued_rank": rescued_ranks[0] if rescued_ranks else None}
     parameters = {"limit": search.limit, "space_id": vq.receipt["space_id"], "graph_mode": mode}
@@ -107,7 +108,7 @@ def _channels(base_hit: BaseHit | None, lane_hit: LaneHit | None, profile: Mappi
         else:
             part = Fraction(str(spec[name]["weight"])) / (k + entry.rank)
             out[name] = {"rank": entry.rank, "raw_score": entry.raw_score, "contribution": float(part),
-                         "contribution_exact": exact(part)}
+                         "contribution_exact": to_text(part)}
     if profile["combine"] == "fuse":
         fusion = profile["fusion"]
         weight = Fraction(str(fusion["graph_weight"]))
@@ -116,17 +117,17 @@ def _channels(base_hit: BaseHit | None, lane_hit: LaneHit | None, profile: Mappi
         else:
             part = weight / (fusion["k"] + lane_hit.lane_rank)
             out["graph"] = {"rank": lane_hit.lane_rank, "raw_score": float(lane_hit.score),
-                            "contribution": float(part), "contribution_exact": exact(part)}
+                            "contribution": float(part), "contribution_exact": to_text(part)}
     return out
 
 
 def _base_detail(hit: BaseHit, index) -> dict:
     bonus = hit.rescored - hit.normalized
     return {
-        "rank": hit.base_rank, "fused_exact": exact(hit.fused),
-        "normalized": float(hit.normalized), "normalized_exact": exact(hit.normalized),
-        "bonus": float(bonus), "bonus_exact": exact(bonus),
-        "rescored": float(hit.rescored), "rescored_exact": exact(hit.rescored),
+        "rank": hit.base_rank, "fused_exact": to_text(hit.fused),
+        "normalized": float(hit.normalized), "normalized_exact": to_text(hit.normalized),
+        "bonus": float(bonus), "bonus_exact": to_text(bonus),
+        "rescored": float(hit.rescored), "rescored_exact": to_text(hit.rescored),
         "bonus_seeds": [{"id": sid, "revision": index.records[sid].revision,
                          "relations": [{"relation_id": e.relation_id, "relation_revision": e.relation_revision,
                                         "kind": e.kind, "direction": e.direction(sid)} for e in edges]}
@@ -138,9 +139,9 @@ def _rescue_proof(hit: LaneHit, index) -> dict:
     seed = hit.seed
     return {
         "seed": {"id": seed.id, "revision": index.records[seed.id].revision, "origins": list(seed.origins),
-                 "base_rank": seed.base_rank, "score": float(seed.score), "score_exact": exact(seed.score)},
+                 "base_rank": seed.base_rank, "score": float(seed.score), "score_exact": to_text(seed.score)},
         "hops": hit.hops, "lane_rank": hit.lane_rank,
-        "lane_score": float(hit.score), "lane_score_exact": exact(hit.score),
+        "lane_score": float(hit.score), "lane_score_exact": to_text(hit.score),
         "steps": [{"relation_id": edge.relation_id, "relation_revision": edge.relation_revision,
                    "kind": edge.kind, "direction": edge.direction(start),
                    "from": {"id": start, "revision": index.records[start].revision},

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from server.families.walk.seeded_walk import Neighbours, Ranked, rank_walk
 from server.retrieval import page_parts as parts
+from server.retrieval.exact import to_text
 from server.retrieval.fusion import fused_base
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.request import Search, VectorQuery
@@ -80,9 +81,6 @@ def search_walk(index: ScopeIndex, search: Search) -> dict:
     return build_page(index, search, vq, base.fused, ranked, reads, base.examined)
 
 
-def exact(value: Fraction) -> str:
-    return f"{value.numerator}/{value.denominator}"
-
 
 def build_page(index, search: Search, vq: VectorQuery, fused: list, ranked: Ranked, reads: Reads,
                examined: int) -> dict:
@@ -102,13 +100,13 @@ def build_page(index, search: Search, vq: VectorQuery, fused: list, ranked: Rank
             part = weight / (k + walk_rank)
             visit = ranked.walk.visit(rid)
             hit_channels["walk"] = {"rank": walk_rank, "raw_score": float(visit), "contribution": float(part),
-                                    "contribution_exact": exact(part)}
+                                    "contribution_exact": to_text(part)}
             proof = _proof(index, rid, walk_rank, ranked)
             used.update(step["relation_id"] for step in proof["inflow"])
-        hits.append(parts.hit(index, rank, rid, float(total), exact(total), hit_channels,
+        hits.append(parts.hit(index, rank, rid, float(total), to_text(total), hit_channels,
                               parts.receipt(index, vq, rid), proof, base_rank=base_rank))
     seed_mass = ranked.walk.seed_mass
-    anchors = [{**parts.ref(index, rid), "rank": r, "mass": float(seed_mass[rid]), "mass_exact": exact(seed_mass[rid])}
+    anchors = [{**parts.ref(index, rid), "rank": r, "mass": float(seed_mass[rid]), "mass_exact": to_text(seed_mass[rid])}
                for r, rid in enumerate(seed_mass, start=1)]
     missing = parts.missing_embeddings(index, vq)
     work = parts.work(records_examined=examined, adjacency_examined=reads.adjacency_examined,
@@ -133,14 +131,14 @@ def _proof(index, rid: str, walk_rank: int, ranked: Ranked) -> dict:
             "step": step.step, "from": {"id": step.source, "revision": index.records[step.source].revision},
             "relation_id": step.relation_id, "relation_revision": relation["revision"], "kind": relation["kind"],
             "direction": "forward" if relation["source"]["id"] == step.source else "backward",
-            "from_mass": float(source_mass), "from_mass_exact": exact(source_mass),
+            "from_mass": float(source_mass), "from_mass_exact": to_text(source_mass),
             "from_neighbours": step.source_neighbours,
-            "amount": float(amount), "amount_exact": exact(amount),
+            "amount": float(amount), "amount_exact": to_text(amount),
         })
     seeded = rid in walk.numerators[0]
     visit = walk.visit(rid)
-    return {"walk_rank": walk_rank, "visit_mass": float(visit), "visit_mass_exact": exact(visit),
-            "seed_mass_exact": exact(walk.mass(0, rid)) if seeded else None, "inflow": inflow}
+    return {"walk_rank": walk_rank, "visit_mass": float(visit), "visit_mass_exact": to_text(visit),
+            "seed_mass_exact": to_text(walk.mass(0, rid)) if seeded else None, "inflow": inflow}
 
 
 def _relation(relation: dict) -> dict:
