@@ -402,15 +402,15 @@ class Fetcher:
 
 class Campaign:
     def __init__(self, client: LabClient, frozen: Frozen, state: Mapping, plan: dict, report: dict, path: Path, log,
-                 fetcher: Fetcher | None = None, checks: PageChecks | None = None, journal: Journal | None = None,
+                 fetcher: Fetcher, checks: PageChecks, journal: Journal | None = None,
                  snapshots: Snapshots | None = None):
         self.client, self.frozen, self.state, self.plan = client, frozen, state, plan
         self.snapshots = snapshots or Snapshots(frozen, state)
         self.report, self.path, self.log = report, path, log
-        self.fetcher = fetcher or Fetcher({}, 1)
-        if checks is None or frozen.generation is None:
-            raise ValueError("a campaign checks every page and reads each query's encode time: give it both")
-        self.checks: PageChecks = checks
+        self.fetcher = fetcher
+        if frozen.generation is None:
+            raise ValueError("a campaign reads each query's encode time: its frozen inputs hold no generation record")
+        self.checks = checks
         self.journal = journal
         self.doc_of = record_map(state)[1]
         self.queries = frozen.queries

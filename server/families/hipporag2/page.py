@@ -45,10 +45,6 @@ def page(index, search: Search, vq: VectorQuery, found: list[dict], section: dic
     missing = parts.missing_embeddings(index, vq)
     work = parts.work(records_examined=examined, nodes_admitted=len(table.walk.nodes), candidates_ranked=len(found),
                       embeddings_missing=missing)
+    named: dict[str, Any] = {search.route: section}  # the section under the route's own name
     return parts.page(search, {"limit": search.limit, "space_id": vq.receipt["space_id"]}, vq.receipt, found,
-                      parts.coverage(embeddings=missing == 0), work, **_named(search.route, section))
-
-
-def _named(route: str, section: dict) -> dict[str, Any]:
-    """The family's section under the route's own name (a page field named at run time)."""
-    return {route: section}
+                      parts.coverage(embeddings=missing == 0), work, **named)
