@@ -36,6 +36,10 @@ except ImportError:
              f"sudo apt install python{v}-venv")
 endef
 export CHECK_PYTHON
+# Bytecode caches (__pycache__/, gitignored) are written even where the environment says not to:
+# the tests start hundreds of `lab` processes and pytest rewrites every test module's asserts, each
+# compiled from source on every start without them (docs/journal.md has the figures).
+unexport PYTHONDONTWRITEBYTECODE
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
