@@ -37,7 +37,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
-from protocols.families.ann import ANN_PROFILES  # noqa: E402
+from protocols.families.lists.ann import ANN_PROFILES  # noqa: E402
 from server.families.ann.engine import build  # noqa: E402
 from server.retrieval.cosine import cosine, prepare_query  # noqa: E402
 from server.retrieval.indexes import Indexes  # noqa: E402

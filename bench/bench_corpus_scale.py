@@ -31,7 +31,7 @@ from pathlib import Path
 from builders.embedding import BuildOptions, build, decode_vector, open_provider
 from builders.title_graph import build_for_source
 from importer import import_source
-from protocols.families.ann import ANN_PROFILES
+from protocols.families.lists.ann import ANN_PROFILES
 from protocols.new import new_protocol
 from server.families.ann.engine import build as build_hnsw
 from server.retrieval.indexes import Indexes

@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from ground.errors import RefusedInput
-from protocols.families.hipporag2 import HIPPORAG2_GRAPH, PASSAGE, PHRASE
+from protocols.families.graphs.hipporag2 import HIPPORAG2_GRAPH, PASSAGE, PHRASE
 
 _NOT_KEPT = re.compile(r"[^A-Za-z0-9 ]")
 _ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from protocols.families.linearrag import LEFT_OUT_LABELS
+from protocols.families.graphs.linearrag import LEFT_OUT_LABELS
 
 Mention = tuple[str, str, str]  # (entity text as written, label, its sentence's text)
 

@@ -29,7 +29,8 @@ from protocols.derivations.method_family import AddMethodFamily
 from protocols.derivations.question import AskQuestion
 from protocols.derivations.root import Root
 from protocols.derivations.suite_pin import SuitePin
-from protocols.families import ann, hipporag2, linearrag, ppr, prf, rescue, walk
+from protocols.families.graphs import hipporag2, linearrag, ppr, walk
+from protocols.families.lists import ann, prf, rescue
 
 Step = (Root | SamplePin | DatasetPin | FullCohort | AddMethodFamily | EmbeddingTwin | AskQuestion | DesignCohort
         | SuitePin | LayoutPin | DeeperEvaluation)
@@ -155,7 +156,7 @@ E5_TORCH_TWIN = EmbeddingTwin(  # the same weights dequantized and run by torch:
 )
 
 # the E5 twin of a protocol running hipporag2: HippoRAG 2's synonym threshold calibrated for E5
-# (protocols/families/hipporag2.py; without it `lab run` refuses the pair)
+# (protocols/families/graphs/hipporag2.py; without it `lab run` refuses the pair)
 E5_CALIBRATED_TWIN = replace(E5_TWIN, calibrated={"hipporag2_v1": "hipporag2_e5_v1"},
                              model_note="4-bit quantized, synonym threshold calibrated")
 

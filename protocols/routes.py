@@ -17,7 +17,8 @@ from collections.abc import Mapping
 
 from ground.canonical import digest
 from ground.command import typed
-from protocols.families import ann, graph, hipporag2, hybrid, lexical, linearrag, ppr, prf, rescue, semantic, walk
+from protocols.families.graphs import graph, hipporag2, linearrag, ppr, walk
+from protocols.families.lists import ann, hybrid, lexical, prf, rescue, semantic
 from protocols.route import (
     ENTITIES,
     ENTITY_VECTORS,

@@ -165,7 +165,7 @@ def multi_hop(corpus: DevCorpus, query: DevQuery, gate: str) -> bool:
     if gate == "long":
         return len(query_terms(query.question)) >= 12
     if gate == "relational":
-        from protocols.families.rescue import RELATION_CUES
+        from protocols.families.lists.rescue import RELATION_CUES
         return bool(set(query_terms(query.question)) & set(RELATION_CUES))
     raise ValueError(gate)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from bench.peers.hipporag2_pagerank import OPENIE, QUESTIONS, openie_inputs
 from evaluator.numbers.statistics import bootstrap_interval
-from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from protocols.families.graphs.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from protocols.metrics.judged_recall import recall
 from protocols.metrics.ndcg import ndcg
 from server.families.hipporag2.linking import seeds as seeds_for

@@ -22,7 +22,7 @@ from bench.design.graph_v3_dev import parse_runs
 from evaluator.numbers import metrics
 from ground.command import run
 from ground.files import refuse_existing, save
-from protocols.families.prf import PRF_PROFILES
+from protocols.families.lists.prf import PRF_PROFILES
 from protocols.routes import PROFILES
 from server.families.prf.prf_route import rm3_ranking, rocchio_ranking
 from server.retrieval.bm25 import bm25

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from builders import hipporag2_graph as hg
-from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from protocols.families.graphs.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.families.hipporag2.linking import seeds as seeds_for
 from server.families.hipporag2.ranking import passage_rows, seed_vector
 from server.retrieval.whole_graph_pagerank import pagerank, reset_vector, transitions

@@ -27,7 +27,7 @@ import numpy as np
 
 from builders.embedding import decode_vector
 from builders.embedding.sections.linearrag import graph_of
-from protocols.families.linearrag import ENTITY, PASSAGE
+from protocols.families.graphs.linearrag import ENTITY, PASSAGE
 from server.families.linearrag.bridging import passage_weights, seed_units
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of, transitions
 

@@ -51,7 +51,7 @@ def edge_arrays(nodes: Sequence[str], undirected: Mapping[tuple[str, str], float
 def walk(edges: tuple[np.ndarray, np.ndarray, np.ndarray], seeds: Sequence[int] | np.ndarray, grid_bits: int,
          transition_bits: int, max_iterations: int) -> tuple[np.ndarray, int, int]:
     """(mass, iterations, last change) from integer seeds (of any size), as
-    protocols/families/hipporag2.py and linearrag.py state it."""
+    protocols/families/graphs/hipporag2.py and linearrag.py state it."""
     source, target, share = edges
     total = sum(int(s) for s in seeds)
     reset = np.array([(int(s) << grid_bits) // total for s in seeds], dtype=np.int64)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.families.lexical import BM25_V1
+from protocols.families.lists.lexical import BM25_V1
 from server.retrieval.indexes import ScopeIndex
 from server.retrieval.tokenize import bm25_tokens
 

@@ -1,5 +1,5 @@
 """Personalized PageRank over a whole graph, in integers: the walk of the hipporag2, hipporag_ner and
-linearrag families (protocols/families/hipporag2.py, linearrag.py).
+linearrag families (protocols/families/graphs/hipporag2.py, linearrag.py).
 
 Pure and exact: every product and sum is an integer below 2^63, so the order of the additions
 cannot change a bit and the evaluator's recomputation agrees exactly.

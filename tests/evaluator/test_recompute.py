@@ -170,7 +170,7 @@ def test_lane_budget_cut_agrees_with_the_servers_traversal(monkeypatch, max_scan
 
     from evaluator.verification.verifiers.lists.rescue import expected_rescue, lane_budget_cut
     from ground.canonical import digest
-    from protocols.families.rescue import RESCUE_PROFILES
+    from protocols.families.lists.rescue import RESCUE_PROFILES
     from server.families.rescue.rescue_route import search_rescue
     from server.retrieval.request import Search
     from tests.server.families.test_rescue import QUERIES, hand_corpus, hand_index, vectors_for

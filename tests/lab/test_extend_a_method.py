@@ -66,7 +66,7 @@ class Entry:
     import_line: str
 
 
-KIND_OF = {"coord": "lists", "titlesim": "lists"}  # both rank passages by scores: the verifiers' `lists/` folder
+KIND_OF = {"coord": "lists", "titlesim": "lists"}  # both rank passages by scores: the `lists/` folders
 
 
 def concrete(path: str, family: str) -> str:
@@ -78,7 +78,7 @@ def registry_steps(family: str, handler: str, verifier: str) -> dict:
     return {
         "docs/api.md": Run(("protocol", "routes", "--write", "docs/api.md")),
         "protocols/routes.py": Entry("FAMILIES_IN_ORDER = (", f"    {family},",
-                                     f"from protocols.families import {family}"),
+                                     f"from protocols.families.{KIND_OF[family]} import {family}"),
         "server/routes.py": Entry("HANDLERS: dict[str, Handler] = {", f'    "{family}": {handler},',
                                   f"from server.families.{family} import {handler}"),
         "evaluator/verification/routes.py": Entry("VERIFIERS: dict[str, Verifier] = {",
@@ -90,13 +90,13 @@ def registry_steps(family: str, handler: str, verifier: str) -> dict:
 # What each documented step writes for each toy family, keyed by the file the page names.
 TOYS = {
     "coord": {
-        "protocols/families/<family>.py": New("coord_declaration.py"),
+        "protocols/families/<kind>/<family>.py": New("coord_declaration.py"),
         "server/families/<family>.py": New("coord_server.py"),
         "evaluator/verification/verifiers/<kind>/<family>.py": New("coord_verifier.py"),
         **registry_steps("coord", "search_coord", "check_coord"),
     },
     "titlesim": {
-        "protocols/families/<family>.py": New("titlesim_declaration.py"),
+        "protocols/families/<kind>/<family>.py": New("titlesim_declaration.py"),
         "server/families/<family>.py": New("titlesim_server.py"),
         "evaluator/verification/verifiers/<kind>/<family>.py": New("titlesim_verifier.py"),
         **registry_steps("titlesim", "search_titlesim", "check_titlesim"),

@@ -12,7 +12,7 @@ import pytest
 from ground.errors import RefusedInput
 from protocols.committed import committed_file
 from protocols.derivations.method_family import AddMethodFamily
-from protocols.families import walk
+from protocols.families.graphs import walk
 from protocols.new import TEMPLATES, add_family, builds_graph, new_protocol
 from protocols.protocol_commands import _new_configure
 from protocols.route import ProtocolFlag

@@ -11,7 +11,7 @@ import shlex
 import pytest
 
 from protocols.embedding_space import DEFAULT_ENCODER, MPNET, encoder_of, encoder_of_space, install_words
-from protocols.families.hipporag2 import E5_SMALL, HIPPORAG2_GRAPH, synonym_rules
+from protocols.families.graphs.hipporag2 import E5_SMALL, HIPPORAG2_GRAPH, synonym_rules
 from protocols.registry import E5_TWIN
 from protocols.routes import PROFILES, ROUTES
 from tests.conftest import lab_cli

@@ -19,7 +19,7 @@ import pytest
 from ground.canonical import canonical
 from ground.fast_canonical import _risky, render
 from protocols.committed import committed_protocols
-from protocols.families.rescue import RESCUE_PROFILES
+from protocols.families.lists.rescue import RESCUE_PROFILES
 from protocols.routes import ROUTES
 from server.retrieval.indexes import Indexes
 from server.routes import search

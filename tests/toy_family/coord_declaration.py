@@ -1,7 +1,7 @@
 """A toy method family without data of its own, `coord`: coordination-level matching
 (docs/extend-a-method.md, step 1).
 
-tests/lab/test_extend_a_method.py writes this file as protocols/families/<family>.py (`coord`) in a copy
+tests/lab/test_extend_a_method.py writes this file as protocols/families/lists/<family>.py (`coord`) in a copy
 of the repository: the family's one profile and its route, whose own request field `min_terms`
 every protocol method carries and the protocol validator checks.
 """

@@ -1,7 +1,7 @@
 """A toy method family with data of its own, `titlesim`: passages ranked by the cosine of the question
 to their title (docs/extend-a-method.md, step 1).
 
-tests/lab/test_extend_a_method.py writes this file as protocols/families/<family>.py (`titlesim`) in a
+tests/lab/test_extend_a_method.py writes this file as protocols/families/lists/<family>.py (`titlesim`) in a
 copy of the repository. The titles reach the lab as node memories of the kind `title`, each linked to
 its passage by a `titled` relation whose evidence is the title's length; their vectors come from the
 fixture section `title_vectors` (step 7), encoded by the fixture's own encoder.

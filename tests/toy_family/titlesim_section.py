@@ -24,8 +24,8 @@ from builders.embedding.vectors import (
     vector_sha256,
 )
 from ground.fields import Fields, join
-from protocols.families.titlesim import LENGTH_REF, TITLE, TITLED
-from protocols.families.titlesim import SECTION as NAME
+from protocols.families.lists.titlesim import LENGTH_REF, TITLE, TITLED
+from protocols.families.lists.titlesim import SECTION as NAME
 from protocols.route import GRAPH_NODE
 
 

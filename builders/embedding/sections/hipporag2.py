@@ -53,7 +53,7 @@ from ground.canonical import digest
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
 from protocols.embedding_space import encoder_of_space
-from protocols.families.hipporag2 import (
+from protocols.families.graphs.hipporag2 import (
     COSINE_REF,
     FACT_ENDS,
     FIXTURE_SECTION,

@@ -37,7 +37,7 @@ from builders.embedding.vectors import (
 from builders.linearrag_graph import build, mentions, question_entities
 from ground.errors import RefusedInput
 from ground.fields import Fields, join
-from protocols.families.linearrag import (
+from protocols.families.graphs.linearrag import (
     COUNT_REF,
     HOLDS_ENTITY,
     NAMES_ENTITY,
@@ -45,7 +45,7 @@ from protocols.families.linearrag import (
     NODE_ENTITY,
     NODE_SENTENCE,
 )
-from protocols.families.linearrag import (
+from protocols.families.graphs.linearrag import (
     SECTION as NAME,
 )
 from protocols.route import GRAPH_NODE

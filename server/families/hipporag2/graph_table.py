@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.families.hipporag2 import (
+from protocols.families.graphs.hipporag2 import (
     COSINE_REF,
     FACT_ENDS,
     MENTIONS,

@@ -1,4 +1,4 @@
-"""From a query's cosines to HippoRAG 2's seeds (protocols/families/hipporag2.py, docs/hipporag2.md).
+"""From a query's cosines to HippoRAG 2's seeds (protocols/families/graphs/hipporag2.py, docs/hipporag2.md).
 
 hipporag2_v1 (`seeds`):
 

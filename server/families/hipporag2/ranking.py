@@ -1,5 +1,5 @@
 """HippoRAG 2's passage ranking from its seeds: the whole-graph PageRank, or the dense order when no
-fact links a phrase (protocols/families/hipporag2.py)."""
+fact links a phrase (protocols/families/graphs/hipporag2.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.families.hipporag2 import PASSAGE, PHRASE
+from protocols.families.graphs.hipporag2 import PASSAGE, PHRASE
 from server.families.hipporag2.linking import Seeds
 from server.retrieval.whole_graph_pagerank import Mass, Transitions, pagerank, reset_vector
 

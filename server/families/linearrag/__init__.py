@@ -1,1 +1,1 @@
-"""LinearRAG without a language model at any step (protocols/families/linearrag.py, docs/linearrag.md)."""
+"""LinearRAG without a language model at any step (protocols/families/graphs/linearrag.py, docs/linearrag.md)."""

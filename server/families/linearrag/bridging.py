@@ -1,4 +1,4 @@
-"""LinearRAG's retrieval from a question's links, on explicit inputs (protocols/families/linearrag.py).
+"""LinearRAG's retrieval from a question's links, on explicit inputs (protocols/families/graphs/linearrag.py).
 
 `bridge` is LinearRAG's `calculate_entity_scores` (the BFS version): the seeds' activations, then
 rounds in which each active entity whose score reaches the threshold takes its unused sentences most

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from protocols.families.linearrag import (
+from protocols.families.graphs.linearrag import (
     COUNT_REF,
     ENTITY,
     HOLDS_ENTITY,

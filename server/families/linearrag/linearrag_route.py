@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.families.linearrag import ENTITY, draw_order
+from protocols.families.graphs.linearrag import ENTITY, draw_order
 from server.families.linearrag.bridging import Bridged, bridge, passage_weights, seed_units
 from server.families.linearrag.graph_table import LinearTable, linear_table
 from server.receipts import vector_sha256

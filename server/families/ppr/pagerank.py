@@ -1,6 +1,6 @@
 """`ppr_entity_v1` and its variants: personalized PageRank over a passage-entity graph, in integers.
 
-Pure: every input is explicit (protocols/families/ppr.py holds the parameters).
+Pure: every input is explicit (protocols/families/graphs/ppr.py holds the parameters).
 
 1. Graph: bipartite, passage nodes and entity nodes; an entity's passages are the endpoints of the
    eligible relations naming it (builders/ner_graph.py's stars, or the v4 shares_name pairs).

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from protocols.families.prf import PRF_PROFILES
+from protocols.families.lists.prf import PRF_PROFILES
 from server.families.prf.feedback import rm3, rocchio
 from server.retrieval import exact
 from server.retrieval import page_parts as parts

@@ -2,7 +2,7 @@
 
 Everything here is a pure function of explicit inputs (the two channel lists, the title table, a
 neighbour lookup over eligible relations), so the same code answers a live request (through
-server/families/rescue/rescue_route.py) and a hand-built test corpus. docs/rescue.md states every rule; protocols/families/rescue.py holds every parameter.
+server/families/rescue/rescue_route.py) and a hand-built test corpus. docs/rescue.md states every rule; protocols/families/lists/rescue.py holds every parameter.
 
 Arithmetic is exact (`Fraction`) wherever a score is rank-derived or compared for a tie, so equal
 scores are exactly equal and ties fall to the record id, never to float rounding.

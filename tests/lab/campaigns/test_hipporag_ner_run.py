@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.families.hipporag2 import FIXTURE_SECTION, HIPPORAG_NER
+from protocols.families.graphs.hipporag2 import FIXTURE_SECTION, HIPPORAG_NER
 from tests.conftest import lab_cli
 from tests.importer.test_own_data_rows import shown as own_data_blocks
 from tests.lab.campaigns.test_hipporag2_run import audit_of

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from protocols.families.linearrag import LINEARRAG_PROFILES, SECTION
+from protocols.families.graphs.linearrag import LINEARRAG_PROFILES, SECTION
 from tests.conftest import lab_cli
 from tests.importer.test_own_data_rows import shown as own_data_blocks
 from tests.lab.campaigns.test_hipporag2_run import audit_of

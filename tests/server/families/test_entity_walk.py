@@ -17,7 +17,7 @@ from builders.entity_graph import build_relations
 from evaluator.verification.verifiers.graphs.walk import masses
 from ground.artifacts import document_id
 from ground.canonical import canonical
-from protocols.families.walk import WALK_PROFILES
+from protocols.families.graphs.walk import WALK_PROFILES
 from protocols.routes import PROFILES
 from server.families.walk.seeded_walk import EntityStep, spread
 from server.retrieval.indexes import ScopeIndex

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from builders import hipporag2_graph as hg
-from protocols.families.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
+from protocols.families.graphs.hipporag2 import HIPPORAG2, PASSAGE, PHRASE
 from server.families.hipporag2.linking import LinkedFact, phrase_weights, seeds
 from server.families.hipporag2.ranking import passage_rows, rank, seed_vector
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of, reset_vector, transitions

@@ -17,7 +17,7 @@ from evaluator.verification.verifiers.graphs.hipporag2.hipporag2_verifier import
     unit_rows,
 )
 from evaluator.verification.verifiers.graphs.hipporag2.ner_verifier import page_failures
-from protocols.families.hipporag2 import HIPPORAG_NER, PASSAGE, PHRASE
+from protocols.families.graphs.hipporag2 import HIPPORAG_NER, PASSAGE, PHRASE
 from tests.lab_fixtures import embedding_item, memory_item, relation_item
 
 PASSAGES = {"p0": ("The Orin flows into Tessa.", [1.0, 0.2, 0.0, 0.1]),

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from builders.linearrag_graph import build, question_entities
-from protocols.families.linearrag import ENTITY, LINEARRAG_PROFILES, PASSAGE, draw_key
+from protocols.families.graphs.linearrag import ENTITY, LINEARRAG_PROFILES, PASSAGE, draw_key
 from server.families.linearrag.bridging import bridge, normalized, passage_weights, seed_units
 from server.retrieval.whole_graph_pagerank import pagerank, reset_of, transitions
 

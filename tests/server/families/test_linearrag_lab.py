@@ -52,7 +52,7 @@ def test_v2_draws_what_linearrag_leaves_to_chance_per_question(fresh_scope):
     first in ascending text; v2 breaks the exact tie by the question's draw, so over questions both
     are linked, each question always the same way, and the question's entities come in the drawn order."""
     from bench.api_examples import LINEAR_ENTITIES, SEARCH_SPACE
-    from protocols.families.linearrag import DRAW, draw_key
+    from protocols.families.graphs.linearrag import DRAW, draw_key
 
     client = fresh_scope()
     space_id = build_world(client)["space_id"]

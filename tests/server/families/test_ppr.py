@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from evaluator.verification.verifiers.graphs.ppr import ppr_failures, recompute
-from protocols.families.ppr import PPR_PROFILES
+from protocols.families.graphs.ppr import PPR_PROFILES
 from server.families.ppr.pagerank import page_section, rank_ppr
 
 

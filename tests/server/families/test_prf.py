@@ -18,7 +18,7 @@ import pytest
 from evaluator.verification import recompute as rc
 from evaluator.verification.verifiers.lists.prf import check_prf
 from evaluator.verification.verify import Checker, RecentCache
-from protocols.families.prf import PRF_PROFILES
+from protocols.families.lists.prf import PRF_PROFILES
 from server.families.prf.feedback import rocchio
 from server.families.prf.prf_route import rm3_ranking
 from server.retrieval.indexes import ScopeIndex

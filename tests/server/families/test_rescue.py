@@ -13,8 +13,8 @@ from fractions import Fraction
 import pytest
 
 from ground.canonical import canonical, digest
-from protocols.families import rescue as rescue_profiles
-from protocols.families.rescue import RESCUE_PROFILES
+from protocols.families.lists import rescue as rescue_profiles
+from protocols.families.lists.rescue import RESCUE_PROFILES
 from server.families.rescue.rescue_method import Edge, rank_rescue
 from server.families.rescue.titles import title_table
 

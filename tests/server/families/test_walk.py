@@ -22,7 +22,7 @@ from evaluator.verification.verifiers.graphs.walk import check_walk, masses
 from evaluator.verification.verify import Checker, RecentCache
 from ground.artifacts import document_id
 from ground.canonical import canonical, digest
-from protocols.families.walk import WALK_PROFILES
+from protocols.families.graphs.walk import WALK_PROFILES
 from protocols.routes import PROFILES
 from server.families.walk.seeded_walk import rank_walk, spread
 from server.retrieval.indexes import ScopeIndex

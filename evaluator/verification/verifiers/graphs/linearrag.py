@@ -41,7 +41,7 @@ from evaluator.verification.whole_graph_walk import (
     unit_rows,
     walked_failures,
 )
-from protocols.families.linearrag import ENTITY, PASSAGE, draw_order
+from protocols.families.graphs.linearrag import ENTITY, PASSAGE, draw_order
 from protocols.routes import route_of
 
 MAX_AMBIGUOUS = 10

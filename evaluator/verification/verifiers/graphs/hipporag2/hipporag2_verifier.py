@@ -34,7 +34,7 @@ from evaluator.verification.whole_graph_walk import (
     unit_rows,
     walked_failures,
 )
-from protocols.families.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
+from protocols.families.graphs.hipporag2 import FIXTURE_SECTION, PASSAGE, PHRASE, SECTION_GRAPHS
 
 AMBIGUOUS = 1e-9  # in normalized-score units: ulp differences are below 1e-15, the grid step is 2^-16
 MAX_AMBIGUOUS = 10

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from protocols.families.walk import SEEDED_WALK
+from protocols.families.graphs.walk import SEEDED_WALK
 from protocols.route import ENTITIES, TEXT, VECTOR, Route
 
 NER_KINDS = ["shares_entity"]  # document_ner_graph_v1 (builders/ner_graph.py)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.families.rescue import RESCUE_STEP
+from protocols.families.lists.rescue import RESCUE_STEP
 from protocols.route import VECTOR, Route, fixed_limit
 
 ANN_PROFILES: dict[str, dict] = {
