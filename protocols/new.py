@@ -125,9 +125,9 @@ def new_protocol(*, questions: Path, corpus: Path | None, layout: str, test: str
     and adds the imported-graph family's methods and HippoRAG 2's (protocols/registry.py
     IMPORTED_GRAPH_FAMILY, HIPPORAG2_FAMILY). `families` names family flags (a route's
     `protocol_flag`, protocols/route.py), each family added in the registry's order by its own step
-    for the layout's dataset. `question` names the flagship method
-    whose question (protocols/registry.py QUESTIONS) the protocol asks first; without it, the last
-    family added asks its own."""
+    for the layout's dataset. `question` names the flagship method whose question
+    (protocols/registry.py QUESTIONS) the protocol asks first; without it, the last family added
+    asks its own."""
     if layout not in TEMPLATES:
         raise RefusedInput(f"--layout {layout!r}: one of {', '.join(TEMPLATES)}")
     corpus_role = ROW_FORMATS[layout].corpus_role

@@ -5,8 +5,8 @@ fields. `admit` then checks what every route's body holds alike, one way and wit
 fault for all of them: the profile among the route's catalog entries (absent, when the route lets
 it be: the first), and the limit within the route's declared rule (protocols/route.py). The
 family's handler reads its own fields with the `Search`'s methods: the query text, numbers within
-bounds, the query vector against the scope's bound spaces, the entity vectors, a field of its own. Each fault is a 422 with a precise
-message (docs/contracts.md).
+bounds, the query vector against the scope's bound spaces, the entity vectors, a field of its own.
+Each fault is a 422 with a precise message (docs/contracts.md).
 """
 
 from __future__ import annotations
