@@ -46,8 +46,9 @@ def cli(script: str, *args, check: bool = True, timeout: float = 300) -> subproc
     return result
 
 
-def small_protocol(data: Path, output: Path) -> None:
-    """synthetic-v1 with the generated files' hashes, small counts and two repetitions."""
+def small_protocol(data: Path, output: Path, repetitions: int = 2) -> None:
+    """synthetic-v1 with the generated files' hashes, small counts and two repetitions (more make the
+    evaluate stage longer, not the corpus larger)."""
     protocol = json.loads(committed_file("synthetic-v1.json").read_text())
     protocol["protocol_version"] = "synthetic-test-small"
     for entry in protocol["source_files"].values():
@@ -55,7 +56,7 @@ def small_protocol(data: Path, output: Path) -> None:
     protocol["selection"]["splits"]["test"]["counts"] = {"2": 4, "3": 3, "4": 3}
     protocol["selection"]["splits"]["development"]["counts"] = {"2": 1, "3": 1, "4": 1}
     protocol["selection"]["expected_ids"] = None
-    protocol["evaluation"]["repetitions"] = 2
+    protocol["evaluation"]["repetitions"] = repetitions
     output.write_text(json.dumps(protocol, indent=2))
 
 

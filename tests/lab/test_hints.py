@@ -21,7 +21,7 @@ import pytest
 from ground.files import load_json
 from protocols.committed import committed_file
 from tests.conftest import REPO, lab_cli
-from tests.evaluation_fixtures import built_inputs
+from tests.evaluation_fixtures import QUESTIONS, built_inputs, small_protocol
 from tests.lab.lifetime import kill_when, new_tag, start_tagged, survivors
 
 LAB = ".venv/bin/lab"  # how the README's commands invoke the lab from the clone
@@ -208,8 +208,9 @@ def test_a_pipeline_stopped_step_by_step_continues_as_printed(tmp_path):
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "protocol.json").write_bytes(committed_file("synthetic-v1").read_bytes())
-    lab_cli("synth", "--output-dir", tmp_path / "data")
+    lab_cli("synth", "--output-dir", tmp_path / "data", "--questions", QUESTIONS)
+    # a corpus of about 250 documents, and an evaluate long enough to be stopped twice
+    small_protocol(tmp_path / "data", run / "protocol.json", repetitions=30)
     lab_cli("import", "--run-dir", run, "--data-dir", tmp_path / "data")
 
     def stopped(argv: list, ready) -> list[str]:

@@ -123,10 +123,11 @@ class TwoHosts:
         return address
 
     def close(self) -> None:
-        for process in self.processes:
+        # the worker first, while its scheduler still answers its goodbye: stopped together, the worker
+        # retried the gone scheduler until the 30 s below ran out
+        for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()
-        for process in self.processes:
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:

@@ -109,3 +109,56 @@ def test_the_fast_lane_is_a_strict_part_of_the_full_suite():
     assert fast < full, "the fast lane must leave out the heavy tests and add nothing"
     slow = set(collected("slow"))
     assert slow and not slow & full, "slow tests stay out of make test and make test-fast"
+
+
+PLANTED = {
+    "tests/__init__.py": "",
+    "tests/conftest.py": "SHARED = None\nREPO = None\n",
+    "tests/helper.py": "from tests.conftest import SAMPLE_DIR\n",
+    "tests/middle.py": "from tests.helper import SAMPLE_DIR\n",
+    "tests/a/__init__.py": "",
+    "tests/a/test_direct.py": "from tests.conftest import REPO, SHARED_DATA\n",
+    "tests/a/test_relative.py": "from ..conftest import require_shared\n",
+    "tests/a/test_whole.py": "from tests import conftest\n",
+    "tests/a/test_through_helpers.py": "from tests.middle import SAMPLE_DIR\n",
+    "tests/a/test_inside_a_function.py": "def test():\n    from tests.conftest import SHARED\n",
+    "tests/a/test_other_names.py": "from tests.conftest import REPO, lab_cli\nfrom tests.a import test_other_names\n",
+    "tests/a/test_no_tests_import.py": "import json\n",
+}
+
+
+def test_the_shared_readers_are_the_modules_importing_a_shared_name_directly_or_through_helpers(tmp_path):
+    from tests.shared_readers import reads_shared
+
+    for name, text in PLANTED.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    readers = {path.name for path in (tmp_path / "tests" / "a").glob("test_*.py") if reads_shared(path, tmp_path)}
+    assert readers == {"test_direct.py", "test_relative.py", "test_whole.py", "test_through_helpers.py",
+                       "test_inside_a_function.py"}
+
+
+def test_no_fixture_module_reads_the_shared_names():
+    """The rule follows imports, not fixtures: a conftest or plugin module reading a shared name would
+    hand it to modules the rule leaves out of .ci/run's no-shared lane."""
+    from tests.conftest import pytest_plugins
+    from tests.shared_readers import reads_shared
+
+    fixture_modules = [*(REPO / "tests").rglob("conftest.py"), *(REPO.joinpath(*name.split(".")).with_suffix(".py")
+                                                               for name in pytest_plugins)]
+    assert len(fixture_modules) >= 3
+    for module in fixture_modules:
+        if module.name != "conftest.py" or module.parent != REPO / "tests":  # the home of the names
+            assert not reads_shared(module, REPO), module
+
+
+def test_ci_hides_the_shared_samples_from_the_fast_lanes_shared_readers_only():
+    run = (REPO / ".ci" / "run").read_text()
+    lane = re.search(r"^LAB_SHARED_DIR=\S+ (.*(?:\\\n.*)*)$", run, re.MULTILINE)
+    assert lane and "--shared-readers-only" in lane.group(1) and f"-m '{FAST}'" in lane.group(1)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--shared-readers-only",
+         "tests/importer"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
+    modules = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+    assert "tests/importer/test_samples.py" in modules and "tests/importer/test_formats.py" not in modules
