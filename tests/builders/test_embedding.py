@@ -542,3 +542,24 @@ def test_recipe_2_encodes_questions_and_section_texts_in_the_plan_recipe_1_as_be
         assert alone.vectors[i].tobytes() == provider.encode([question], "query")[0].tobytes()
     for batch in DEFAULT_BATCHING.plan(provider.padded_lengths(tokens)):
         assert planned.vectors[batch].tobytes() == provider.encode([questions[i] for i in batch], "query").tobytes()
+
+
+def test_a_stopped_parallel_encode_ends_its_workers_at_once(encoder):
+    """Stopped as its first batch comes back (a Ctrl-C), the build kills its spawned worker, which is
+    still loading its model then, rather than wait for that load to end (the pool's own shutdown
+    would, seconds later, and the worker would then exit 0)."""
+    import multiprocessing
+    import signal
+
+    from builders.embedding.execution.parallel import encode_batches
+
+    provider = st_provider.configure(encoder, choose_profile(encoder.facts), "truncate", 1)
+    workers: list = []
+
+    def stopped(index, matrix, ms) -> None:
+        workers.extend(multiprocessing.active_children())
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), provider.thread_limit():
+        encode_batches(provider, [["a first batch"], ["a second batch"], ["a third"]], 2, stopped)
+    assert workers and [process.exitcode for process in workers] == [-signal.SIGKILL] * len(workers)

@@ -75,15 +75,18 @@ class HandCluster:
             client.wait_for_workers(n, timeout=120)
 
     def stop(self) -> None:
-        for process in [*self.workers, self.scheduler]:
-            if process.poll() is None:
-                process.terminate()
-        for process in [*self.workers, self.scheduler]:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        # the workers before their scheduler: a worker terminated beside it says goodbye to a scheduler
+        # that is going too and waited out the 30 s below (each worker, one time in a few)
+        for group in (self.workers, [self.scheduler]):
+            for process in group:
+                if process.poll() is None:
+                    process.terminate()
+            for process in group:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
 
 @pytest.fixture(scope="module")
