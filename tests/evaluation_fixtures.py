@@ -8,12 +8,16 @@ shared read-only; each test module starts its own lab and prepares it through `l
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from evaluator.connection.lab_process import LabProcess, start_lab
 from ground.canonical import sha256_file
@@ -60,20 +64,42 @@ def small_protocol(data: Path, output: Path, repetitions: int = 2) -> None:
     output.write_text(json.dumps(protocol, indent=2))
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """`name`'s folder, filled by `build(folder)` once per test session: by the first pytest-xdist
+    worker that asks, under a file lock the others wait on before they read it (each worker built
+    its own before, the same bytes twice). Its users only read it."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the session's folder, above every worker's own
+    folder, built = shared / name, shared / f"{name}.built"
+    with FileLock(shared / f"{name}.lock"):
+        if not built.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that died building left
+            folder.mkdir()
+            build(folder)
+            built.touch()
+    return folder
+
+
+def _inputs_at(root: Path) -> Inputs:
+    return Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
+                  root / "fixture.json", root / "generation.json")
+
+
+def _build_inputs(root: Path) -> None:
+    data, inputs = root / "synthetic", _inputs_at(root)
+    lab_cli("synth", "--output-dir", data, "--questions", QUESTIONS)
+    small_protocol(data, inputs.protocol)
+    lab_cli("import", "--protocol", inputs.protocol, "--data-dir", data, "--output", inputs.source,
+            "--relations", inputs.relations)
+    lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture, "--generation",
+            inputs.generation)
+
+
 def built_inputs(tmp_path_factory) -> Inputs:
     """Generate, import and embed once per session (the real model, CPU), under pytest's temp root."""
     if "inputs" not in _BUILT:
-        root = tmp_path_factory.mktemp("evaluator-inputs")
-        data = root / "synthetic"
-        lab_cli("synth", "--output-dir", data, "--questions", QUESTIONS)
-        inputs = Inputs(root, root / "protocol.json", root / "source.json", root / "relations.json",
-                        root / "fixture.json", root / "generation.json")
-        small_protocol(data, inputs.protocol)
-        lab_cli("import", "--protocol", inputs.protocol, "--data-dir", data, "--output", inputs.source,
-                "--relations", inputs.relations)
-        lab_cli("embed", "build", "--source", inputs.source, "--output", inputs.fixture, "--generation",
-                inputs.generation)
-        _BUILT["inputs"] = inputs
+        _BUILT["inputs"] = _inputs_at(built_once(tmp_path_factory, "evaluator-inputs", _build_inputs))
     return _BUILT["inputs"]
 
 
@@ -139,22 +165,27 @@ def exported_runs(tmp_path_factory) -> tuple[Run, Run]:
     built once per session. Their rankings are identical (same lab, same plan); their timings are not."""
     if "runs" not in _BUILT:
         inputs = built_inputs(tmp_path_factory)
-        root = tmp_path_factory.mktemp("exported-runs")
-        prepared = prepared_lab(inputs, root / "lab")
-        runs = (Run(root / "a"), Run(root / "b"))
-        try:
-            for run in runs:
-                run.directory.mkdir()
-                for name in ("protocol", "fixture", "relations", "generation"):
-                    shutil.copyfile(getattr(inputs, name), run.file(name))
-                shutil.copyfile(prepared.state, run.state)
-                prepared.evaluate(run.plan, run.report)
-        finally:
-            assert prepared.lab.stop() == 0
-        for run in runs:
-            lab_cli("export", "--run-dir", run.directory)
-        _BUILT["runs"] = runs
+
+        def build(root: Path) -> None:
+            prepared = prepared_lab(inputs, root / "lab")
+            try:
+                for run in _runs_at(root):
+                    run.directory.mkdir()
+                    for name in ("protocol", "fixture", "relations", "generation"):
+                        shutil.copyfile(getattr(inputs, name), run.file(name))
+                    shutil.copyfile(prepared.state, run.state)
+                    prepared.evaluate(run.plan, run.report)
+            finally:
+                assert prepared.lab.stop() == 0
+            for run in _runs_at(root):
+                lab_cli("export", "--run-dir", run.directory)
+
+        _BUILT["runs"] = _runs_at(built_once(tmp_path_factory, "exported-runs", build))
     return _BUILT["runs"]
+
+
+def _runs_at(root: Path) -> tuple[Run, Run]:
+    return Run(root / "a"), Run(root / "b")
 
 
 def one_dataset_suite(protocol_path: Path, folder: Path, unit: str = "query") -> Path:
