@@ -9,7 +9,10 @@ relations) and a small LinearRAG graph (three entity and three sentence nodes, t
 `include_payload: false`.
 
     lab bench api-examples > /tmp/api-examples.md
-    lab bench api-examples --search > /tmp/search-examples.md
+    lab bench api-examples --search --write docs/api.md
+
+`--write PAGE` puts the page of every route between its markers in PAGE, as `lab protocol routes
+--write` does the route table: a family's example appears without a hand edit.
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ from pathlib import Path
 
 from evaluator.connection.client import LabClient
 from evaluator.connection.lab_process import start_lab
+from ground.marked_block import check_writable, write_block
 from protocols.route import ENTITIES, ENTITY_VECTORS, TEXT, VECTOR, VECTOR_IF_HYBRID_SEED
 from protocols.routes import ROUTES
 
+BEGIN = "<!-- a page of every route: made by `lab bench api-examples --search --write docs/api.md` -->"
+END = "<!-- end of the page of every route -->"
+WHAT = "page of every route"
 SPACE = {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "revision": "sha256:example",
          "dimensions": 4}
 PROVENANCE = {"origin": "tool_observation", "method": "document_title_graph_v1", "method_revision": "policy-digest",
@@ -162,9 +169,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lab bench api-examples", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--search", action="store_true", help="a page of every search route instead")
-    if parser.parse_args(argv).search:
+    parser.add_argument("--write", type=Path, metavar="PAGE",
+                        help="with --search: put it between its markers in PAGE (docs/api.md) instead of printing it")
+    args = parser.parse_args(argv)
+    if args.write is not None and not args.search:
+        parser.error("--write goes with --search")
+    if args.search:
+        if args.write is not None:
+            check_writable(args.write, BEGIN, END, WHAT)  # before a lab is started for nothing
         with tempfile.TemporaryDirectory() as tmp:
-            print("\n".join(search_examples(Path(tmp))))
+            examples = "\n".join(search_examples(Path(tmp)))
+        print(examples if args.write is None else write_block(args.write, BEGIN, END, f"{BEGIN}\n\n{examples}\n{END}", WHAT))
         return 0
     out: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -50,23 +50,13 @@ def _routes_configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _routes(args: argparse.Namespace) -> int:
-    from protocols.routes import route_table, with_table
+    from ground.marked_block import write_block
+    from protocols.routes import BEGIN, END, route_table
 
     if args.write is None:
         print(route_table())
         return 0
-    page = args.write
-    if not page.is_file():
-        raise RefusedInput(f"--write {page}: no such page")
-    text = page.read_text(encoding="utf-8")
-    updated = with_table(text, route_table())
-    if updated is None:
-        raise RefusedInput(f"--write {page}: the page holds no route-table markers to write between")
-    if updated == text:
-        print(f"{page}: the table is the registry's already")
-        return 0
-    page.write_text(updated, encoding="utf-8")
-    print(f"wrote the route table into {page}")
+    print(write_block(args.write, BEGIN, END, route_table(), "route table"))
     return 0
 
 

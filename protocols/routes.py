@@ -173,15 +173,3 @@ def route_table(routes: Mapping[str, Route] | None = None) -> str:
     lines += ["", "Every search body may also carry `\"include_payload\": false` (hits then carry `\"payload\": null`, "
               "nothing else changes).", "", END]
     return "\n".join(lines)
-
-
-def with_table(text: str, table: str) -> str | None:
-    """The page with `table` between its markers in place of what it held (None without markers)."""
-    start, end = text.find(BEGIN), text.find(END)
-    return None if start < 0 or end < start else text[:start] + table + text[end + len(END):]
-
-
-def table_in(text: str) -> str | None:
-    """The table a page holds between the markers (None without them)."""
-    start, end = text.find(BEGIN), text.find(END)
-    return None if start < 0 or end < start else text[start:end + len(END)]
