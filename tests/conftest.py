@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-# the real lab fixtures (`lab`, `fresh_scope`, `lab_pool`) for every test module that asks for one, and
-# the option of .ci/run's lane without ../shared
-pytest_plugins = ("tests.lab_fixtures", "tests.shared_readers")
+# the real lab fixtures (`lab`, `fresh_scope`, `lab_pool`) for every test module that asks for one, the
+# option of .ci/run's lane without ../shared, and the lane markers tests/project/test_lanes.py reads
+pytest_plugins = ("tests.lab_fixtures", "tests.shared_readers", "tests.lane_markers")
 
 REPO = Path(__file__).resolve().parents[1]
 # LAB_SHARED_DIR points the tests at another shared folder; set to a missing path it hides ../shared,

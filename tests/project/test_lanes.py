@@ -1,7 +1,7 @@
 """The two test lanes: `make test` runs the default suite (everything but `slow`), `make test-fast`
 leaves out the tests marked `heavy` as well, yet still runs tests of every package. The markers are
-read from pytest itself (one --collect-only run over every test, each node with the markers pytest
-resolved for it, tests/lane_markers.py), each lane is its marker expression over them, and a test
+read from pytest itself (every node with the markers pytest resolved for it, tests/lane_markers.py:
+the session's own collection when it collected every module, else one --collect-only run), each lane is its marker expression over them, and a test
 module counts for the packages it imports, so adding, renaming or marking tests keeps this true or
 fails here."""
 
@@ -12,12 +12,11 @@ import re
 import subprocess
 import sys
 import tomllib
-from functools import cache
 
 import pytest
 
 from tests.conftest import REPO
-from tests.lane_markers import MARKED
+from tests.lane_markers import MARKED, RECORDED
 
 PACKAGES = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab")
 FULL = "not slow"
@@ -33,11 +32,10 @@ def make_lane(target: str) -> str:
     return (marker.group(1) or marker.group(2)) if marker else ""
 
 
-@cache
-def markers() -> dict[str, frozenset[str]]:
+def collected_in_a_subprocess() -> dict[str, frozenset[str]]:
     """Every test's node id and the lane markers pytest resolved for it (collection only, nothing runs)."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "tests.lane_markers",
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--print-lane-markers",
          "-m", ""], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     found = {}
@@ -49,10 +47,24 @@ def markers() -> dict[str, frozenset[str]]:
     return found
 
 
-def collected(expression: str) -> tuple[str, ...]:
+def every_test_module() -> set[str]:
+    return {path.relative_to(REPO).as_posix() for path in (REPO / "tests").rglob("test_*.py")}
+
+
+@pytest.fixture(scope="module")
+def markers(request) -> dict[str, frozenset[str]]:
+    """This session's own record when it collected every test module (`make test` does: the record is
+    taken before `-m` deselects), else a collection of its own in a subprocess."""
+    recorded = request.config.stash.get(RECORDED, {})
+    if {node.split("::")[0] for node in recorded} == every_test_module():
+        return recorded
+    return collected_in_a_subprocess()
+
+
+def collected(markers: dict[str, frozenset[str]], expression: str) -> tuple[str, ...]:
     """Node ids the lane's `-m expression` selects (the three expressions the lanes use)."""
     lanes = {FULL: lambda m: "slow" not in m, FAST: lambda m: not {"slow", "heavy"} & m, "slow": lambda m: "slow" in m}
-    return tuple(node for node, marks in markers().items() if lanes[expression](marks))
+    return tuple(node for node, marks in markers.items() if lanes[expression](marks))
 
 
 def packages_imported(module: str) -> set[str]:
@@ -93,21 +105,20 @@ def test_both_lanes_run_on_one_xdist_worker_per_core_and_xdist_is_pinned():
 
 
 @pytest.mark.heavy  # collects the whole suite in a subprocess, per lane
-def test_the_fast_lane_runs_tests_of_every_package():
-    fast = collected(FAST)
+def test_the_fast_lane_runs_tests_of_every_package(markers):
     covered: dict[str, int] = {}
-    for node in fast:
-        for package in packages_imported(node.split("::")[0]):
+    for module in {node.split("::")[0] for node in collected(markers, FAST)}:  # each module read once
+        for package in packages_imported(module):
             covered[package] = covered.get(package, 0) + 1
     missing = [package for package in PACKAGES if not covered.get(package)]
     assert not missing, f"make test-fast runs no test importing {missing}"
 
 
 @pytest.mark.heavy  # collects the whole suite in a subprocess, per lane
-def test_the_fast_lane_is_a_strict_part_of_the_full_suite():
-    full, fast = set(collected(FULL)), set(collected(FAST))
+def test_the_fast_lane_is_a_strict_part_of_the_full_suite(markers):
+    full, fast = set(collected(markers, FULL)), set(collected(markers, FAST))
     assert fast < full, "the fast lane must leave out the heavy tests and add nothing"
-    slow = set(collected("slow"))
+    slow = set(collected(markers, "slow"))
     assert slow and not slow & full, "slow tests stay out of make test and make test-fast"
 
 
