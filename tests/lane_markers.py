@@ -1,8 +1,8 @@
 """A pytest plugin for the lanes: every collected test's lane markers (`slow`, `heavy`) as pytest
 resolved them, recorded before `-m` or `-k` deselects any, so one collection serves every lane
-(tests/project/test_lanes.py), and the modules with heavy tests put first. The session keeps the
-markers in its stash; `--print-lane-markers` also prints one line per test (the lane test reads
-those from a `--collect-only` run when its own session did not collect every test module)."""
+(tests/project/test_lanes.py). The session keeps them in its stash; `--print-lane-markers` also
+prints one line per test (the lane test reads those from a `--collect-only` run when its own
+session did not collect every test module)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,6 @@ def pytest_addoption(parser) -> None:
 def pytest_collection_modifyitems(config, items) -> None:
     config.stash[RECORDED] = {item.nodeid: frozenset(mark.name for mark in item.iter_markers()) & set(LANES)
                               for item in items}
-    # The modules holding a heavy test first, each module's tests in their own order: pytest-xdist
-    # hands out whole modules in this order, so the long ones start early and the short ones fill
-    # the end, rather than a long one starting last while the other worker has nothing left.
-    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("heavy")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in heavy)
 
 
 def pytest_collection_finish(session) -> None:
