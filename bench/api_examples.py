@@ -179,7 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             check_writable(args.write, BEGIN, END, WHAT)  # before a lab is started for nothing
         with tempfile.TemporaryDirectory() as tmp:
             examples = "\n".join(search_examples(Path(tmp)))
-        print(examples if args.write is None else write_block(args.write, BEGIN, END, f"{BEGIN}\n\n{examples}\n{END}", WHAT))
+        if args.write is None:
+            print(examples)
+        else:
+            print(write_block(args.write, BEGIN, END, f"{BEGIN}\n\n{examples}\n{END}", WHAT))
         return 0
     out: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -66,8 +66,8 @@ def small_protocol(data: Path, output: Path, repetitions: int = 2) -> None:
 
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
     """`name`'s folder, filled by `build(folder)` once per test session: by the first pytest-xdist
-    worker that asks, under a file lock the others wait on before they read it (each worker built
-    its own before, the same bytes twice). Its users only read it."""
+    worker that asks, under a file lock the others wait on before they read it, so the same bytes
+    are not built once per worker. Its users only read it."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the session's folder, above every worker's own

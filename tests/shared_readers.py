@@ -4,7 +4,7 @@ SHARED_DATA, SAMPLE_DIR, require_shared), directly or through a helper module of
 
 That lane hides ../shared (LAB_SHARED_DIR) to catch a test that needs the samples without skipping;
 only a module holding one of those names can see the difference, so running the other modules again
-there proves nothing and cost about two minutes of CI."""
+there would prove nothing."""
 
 from __future__ import annotations
 

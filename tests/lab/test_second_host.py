@@ -124,7 +124,7 @@ class TwoHosts:
 
     def close(self) -> None:
         # the worker first, while its scheduler still answers its goodbye: stopped together, the worker
-        # retried the gone scheduler until the 30 s below ran out
+        # retries the gone scheduler until the 30 s below run out
         for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()

@@ -96,8 +96,8 @@ def encode_batches(provider, batches: list[list[str]], workers: int,
 
 def _end_now(pool: ProcessPoolExecutor) -> None:
     """Stopped (Ctrl-C, SIGTERM, an error): end the workers at once. The pool's own shutdown waits
-    for a worker still loading its model, which held a stopped stage for the whole load (7.7 s of
-    MiniLM here); a worker keeps nothing, every finished batch is already this process's."""
+    for a worker still loading its model, seconds of a stopped stage; a worker keeps nothing, every
+    finished batch is already this process's."""
     for process in list(pool._processes.values()):  # Python 3.14 names this kill_workers()
         process.kill()
     pool.shutdown(cancel_futures=True)

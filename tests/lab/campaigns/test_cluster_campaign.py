@@ -76,7 +76,7 @@ class HandCluster:
 
     def stop(self) -> None:
         # the workers before their scheduler: a worker terminated beside it says goodbye to a scheduler
-        # that is going too and waited out the 30 s below (each worker, one time in a few)
+        # that is going too, and waits out the 30 s below
         for group in (self.workers, [self.scheduler]):
             for process in group:
                 if process.poll() is None:
