@@ -151,6 +151,7 @@ def _process(*args: str) -> subprocess.CompletedProcess:
 # ---------------------------------------------------------------- the fixture
 
 
+@pytest.mark.heavy  # the real model loads
 def test_dimensions_norms_and_order(plain, source):
     fixture = validate_fixture(plain.fixture)
     assert fixture["format"] == FIXTURE_FORMAT
@@ -164,6 +165,7 @@ def test_dimensions_norms_and_order(plain, source):
     assert fixture["source"] == source and fixture["source_digest"] == digest(source)
 
 
+@pytest.mark.heavy  # the real model loads
 def test_vectors_are_semantic(plain, source):
     """Real model, real meaning: each query is closer to its own evidence than to the average document."""
     docs = {d["id"]: decode_vector(d["vector"]) for d in plain.fixture["documents"]}
@@ -174,6 +176,7 @@ def test_vectors_are_semantic(plain, source):
         assert evidence > scores.mean()
 
 
+@pytest.mark.heavy  # the real model loads
 def test_two_builds_are_byte_identical(encoder, source, plain, tmp_path):
     again = _build(encoder, source)
     save(tmp_path / "a.json", plain.fixture)
@@ -198,6 +201,7 @@ class StopsAfter:
         return self._provider.encode(texts, role)
 
 
+@pytest.mark.heavy  # the real model loads
 def test_an_interrupted_build_resumes_from_its_kept_batches_to_the_same_bytes(encoder, source, plain, tmp_path):
     from builders.embedding.execution.kept_batches import BINDING
 
@@ -219,6 +223,7 @@ def test_an_interrupted_build_resumes_from_its_kept_batches_to_the_same_bytes(en
         build(source, provider, Batching("fixed", 4), progress=False, keep=keep)
 
 
+@pytest.mark.heavy  # the real model loads
 def test_float32_round_trip_through_file_and_json(plain, tmp_path):
     path = tmp_path / "fixture.json"
     save(path, plain.fixture)
@@ -241,6 +246,7 @@ def test_serialization_is_exact_on_awkward_floats():
         vector_sha256(values.astype(np.float64))  # would silently round: refused
 
 
+@pytest.mark.heavy  # the real model loads
 def test_provenance_and_space_identity(plain, encoder):
     fixture = plain.fixture
     prov = fixture["provenance"]
@@ -259,6 +265,7 @@ def test_provenance_and_space_identity(plain, encoder):
     assert space["revision"] == space_revision(prov) and fixture["space_id"] == space_id(space)
 
 
+@pytest.mark.heavy  # the real model loads
 def test_generation_measures_every_input(plain):
     gen = plain.generation
     assert gen["format"] == "embedding_generation_v1"
@@ -285,6 +292,7 @@ def test_revision_changes_with_profile_tokens_and_threads(encoder, source, plain
     assert e5["documents"][0]["vector_sha256"] != base["documents"][0]["vector_sha256"]
 
 
+@pytest.mark.heavy  # the real model loads
 def test_truncation_is_counted(encoder):
     result = _build(encoder, long_source())
     rows = [r for r in result.generation["documents"] if r["truncated"]]
@@ -292,6 +300,7 @@ def test_truncation_is_counted(encoder):
     assert result.generation["totals"]["documents"]["truncated"] == 1
 
 
+@pytest.mark.heavy  # the real model loads
 def test_the_encoder_really_stops_at_max_tokens(encoder):
     """Two documents equal in their first 16 tokens embed identically at max_tokens=16, and not
     at the model's own 256: the limit reaches the encoder, it is not only a label."""
@@ -308,6 +317,7 @@ def test_the_encoder_really_stops_at_max_tokens(encoder):
     assert vector(tails[0], batch_size=1) != vector(tails[1], batch_size=1)
 
 
+@pytest.mark.heavy  # the real model loads
 def test_tampered_fixture_is_refused(plain):
     bad = json.loads(json.dumps(plain.fixture))
     vector = decode_vector(bad["documents"][3]["vector"])
@@ -405,6 +415,7 @@ def test_cli_refuses_contradicting_profile(tmp_path, source):
     assert not out.exists() and not gen.exists()
 
 
+@pytest.mark.heavy  # sentence-transformers is imported to try the folder
 def test_model_dir_that_fails_to_load_is_refused(tmp_path, source):
     model_dir = tmp_path / "broken"
     model_dir.mkdir()
@@ -418,6 +429,7 @@ def test_model_dir_that_fails_to_load_is_refused(tmp_path, source):
     assert not out.exists() and not gen.exists()
 
 
+@pytest.mark.heavy  # the model's tokenizer loads
 def test_overlength_refuse_names_the_input(tmp_path):
     value = long_source()
     long_id = next(d["id"] for d in value["documents"] if d["title"] == "Stanley history")
@@ -438,6 +450,7 @@ def test_invalid_source_is_refused(tmp_path, source):
     assert not out.exists() and not gen.exists()
 
 
+@pytest.mark.heavy  # the real model loads
 def test_dimension_mismatch_between_documents_and_queries_is_refused(tmp_path, source, encoder):
     import torch
     from sentence_transformers import SentenceTransformer
@@ -544,6 +557,7 @@ def test_recipe_2_encodes_questions_and_section_texts_in_the_plan_recipe_1_as_be
         assert planned.vectors[batch].tobytes() == provider.encode([questions[i] for i in batch], "query").tobytes()
 
 
+@pytest.mark.heavy  # the real model loads
 def test_a_stopped_parallel_encode_ends_its_workers_at_once(encoder):
     """Stopped as its first batch comes back (a Ctrl-C), the build kills its spawned worker, which is
     still loading its model then, rather than wait for that load to end (the pool's own shutdown

@@ -38,6 +38,7 @@ def built() -> dict:
     return ner_graph.build_relations(corpus(), SOURCE)
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_the_pipeline_is_the_pinned_package_and_runs_ner_only():
     nlp = ner.load_pipeline()
     assert nlp.pipe_names == ["ner"]
@@ -47,6 +48,7 @@ def test_the_pipeline_is_the_pinned_package_and_runs_ner_only():
     assert "ner/model" in prov["file_sha256"] and len(prov["file_sha256"]["ner/model"]) == 64
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_excluding_the_other_components_finds_the_same_entities():
     import spacy
     full = spacy.load(ner.MODEL_PACKAGE)
@@ -54,6 +56,7 @@ def test_excluding_the_other_components_finds_the_same_entities():
     assert ner.entities(texts, full) == ner.entities(texts, ner.load_pipeline())
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_entities_are_normalized_with_labels_and_numbers_dropped():
     found = ner.entities(["The film was directed by Raoul  Walsh in 1924 with two actors from ＮＡＳＡ."],
                          ner.load_pipeline())[0]
@@ -64,6 +67,7 @@ def test_entities_are_normalized_with_labels_and_numbers_dropped():
     assert all(label not in ner.DROPPED_LABELS for _, label in found)
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_a_rebuild_gives_the_same_bytes_with_and_without_running_the_model(built):
     again = ner_graph.build_relations(corpus(), SOURCE)  # the model runs a second time
     assert json.dumps(again, sort_keys=True).encode() == json.dumps(built, sort_keys=True).encode()
@@ -71,6 +75,7 @@ def test_a_rebuild_gives_the_same_bytes_with_and_without_running_the_model(built
     assert built["ner_digest"] == digest(built["ner"])
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_each_entity_is_a_star_naming_it_and_its_passage_count_is_derivable(built):
     holders = ner_graph.entity_holders(built["ner"])
     rels = [r for r in built["relations"] if r["kind"] == ner_graph.KIND]
@@ -87,12 +92,14 @@ def test_each_entity_is_a_star_naming_it_and_its_passage_count_is_derivable(buil
     assert "douglas fairbanks" in ends and len(ends["douglas fairbanks"]) == 3
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_the_v4_relations_are_kept_byte_for_byte(built):
     v4 = entity_graph.build_relations(corpus(), SOURCE)["relations"]
     assert [r for r in built["relations"] if r["kind"] != ner_graph.KIND] == v4
     assert entity_failures(built) == []
 
 
+@pytest.mark.heavy  # spaCy's pipeline loads
 def test_the_evaluator_catches_tampered_ner_relations_and_output(built):
     source = {"documents": [{**d, "text": d["title"] + "\n" + d["paragraph_text"]} for d in built["projection"]]}
     _verify_relations(built, source, SOURCE)  # the honest file passes

@@ -52,6 +52,7 @@ def test_bad_json_is_refused_like_json_loads():
             decode(text)
 
 
+@pytest.mark.heavy  # a sweep of floats of every magnitude
 def test_floats_of_every_magnitude_and_canonical_pages():
     rng = random.Random(3)
     floats = []

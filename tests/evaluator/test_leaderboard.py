@@ -176,6 +176,7 @@ def leaderboard(*args, check=True):
     return lab_cli("leaderboard", *args, check=check)
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_one_report_gives_a_board_its_audit_recomputes(runs, tmp_path):
     out = tmp_path / "board"
     ran = leaderboard("--runs", runs[0].directory, "--output-dir", out)
@@ -199,6 +200,7 @@ def test_one_report_gives_a_board_its_audit_recomputes(runs, tmp_path):
     assert "audit: all checks hold" in audited.stdout
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 @pytest.mark.parametrize("edit", ["letters", "p_value"])
 def test_the_audit_fails_on_a_hand_edited_letter_or_p_value(runs, tmp_path, edit):
     out = tmp_path / "board"
@@ -215,6 +217,7 @@ def test_the_audit_fails_on_a_hand_edited_letter_or_p_value(runs, tmp_path, edit
     assert audited.returncode == 1 and "FAIL leaderboard.board" in audited.stdout and where in audited.stdout
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_the_audit_fails_on_an_edited_view(runs, tmp_path):
     out = tmp_path / "board"
     leaderboard("--runs", runs[0].directory, "--output-dir", out)
@@ -223,6 +226,7 @@ def test_the_audit_fails_on_an_edited_view(runs, tmp_path):
     assert audited.returncode == 1 and "FAIL leaderboard.markdown" in audited.stdout
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_two_reports_of_one_protocol_merge_into_one_board(runs, tmp_path):
     one = tmp_path / "one"
     both = tmp_path / "both"
@@ -236,6 +240,7 @@ def test_two_reports_of_one_protocol_merge_into_one_board(runs, tmp_path):
     assert len(merged["inputs"]["reports"]) == 2
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_a_suite_pools_its_datasets(runs, tmp_path):
     suite = one_dataset_suite(runs[0].protocol, tmp_path)
     out = tmp_path / "board"
@@ -246,6 +251,7 @@ def test_a_suite_pools_its_datasets(runs, tmp_path):
     assert "audit: all checks hold" in lab_cli("audit", "--leaderboard", out).stdout
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_refusals_write_nothing(runs, tmp_path):
     existing = tmp_path / "exists"
     existing.mkdir()
@@ -257,6 +263,7 @@ def test_refusals_write_nothing(runs, tmp_path):
     assert ran.returncode == 2 and "--alpha" in ran.stderr and not (tmp_path / "a").exists()
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_the_public_report_carries_the_board_after_the_answer(runs):
     public = json.loads(runs[0].public.read_text())
     assert public["leaderboard"]["methods"][0]["rank"] == 1
@@ -266,6 +273,7 @@ def test_the_public_report_carries_the_board_after_the_answer(runs):
     assert html.index('id="fig-quality_cost"') < html.index('id="table-leaderboard-adjacent"')
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_demo_samples_ends_with_the_suites_leaderboard(runs, tmp_path, capsys):
     from lab import demo
 
@@ -277,6 +285,7 @@ def test_demo_samples_ends_with_the_suites_leaderboard(runs, tmp_path, capsys):
     assert (tmp_path / "cli" / "leaderboard.json").read_bytes() == (tmp_path / "board" / "leaderboard.json").read_bytes()
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_the_figure_is_a_well_formed_svg_naming_every_method(runs, tmp_path):
     import xml.etree.ElementTree as ElementTree
 
@@ -290,6 +299,7 @@ def test_the_figure_is_a_well_formed_svg_naming_every_method(runs, tmp_path):
     assert inline.count("<svg") == 1 and (out / "leaderboard.svg").read_text().split("\n", 1)[1] in inline
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_a_headless_browser_renders_the_figure(runs, tmp_path):
     from tests.browser import need_browser, render
 
@@ -326,6 +336,7 @@ def _earlier_edition(run, tmp_path, **edition):
     return public, audited
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
     """The audit derives a public report without a board when the file has none; the same file
     with a board it did not derive fails."""
@@ -335,6 +346,7 @@ def test_a_public_report_exported_before_boards_still_audits(runs, tmp_path):
     assert audited(public) == 1
 
 
+@pytest.mark.heavy  # two exported campaigns with the real model
 def test_a_public_report_whose_answer_box_predates_the_reachable_p_still_audits(runs, tmp_path):
     """Derived again with the rule of its day (and without `about.does`, which it predates too);
     the same box with the new rule's text but no smallest p (a half-edited file) fails."""

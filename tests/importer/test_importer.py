@@ -297,6 +297,7 @@ def test_failed_relations_save_leaves_no_source_behind(tmp_path, sample_protocol
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.heavy  # a process per hash seed
 def test_files_are_read_in_selection_order_whatever_the_hash_seed(tmp_path, sample_protocol):
     # both files malformed: the first file read is named, and it must be the same one every run
     def break_line_1(rows, lines):

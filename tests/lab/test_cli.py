@@ -298,6 +298,7 @@ def test_the_demo_help_lists_every_version_it_accepts():
             assert f"{version}: {default_suite(version).stem}" in text
 
 
+@pytest.mark.heavy  # waits for a command to spend 3 s of CPU
 def test_ctrl_c_ends_a_command_with_one_line_and_exit_130():
     import signal
     import time
@@ -393,6 +394,7 @@ def test_output_into_a_closed_pipe_ends_quietly_with_exit_0(tmp_path):
         assert bool(done.stdout.strip()) == shown, command
 
 
+@pytest.mark.heavy  # waits for a command to spend 3 s of CPU
 def test_sigterm_ends_a_command_with_the_ctrl_c_line_and_exit_143():
     """`kill PID` or `timeout` stops a command the way Ctrl-C does: one line, no traceback."""
     import signal

@@ -208,6 +208,7 @@ def test_the_documented_steps_are_the_only_changes(toy_copy):
     assert changed_files(toy_copy) == want
 
 
+@pytest.mark.heavy  # runs test modules in a copy of the tree
 def test_the_registry_readers_pass_with_the_toy_families(toy_copy):
     """The docs' route table (written by the documented command), the API examples of every measured
     route and the catalog against the frozen protocols hold in the copy."""

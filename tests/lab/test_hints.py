@@ -161,6 +161,7 @@ def _renamed_profile(value: dict) -> None:
     value.update(renamed)
 
 
+@pytest.mark.heavy  # runs every protocol hint as a process
 def test_protocol_hints_run_as_printed(tmp_path):
     """Not frozen -> `protocol freeze FILE`; an unknown name -> `protocol list`; a declared --version
     -> `protocol show NAME`; an unserved profile -> `protocol routes`; a threshold calibrated for

@@ -157,6 +157,7 @@ def test_a_step_without_its_file_or_a_run_dir_is_refused(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.heavy  # inputs embedded by the real model
 def test_import_into_a_run_directory_keeps_its_protocol_there(tmp_path_factory, tmp_path):
     inputs = built_inputs(tmp_path_factory)
     run = RunDir(tmp_path / "run")

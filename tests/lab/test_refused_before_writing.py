@@ -125,6 +125,7 @@ def test_an_os_error_is_one_line_naming_the_file_and_the_way_on(tmp_path):
     assert "Traceback" not in ran.stderr
 
 
+@pytest.mark.heavy  # a prepared lab on inputs embedded by the real model
 def test_an_os_error_in_evaluate_says_resume_continues_and_only_evaluate_says_so(tmp_path_factory):
     """A real OS error inside `lab evaluate` (the report's folder is a file, so its lock cannot be
     made) is one line naming the file and saying the same command with --resume continues; other commands'

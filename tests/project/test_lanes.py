@@ -8,6 +8,7 @@ fails here."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -163,6 +164,7 @@ def test_no_fixture_module_reads_the_shared_names():
             assert not reads_shared(module, REPO), module
 
 
+@pytest.mark.heavy  # collects a package in a subprocess
 def test_ci_hides_the_shared_samples_from_the_fast_lanes_shared_readers_only():
     run = (REPO / ".ci" / "run").read_text()
     lane = re.search(r"^LAB_SHARED_DIR=\S+ (.*(?:\\\n.*)*)$", run, re.MULTILINE)
@@ -173,3 +175,29 @@ def test_ci_hides_the_shared_samples_from_the_fast_lanes_shared_readers_only():
     assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
     modules = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
     assert "tests/importer/test_samples.py" in modules and "tests/importer/test_formats.py" not in modules
+
+
+PLANTED_LOADS = {
+    "pytest.ini": "[pytest]\nmarkers =\n    slow: long\n    heavy: seconds\nmodel_libraries =\n    colorsys\n    wave\n",
+    "test_loads.py": ("import pytest\n\n\n"
+                      "def test_an_unmarked_first_load():\n    import colorsys  # noqa: F401\n\n\n"
+                      "@pytest.mark.heavy\ndef test_a_marked_load():\n    import wave  # noqa: F401\n\n\n"
+                      "def test_no_load():\n    pass\n\n\n"
+                      "def test_a_load_already_made():\n    import colorsys  # noqa: F401\n"),
+}
+
+
+@pytest.mark.heavy  # a pytest session in a subprocess
+def test_a_test_of_the_fast_lane_that_loads_a_model_library_fails_naming_the_marker(tmp_path):
+    """tests/lane_markers.py with its watched libraries set to two cheap modules in a planted suite:
+    the unmarked first import fails, the marked one passes, and so do a test without an import and
+    one whose library a test before it imported (the rule the plugin states)."""
+    for name, text in PLANTED_LOADS.items():
+        (tmp_path / name).write_text(text)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.lane_markers", "-p", "no:cacheprovider",
+                           "-p", "no:xdist", "test_loads.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 3 passed" in done.stdout, done.stdout
+    assert "FAILED test_loads.py::test_an_unmarked_first_load" in done.stdout
+    assert "imports colorsys, a model's library" in done.stdout and "@pytest.mark.heavy" in done.stdout

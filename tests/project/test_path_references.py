@@ -18,6 +18,8 @@ import re
 import tokenize
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("ground", "protocols", "importer", "builders", "server", "evaluator", "lab", "bench", "scripts", "tests")
 
@@ -139,6 +141,7 @@ PROSE = prose_files()
 ISSUE = re.compile(r"\b[Ii]ssues? \d+")
 
 
+@pytest.mark.heavy  # reads every page and Python file of the tree
 def test_every_named_path_exists():
     assert [fault for rel in PROSE for fault in absent(rel, file_text(rel))] == []
 
@@ -157,6 +160,7 @@ def test_the_check_finds_each_kind_of_stale_reference():
                                     "lab.log and [§3](design.md#3-canonical-json-digests-and-files)") == []
 
 
+@pytest.mark.heavy  # reads every page and Python file of the tree
 def test_no_docstring_or_comment_cites_an_issue_number():
     """A tracker the repository does not hold explains nothing: a comment says the reason itself."""
     assert [f"{rel}: {m.group(0)}" for rel in PROSE if rel.endswith(".py")

@@ -180,6 +180,7 @@ def test_catalog_equals_the_protocol(lab):
     assert digest(measured) == digest(union)  # a measured family serves nothing no frozen protocol names
 
 
+@pytest.mark.heavy  # a second lab over the store, or retrievals held open
 def test_two_retrievals_run_at_once_and_a_third_gets_503_at_once(fresh_scope):
     """Admission: two concurrent searches are both served (so the limit is not 1), a burst of six
     gets `503 retrieval_busy` for some, and a refusal comes back without waiting for a search."""
@@ -235,6 +236,7 @@ def test_two_retrievals_run_at_once_and_a_third_gets_503_at_once(fresh_scope):
     assert client.fence() == fence, "searches write nothing"
 
 
+@pytest.mark.heavy  # a second lab over the store, or retrievals held open
 def test_index_rebuilt_from_rocksdb_answers_like_the_live_one(lab_pool):
     """Live history with updates (stale bindings and relations), then a restart that rebuilds
     every index from RocksDB: each search answers with the same bytes, fence included."""

@@ -742,6 +742,7 @@ _KEYS = ["query", "limit", "query_vector", "space_id", "min_score", "profile", "
        body=st.dictionaries(st.sampled_from(_KEYS), _JSON | st.sampled_from(
            ["weighted_rrf_v2", "typed_path_balanced_v1", "graph_rescue_v1", "hybrid", "lexical", "force", SPACE, 5,
             [0.5] * 8]), max_size=10))
+@pytest.mark.heavy  # a sweep of hostile bodies over every route
 def test_hostile_bodies_only_ever_raise_api_errors(route, body):
     index = Indexes().scope("f")
     index.put_memory("mem-a", 1, "x y")

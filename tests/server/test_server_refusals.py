@@ -266,6 +266,7 @@ def test_client_gone_mid_body_is_no_server_error(world):
     assert "Traceback" not in logged and "Exception in ASGI application" not in logged, logged[-2000:]
 
 
+@pytest.mark.heavy  # a sweep over every write route, or over credentials
 def test_credentials_missing_wrong_expired_and_other_scope(world):
     process, client, _ = world
     hwm = _hwm(client)
@@ -382,6 +383,7 @@ def broken_body(draw, route: str, ids: list[str]):
     return json.dumps(body).encode()  # NaN/Infinity go out as literals; \ud800 as escapes
 
 
+@pytest.mark.heavy  # a sweep over every write route, or over credentials
 def test_fuzz_write_routes(world):
     _, client, ids = world
     before = (client.digest(), _hwm(client))

@@ -11,6 +11,7 @@ import pytest
 from bench.kill_restart import kill_restart_run
 
 
+@pytest.mark.heavy  # kills and restarts the lab, round after round
 def test_kill_restart_short(tmp_path):
     report = kill_restart_run(tmp_path, kills=3)
     assert report.kills == 3

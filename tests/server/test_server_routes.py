@@ -169,6 +169,7 @@ def test_same_commands_on_a_fresh_dbdir_give_same_ids_and_digest(lab_pool):
     assert answers[0] == answers[1]
 
 
+@pytest.mark.heavy  # starts the lab again and again
 def test_reopen_preserves_everything_and_revokes_old_tokens(lab_pool):
     process, client = lab_pool.start()
     seed(client, 3)
@@ -189,6 +190,7 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.heavy  # starts the lab again and again
 def test_cli_refusals(tmp_path, lab_pool):
     existing = tmp_path / "exists"
     existing.mkdir()

@@ -14,6 +14,7 @@ from tests.evaluation_fixtures import exported_runs
 EXAMPLE = REPO / "docs" / "example"
 
 
+@pytest.mark.heavy  # renders the whole example
 def test_the_committed_example_is_what_its_report_renders():
     assert (EXAMPLE / "example.json").is_file(), "docs/example/ is absent: run `make example`"
     assert differences(EXAMPLE) == []
@@ -26,6 +27,7 @@ def test_the_committed_example_is_what_its_report_renders():
     assert "](public.figures/forest.svg)" in markdown and "## Latency" not in markdown
 
 
+@pytest.mark.heavy  # renders the whole example
 def test_a_changed_file_fails_the_check(tmp_path):
     import shutil
 

@@ -247,6 +247,7 @@ def hand_index(docs: list[dict], relations: dict, vectors: dict[str, np.ndarray]
     return index
 
 
+@pytest.mark.heavy  # every query of the sample, or a process per hash seed
 def test_server_pages_equal_the_independent_recomputation():
     docs, relations = hand_corpus()
     vectors = vectors_for(docs)
@@ -436,6 +437,7 @@ def test_v2_protocols_are_v1_plus_the_rescue_family_and_validate():
             assert v2["methods"][method]["route"] == "rescue"
 
 
+@pytest.mark.heavy  # every query of the sample, or a process per hash seed
 def test_pages_are_identical_bytes_across_processes_and_hash_seeds():
     import os
     import subprocess
