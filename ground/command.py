@@ -78,16 +78,15 @@ def run(main: Callable[[list[str] | None], int | None], argv: list[str] | None =
 def stops_like_ctrl_c(received: list[int]):
     """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so a terminated command stops the same
     clean way (its stages and its lab stopped, what finished kept, one line); the SIGTERMs taken are
-    appended to `received`. Either signal landing inside a finalizer is delivered again just after
-    it. Only the main thread can take a signal handler; elsewhere nothing changes."""
+    appended to `received`. Either signal landing where a KeyboardInterrupt would not stop the
+    command cleanly (`_no_place_to_stop`) is delivered again 50 ms later, until it lands elsewhere.
+    Only the main thread can take a signal handler; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, frame) -> None:
-        if _in_finalizer(frame):
-            # Python only prints an exception raised in a finalizer (a Dask future's __del__, say) and
-            # goes on: deliver the signal again once the finalizer has returned
+        if _no_place_to_stop(frame):
             threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
             return
         if signum == signal.SIGTERM:
@@ -105,9 +104,19 @@ def stops_like_ctrl_c(received: list[int]):
             signal.signal(signum, handler)
 
 
-def _in_finalizer(frame) -> bool:
+# Code run by the import system: a KeyboardInterrupt raised inside an import may become an
+# ImportError that a library catches as a missing optional module (the command then goes on) or
+# reports as a broken install (NumPy's "is not installed properly").
+_IMPORT_SYSTEM = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+
+
+def _no_place_to_stop(frame) -> bool:
+    """Whether the interrupted code is a finalizer (Python only prints an exception raised there and
+    goes on: a Dask future's __del__), an import, or code compiled from a string (dataclasses builds
+    its methods so, and CPython 3.11 then ends the process by SIGINT instead of its exit code)."""
     while frame is not None:
-        if frame.f_code.co_name == "__del__":
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename in _IMPORT_SYSTEM or code.co_filename == "<string>":
             return True
         frame = frame.f_back
     return False

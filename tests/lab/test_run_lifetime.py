@@ -102,6 +102,40 @@ def test_the_demo_terminal_fits_two_screens_and_ends_on_the_answer(tmp_path):
     assert (run / "stages.log").is_file() and "ok pages" in (run / "stages.log").read_text()
 
 
+@pytest.mark.heavy  # sixteen commands, each stopped in its first 0.3 s
+def test_a_ctrl_c_in_a_commands_first_instants_ends_it_with_130_and_one_line_at_most():
+    """A stage (`python -m lab`, started as `lab run` starts it) sent Ctrl-C at sixteen instants of
+    its first 0.3 s after it listens, while its modules and the command's libraries load: each ends
+    with exit code 130 and no more than the one `interrupted:` line. Raised inside an import, the
+    KeyboardInterrupt could end it with -2 (killed by SIGINT), or pass for a broken NumPy (exit 1),
+    or be taken for a missing module and lost, the command running to its end."""
+    import subprocess
+    import sys
+    import time
+
+    from lab.pipeline import _listens_to_ctrl_c
+    from tests.conftest import REPO
+
+    def ignore_ctrl_c() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    outcomes = []
+    for step in range(16):
+        child = subprocess.Popen([sys.executable, "-m", "lab", "bench", "leaderboard", "--queries", "8000",
+                                  "--datasets", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 cwd=REPO, start_new_session=True, preexec_fn=ignore_ctrl_c)
+        deadline = time.monotonic() + 60
+        while not _listens_to_ctrl_c(child.pid) and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(step * 0.02)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+        lines = err.strip().splitlines()
+        quiet = lines == [] or (len(lines) == 1 and lines[0].startswith("interrupted: stopped by Ctrl-C"))
+        outcomes.append((step * 0.02, child.returncode, quiet or err[-300:]))
+    assert [o for o in outcomes if o[1] != 130 or o[2] is not True] == [], outcomes
+
+
 # at once, inside the window where a start used to die with a traceback (up to about 0.25 s), and after it
 @pytest.mark.parametrize("delay", [0.0, 0.1, 0.6])
 def test_a_stage_stopped_as_it_starts_stops_at_once_and_quietly(delay):
