@@ -44,7 +44,7 @@ def pytest_runtest_setup(item):
 def pytest_runtest_call(item):
     result = yield
     imported = _loaded(item.config) - item.stash.get(LOADED_BEFORE, frozenset())
-    if imported and not {mark.name for mark in item.iter_markers()} & set(LANES):
+    if imported and not item.config.stash[RECORDED].get(item.nodeid):  # the lane markers collection recorded
         pytest.fail(f"{item.nodeid} imports {', '.join(sorted(imported))}, a model's library (seconds to load): "
                     "mark it @pytest.mark.heavy with the reason, or keep the load out of it", pytrace=False)
     return result
