@@ -124,6 +124,11 @@ def lab_lane(n: int, distribution: str, queries: int) -> dict:
 
 def other_engine(engine: str, n: int, distribution: str, queries: int) -> dict:
     """The same HNSW settings in another engine, for the choice written in docs/scale.md."""
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch:  # qdrant's shard files, removed after
+        return _measure_engine(engine, n, distribution, queries, scratch)
+
+
+def _measure_engine(engine: str, n: int, distribution: str, queries: int, scratch: str) -> dict:
     data = vectors(distribution, n + queries, seed=n)
     docs, qs = data[:n], data[n:]
     truth = np.argsort(-(qs.astype(np.float64) @ docs.astype(np.float64).T), axis=1)[:, :10]
@@ -132,7 +137,7 @@ def other_engine(engine: str, n: int, distribution: str, queries: int) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     if engine == "qdrant":
         import qdrant_edge as qe
-        shard = qe.EdgeShard.create(tempfile.mkdtemp(prefix="bench-qdrant-"), qe.EdgeConfig(
+        shard = qe.EdgeShard.create(scratch, qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Dot),
             hnsw_config=qe.HnswIndexConfig(m=PROFILE["m"], ef_construct=PROFILE["ef_construct"], full_scan_threshold=1,
                                            max_indexing_threads=1),

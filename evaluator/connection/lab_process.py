@@ -34,6 +34,9 @@ class LabProcess:
     access: dict
     access_file: Path
     log_path: Path
+    # a log start_lab made in the temp folder, no caller's file: removed once the lab has ended as asked
+    # (stopped cleanly, or killed), kept when it ended otherwise, so only a failure leaves one behind
+    owns_log: bool = False
 
     @property
     def pid(self) -> int:
@@ -44,17 +47,27 @@ class LabProcess:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
-            return self.process.wait(timeout)
+            code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise LabStartError(f"lab pid {self.pid} ignored SIGTERM for {timeout}s; killed") from None
+            raise LabStartError(f"lab pid {self.pid} ignored SIGTERM for {timeout}s; killed; its log: "
+                                f"{self.log_path}") from None
+        if code == 0:
+            self._discard_log()
+        return code
 
     def kill(self) -> int:
         """SIGKILL: the crash a durable store must survive."""
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
-        return self.process.wait()
+        code = self.process.wait()
+        self._discard_log()
+        return code
+
+    def _discard_log(self) -> None:
+        if self.owns_log:
+            self.log_path.unlink(missing_ok=True)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -67,7 +80,8 @@ def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen:
     """Run `lab serve DBDIR ACCESSFILE PORT` as its own process, wait for its access file and a healthy /health.
 
     The lab's output goes to `log_path` (refused if it exists, appended to with `reopen`), or to a
-    fresh temp file. `command` is how the server is started (scripts/retrieval_lab.py takes the
+    fresh temp file that `stop()` (exit 0) and `kill()` remove and a failed start carries in its
+    error. `command` is how the server is started (scripts/retrieval_lab.py takes the
     same arguments). `tied`: the lab gets SIGTERM when the calling process dies (`lab run`,
     ground/child_process.py); call it from the thread that lives as long as the lab.
     """
@@ -75,6 +89,7 @@ def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen:
     args = [*command, str(dbdir), str(access_file), str(port), *extra_args]
     if reopen:
         args.append("--reopen")
+    owns_log = log_path is None
     if log_path is None:
         fd, log_name = tempfile.mkstemp(prefix="retrieval-lab-", suffix=".log")
         log = os.fdopen(fd, "wb")
@@ -92,18 +107,28 @@ def start_lab(dbdir: str | Path, access_file: str | Path, port: int = 0, reopen:
     access = None
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise LabStartError(f"lab exited with code {process.returncode}:\n{log_path.read_text(errors='replace')}")
+            raise _start_failed(f"lab exited with code {process.returncode}", log_path, owns_log)
         if access is None and access_file.exists():
             access = json.loads(access_file.read_text())  # written atomically: complete or absent
             if access.get("pid") != process.pid:
                 process.kill()
-                raise LabStartError(f"{access_file} names pid {access.get('pid')}, started {process.pid}")
+                process.wait()
+                raise _start_failed(f"{access_file} names pid {access.get('pid')}, started {process.pid}",
+                                    log_path, owns_log)
         if access is not None and _healthy(access["base_url"]):
-            return LabProcess(process, access, access_file, log_path)
+            return LabProcess(process, access, access_file, log_path, owns_log)
         time.sleep(0.02)
     process.kill()
     process.wait()
-    raise LabStartError(f"lab not healthy after {timeout}s:\n{log_path.read_text(errors='replace')}")
+    raise _start_failed(f"lab not healthy after {timeout}s", log_path, owns_log)
+
+
+def _start_failed(reason: str, log_path: Path, owns_log: bool) -> LabStartError:
+    """The error carries the lab's output, so a log of start_lab's own has nothing more to keep."""
+    output = log_path.read_text(errors="replace")
+    if owns_log:
+        log_path.unlink(missing_ok=True)
+    return LabStartError(f"{reason}:\n{output}")
 
 
 def _healthy(base_url: str) -> bool:

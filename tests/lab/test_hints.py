@@ -239,7 +239,7 @@ def test_a_pipeline_stopped_step_by_step_continues_as_printed(tmp_path):
         while resumed.poll() is None and journal.stat().st_size < grown:
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        lab.process.kill()
+        lab.kill()
         _, err = resumed.communicate(timeout=300)
     finally:
         lab.stop()

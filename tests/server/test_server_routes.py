@@ -216,7 +216,7 @@ def test_cli_refusals(tmp_path, lab_pool):
 
 
 def test_sigint_stops_cleanly(tmp_path):
-    process = start_lab(tmp_path / "db", tmp_path / "access.json")
+    process = start_lab(tmp_path / "db", tmp_path / "access.json", log_path=tmp_path / "lab.log")
     process.process.send_signal(signal.SIGINT)
     assert process.process.wait(20) == 0
     assert "stopped" in process.log()
