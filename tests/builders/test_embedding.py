@@ -577,3 +577,28 @@ def test_a_stopped_parallel_encode_ends_its_workers_at_once(encoder):
     with pytest.raises(KeyboardInterrupt), provider.thread_limit():
         encode_batches(provider, [["a first batch"], ["a second batch"], ["a third"]], 2, stopped)
     assert workers and [process.exitcode for process in workers] == [-signal.SIGKILL] * len(workers)
+
+
+@pytest.mark.heavy  # the real model loads
+def test_a_parallel_encode_ends_with_its_last_batch_not_with_a_workers_model_load(encoder):
+    """One small batch is this process's at once; the spawned worker, still loading its model then,
+    is killed rather than waited for (the pool's own shutdown would let it finish loading, then
+    exit 0)."""
+    import multiprocessing
+    import signal
+
+    from builders.embedding.execution.parallel import encode_batches
+
+    provider = st_provider.configure(encoder, choose_profile(encoder.facts), "truncate", 1)
+    workers: list = []
+    got: dict = {}
+
+    def done(index, matrix, ms) -> None:
+        workers.extend(multiprocessing.active_children())
+        got[index] = matrix
+
+    with provider.thread_limit():
+        encode_batches(provider, [["a single batch"]], 2, done)
+        alone = provider.encode(["a single batch"], "document")
+    assert list(got) == [0] and got[0].tobytes() == alone.tobytes()
+    assert workers and [process.exitcode for process in workers] == [-signal.SIGKILL] * len(workers)

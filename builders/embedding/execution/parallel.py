@@ -59,7 +59,8 @@ def encode_batches(provider, batches: list[list[str]], workers: int,
     spawned processes side by side; `done(index, matrix, ms)` as each batch finishes.
 
     Spawned workers take batches from the front (the longest), this process from the back, so the
-    work starts at once and a worker that is still loading its model costs nothing but its load."""
+    work starts at once and a worker that is still loading its model costs nothing but its load,
+    which ends with the last batch: the workers are killed then, loaded or not."""
     context = multiprocessing.get_context("spawn")
     ready = context.Semaphore(0)  # released once by each worker whose model is loaded
     started = 0
@@ -91,13 +92,14 @@ def encode_batches(provider, batches: list[list[str]], workers: int,
     except BaseException:
         _end_now(pool)
         raise
-    pool.shutdown()
+    _end_now(pool)
 
 
 def _end_now(pool: ProcessPoolExecutor) -> None:
-    """Stopped (Ctrl-C, SIGTERM, an error): end the workers at once. The pool's own shutdown waits
-    for a worker still loading its model, seconds of a stopped stage; a worker keeps nothing, every
-    finished batch is already this process's."""
+    """Done or stopped (Ctrl-C, SIGTERM, an error): end the workers at once. The pool's own shutdown
+    waits for a worker still loading its model (a small build can be done before it), seconds of
+    CPU and of the stage's time for nothing; a worker keeps nothing, every finished batch is
+    already this process's."""
     for process in list(pool._processes.values()):  # Python 3.14 names this kill_workers()
         process.kill()
     pool.shutdown(cancel_futures=True)
