@@ -58,7 +58,7 @@ class LabProcess:
         return code
 
     def kill(self) -> int:
-        """SIGKILL: the crash a durable store must survive."""
+        """SIGKILL: the crash a durable store must survive (a temp log of start_lab's own goes too)."""
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         code = self.process.wait()
