@@ -89,10 +89,8 @@ def encode_batches(provider, batches: list[list[str]], workers: int,
                 for future in finished:
                     del running[future]
                     _collect(future, done)
-    except BaseException:
+    finally:
         _end_now(pool)
-        raise
-    _end_now(pool)
 
 
 def _end_now(pool: ProcessPoolExecutor) -> None:
